@@ -1,0 +1,1 @@
+"""Typed API models: the ``WorkloadRun`` spec and the function's own config."""

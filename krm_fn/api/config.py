@@ -1,0 +1,114 @@
+"""The function's own options, from a ``ConfigMap`` or the typed ``WorkloadRunRender`` kind.
+
+Invariants:
+    * The same option names are used in both forms (ConfigMap ``data`` keys are strings and
+      are converted; the typed kind's ``spec`` is typed).
+    * A registry password is never taken from a file: only the *name* of an environment
+      variable that holds it (``registryPasswordEnv``). A plain ``registryPassword`` is refused.
+    * Unknown options are errors naming the option.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+CONFIG_API_VERSION = "fn.nvcre.nvidia.com/v1alpha1"
+CONFIG_KIND = "WorkloadRunRender"
+
+
+class FunctionOptions(BaseModel):
+    """Options of one function run (see the README's option table)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    registry: str | None = None
+    registry_username: str | None = Field(default=None, alias="registryUsername")
+    registry_password_env: str | None = Field(default=None, alias="registryPasswordEnv")
+    registry_password: str | None = Field(default=None, alias="registryPassword", repr=False)
+    remainder: Literal["overflow", "skip"] = "overflow"
+    output_dir: str = Field(default="generated", alias="outputDir")
+    platform: str | None = None
+    gpu_arch: str | None = Field(default=None, alias="gpuArch")
+    strict_gpu_arch: bool = Field(default=False, alias="strictGpuArch")
+    inventory: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _registry_together(self) -> FunctionOptions:
+        if self.registry_password is not None:
+            raise ValueError(
+                "registryPassword is refused: a password must never be stored in a file; "
+                "put it in an environment variable and set registryPasswordEnv to its name"
+            )
+        given = [self.registry, self.registry_username, self.registry_password_env]
+        if any(given) and not all(given):
+            raise ValueError(
+                "registry, registryUsername and registryPasswordEnv must all be set together "
+                "and non-empty"
+            )
+        return self
+
+
+_BOOL = {"true": True, "false": False}
+
+
+def options_from_config(fc: dict[str, Any] | None) -> FunctionOptions:
+    """Build options from a functionConfig object.
+
+    Accepted forms: ``None`` (defaults), a ``v1`` ``ConfigMap`` (``data`` strings), the typed
+    ``WorkloadRunRender`` kind (``spec``), and a ``WorkloadRun`` used as the generator config
+    (defaults; the WorkloadRun itself is an input).
+
+    Raises:
+        ValueError: With a message naming the option and the allowed values.
+
+    """
+    if not fc:
+        return FunctionOptions()
+    kind = fc.get("kind")
+    if kind == "ConfigMap":
+        data = fc.get("data") or {}
+        if not isinstance(data, dict):
+            raise ValueError("functionConfig ConfigMap data must be a mapping")
+        raw: dict[str, Any] = {}
+        for k, v in data.items():
+            if k in ("strictGpuArch",):
+                if str(v).lower() not in _BOOL:
+                    raise ValueError(f"functionConfig data.{k}: {v!r} is not true or false")
+                raw[k] = _BOOL[str(v).lower()]
+            elif k == "inventory":
+                raw[k] = [p for p in str(v).replace(",", "\n").splitlines() if p.strip()]
+            else:
+                raw[k] = v
+        return _validate(raw, "data")
+    if kind == CONFIG_KIND:
+        spec = fc.get("spec") or {}
+        if not isinstance(spec, dict):
+            raise ValueError(f"functionConfig {CONFIG_KIND} spec must be a mapping")
+        return _validate(spec, "spec")
+    if kind == "WorkloadRun":
+        return FunctionOptions()
+    raise ValueError(
+        f"functionConfig of kind {kind!r} is not supported; use a ConfigMap or "
+        f"{CONFIG_API_VERSION} {CONFIG_KIND}"
+    )
+
+
+def _validate(raw: dict[str, Any], where: str) -> FunctionOptions:
+    try:
+        return FunctionOptions.model_validate(raw)
+    except ValidationError as exc:
+        msgs = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            path = f"functionConfig {where}.{loc}" if loc else f"functionConfig {where}"
+            if err["type"] == "extra_forbidden":
+                allowed = ", ".join(
+                    sorted(f.alias or n for n, f in FunctionOptions.model_fields.items())
+                )
+                msgs.append(f"{path}: unknown option; allowed options: {allowed}")
+            else:
+                msg = err["msg"].removeprefix("Value error, ")
+                msgs.append(f"{path}: {msg}")
+        raise ValueError("; ".join(msgs)) from None

@@ -1,0 +1,65 @@
+"""The resolved, framework-independent facts every builder needs (one per WorkloadRun).
+
+Invariants:
+    * A plan is immutable and complete: builders never look back at the WorkloadRun model
+      for anything the plan resolves (env, resources, volumes, affinity, names).
+    * Lists in the plan are already in output order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from krm_fn.api.models import FrameworkName
+from krm_fn.nccl_env import Env
+
+TRAINER_API = "trainer.kubeflow.org/v1alpha1"
+PATCH_MANAGER = "nvcre.nvidia.com/workloadrun-fn"
+
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_RUN = "nvcre.nvidia.com/workload-run"
+LABEL_GROUP = "nvcre.nvidia.com/group"
+ANN_GROUP_NODES = "nvcre.nvidia.com/group-nodes"
+ANN_PLATFORM = "nvcre.nvidia.com/detected-platform"
+ANN_GPU_ARCH = "nvcre.nvidia.com/detected-gpu-architecture"
+ANN_FRAMEWORK = "nvcre.nvidia.com/framework"
+ANN_OVERLAPS = "nvcre.nvidia.com/runs-after"
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything resolved for one WorkloadRun."""
+
+    name: str
+    namespace: str | None
+    image: str
+    framework: FrameworkName
+    num_nodes: int
+    gpus_per_node: int
+    env: tuple[Env, ...]
+    worker_resources: Mapping[str, Any]
+    user_volumes: tuple[Mapping[str, Any], ...]
+    user_mounts: tuple[Mapping[str, Any], ...]
+    init_containers: tuple[Mapping[str, Any], ...]
+    config_map: str | None
+    image_pull_secrets: tuple[str, ...]
+    target_terms: tuple[Mapping[str, Any], ...]
+    tolerations: tuple[Mapping[str, Any], ...]
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    trainer_command: tuple[str, ...]
+    trainer_args: tuple[str, ...]
+    runtime_name: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def meta(self, name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """ObjectMeta for a generated object of this run."""
+        meta: dict[str, Any] = {"name": name}
+        if self.namespace:
+            meta["namespace"] = self.namespace
+        meta["labels"] = {**self.labels, **(labels or {})}
+        if self.annotations:
+            meta["annotations"] = dict(self.annotations)
+        return meta

@@ -1,0 +1,100 @@
+"""Pod-level pieces shared by the runtime builders: volumes, mounts, affinity, resources.
+
+Invariants:
+    * The built-in volumes (``dshm`` memory-backed at ``/dev/shm``, ``config-volume`` at
+      ``/config`` with mode 0755) come first/last exactly as NVCRE orders them:
+      ``[dshm, user volumes..., config-volume]``.
+    * Affinity is one required ``nodeSelectorTerm`` whose expressions are concatenated and
+      de-duplicated (exact duplicates only), in a stable order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from krm_fn.builders.plan import RunPlan
+
+DSHM = "dshm"
+CONFIG_VOLUME = "config-volume"
+CONFIG_PATH = "/config"
+CONFIG_MODE = 0o755
+
+
+def dshm_volume() -> dict[str, Any]:
+    """The always-present memory-backed ``/dev/shm``."""
+    return {"name": DSHM, "emptyDir": {"medium": "Memory"}}
+
+
+def dshm_mount() -> dict[str, Any]:
+    """Mount of :func:`dshm_volume`."""
+    return {"name": DSHM, "mountPath": "/dev/shm"}
+
+
+def config_volume(plan: RunPlan) -> list[dict[str, Any]]:
+    """The ``config-volume`` (``spec.config``), or nothing."""
+    if not plan.config_map:
+        return []
+    return [
+        {"name": CONFIG_VOLUME, "configMap": {"name": plan.config_map, "defaultMode": CONFIG_MODE}}
+    ]
+
+
+def config_mount(plan: RunPlan, read_only: bool = False) -> list[dict[str, Any]]:
+    """The ``/config`` mount, read-only on the MPI launcher."""
+    if not plan.config_map:
+        return []
+    m: dict[str, Any] = {"name": CONFIG_VOLUME, "mountPath": CONFIG_PATH}
+    if read_only:
+        m["readOnly"] = True
+    return [m]
+
+
+def workload_volumes(plan: RunPlan) -> list[dict[str, Any]]:
+    """Volumes of the pods that run the workload (torch/exec node pods, MPI workers)."""
+    return [dshm_volume(), *(dict(v) for v in plan.user_volumes), *config_volume(plan)]
+
+
+def workload_mounts(plan: RunPlan) -> list[dict[str, Any]]:
+    """Mounts of the workload container."""
+    return [dshm_mount(), *(dict(m) for m in plan.user_mounts), *config_mount(plan)]
+
+
+def dedupe(exprs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Drop exact duplicates, keep first occurrences in order."""
+    out: list[dict[str, Any]] = []
+    for e in exprs:
+        if dict(e) not in out:
+            out.append(dict(e))
+    return out
+
+
+def affinity(exprs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """A required node affinity with one term, or ``None`` when there is nothing to require."""
+    if not exprs:
+        return None
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": dedupe(exprs)}]
+            }
+        }
+    }
+
+
+def pull_secrets(plan: RunPlan) -> list[dict[str, str]]:
+    """``imagePullSecrets`` for every pod of the run."""
+    return [{"name": n} for n in plan.image_pull_secrets]
+
+
+def pod_extras(plan: RunPlan) -> dict[str, Any]:
+    """Scheduling fields shared by every pod of the run (affinity, tolerations, secrets)."""
+    out: dict[str, Any] = {}
+    aff = affinity(plan.target_terms)
+    if aff:
+        out["affinity"] = aff
+    if plan.tolerations:
+        out["tolerations"] = [dict(t) for t in plan.tolerations]
+    if plan.image_pull_secrets:
+        out["imagePullSecrets"] = pull_secrets(plan)
+    return out

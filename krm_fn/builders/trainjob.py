@@ -1,0 +1,98 @@
+"""One ``TrainJob`` per node group, pinned to its group's hostnames through ``runtimePatches``.
+
+Invariants:
+    * ``runtimePatches`` holds exactly one entry, ours (manager
+      ``nvcre.nvidia.com/workloadrun-fn``), and only fields the v2.3 ``PodSpecPatch`` allows
+      (``affinity``); no ``time`` (the webhook stamps it) and no container env.
+    * The patch's node affinity is the whole required term (hostnames plus the target), since
+      a strategic merge replaces ``nodeSelectorTerms`` atomically.
+    * A group that overlaps another (the overflow group) is rendered ``suspend: true`` and
+      names the group it must run after, so the two can never hold GPUs on the shared nodes at
+      the same time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from krm_fn.builders import pods
+from krm_fn.builders.plan import (
+    ANN_GROUP_NODES,
+    ANN_OVERLAPS,
+    LABEL_GROUP,
+    PATCH_MANAGER,
+    TRAINER_API,
+    RunPlan,
+)
+from krm_fn.inventory import HOSTNAME_LABEL
+from krm_fn.partition import Group
+
+
+def build_trainjob(
+    plan: RunPlan,
+    group: Group,
+    name: str,
+    runs_after: str | None,
+    active_deadline_seconds: int | None,
+) -> dict[str, Any]:
+    """The TrainJob of one group.
+
+    Args:
+        plan: The run's resolved plan.
+        group: The group (its nodes; empty under Unpinned).
+        name: The TrainJob name (already within limits).
+        runs_after: TrainJob this one must not overlap with; makes it suspended.
+        active_deadline_seconds: ``orchestration.timeoutPerJob`` in seconds.
+
+    """
+    meta = plan.meta(name, {LABEL_GROUP: group.name})
+    ann = meta.setdefault("annotations", {})
+    if group.nodes:
+        ann[ANN_GROUP_NODES] = ",".join(group.nodes)
+    if runs_after:
+        ann[ANN_OVERLAPS] = runs_after
+    spec: dict[str, Any] = {
+        "runtimeRef": {
+            "apiGroup": "trainer.kubeflow.org",
+            "kind": "TrainingRuntime",
+            "name": plan.runtime_name,
+        }
+    }
+    if runs_after:
+        spec["suspend"] = True
+    if active_deadline_seconds is not None:
+        spec["activeDeadlineSeconds"] = active_deadline_seconds
+    trainer: dict[str, Any] = {"image": plan.image}
+    if plan.trainer_command:
+        trainer["command"] = list(plan.trainer_command)
+    if plan.trainer_args:
+        trainer["args"] = list(plan.trainer_args)
+    trainer["numNodes"] = len(group.nodes) if group.nodes else plan.num_nodes
+    trainer["numProcPerNode"] = plan.gpus_per_node
+    spec["trainer"] = trainer
+    if group.nodes:
+        exprs = [
+            {"key": HOSTNAME_LABEL, "operator": "In", "values": list(group.nodes)},
+            *plan.target_terms,
+        ]
+        aff = pods.affinity(exprs)
+        jobs = ["node", "launcher"] if plan.framework == "mpi" else ["node"]
+        spec["runtimePatches"] = [
+            {
+                "manager": PATCH_MANAGER,
+                "trainingRuntimeSpec": {
+                    "template": {
+                        "spec": {
+                            "replicatedJobs": [
+                                {
+                                    "name": j,
+                                    "template": {"spec": {"template": {"spec": {"affinity": aff}}}},
+                                }
+                                for j in jobs
+                            ]
+                        }
+                    }
+                },
+            }
+        ]
+    return {"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": meta, "spec": spec}

@@ -1,0 +1,201 @@
+"""The Node inventory: which nodes a WorkloadRun may use.
+
+Invariants:
+    * Only the fields the render needs are read from a Node (name, labels, providerID,
+      unschedulable, taints, Ready condition, allocatable GPUs); the Node object is never
+      modified here.
+    * Eligible nodes come back sorted by name, each name once.
+    * A node is left out only with a reason, and the reason is reported by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from krm_fn.api.models import Target
+
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """The render-relevant view of one Node."""
+
+    name: str
+    labels: Mapping[str, str]
+    provider_id: str
+    unschedulable: bool
+    ready: bool | None  # None: the node reports no Ready condition
+    taints: tuple[Mapping[str, Any], ...]
+    allocatable_gpus: int | None
+    raw: Mapping[str, Any]
+
+    @property
+    def gpu_product(self) -> str:
+        """The GPU Feature Discovery product label, or ``""``."""
+        return self.labels.get(GPU_PRODUCT_LABEL, "")
+
+
+def node_info(obj: Mapping[str, Any]) -> NodeInfo:
+    """Extract a :class:`NodeInfo` from a Node object (tolerating missing sections)."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    labels = meta.get("labels") or {}
+    ready: bool | None = None
+    for cond in status.get("conditions") or ():
+        if isinstance(cond, Mapping) and cond.get("type") == "Ready":
+            ready = str(cond.get("status")) == "True"
+    alloc = (status.get("allocatable") or {}).get("nvidia.com/gpu")
+    gpus: int | None
+    try:
+        gpus = int(str(alloc)) if alloc is not None else None
+    except ValueError:
+        gpus = None
+    taints = tuple(t for t in (spec.get("taints") or ()) if isinstance(t, Mapping))
+    return NodeInfo(
+        name=str(meta.get("name", "")),
+        labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
+        provider_id=str(spec.get("providerID") or ""),
+        unschedulable=bool(spec.get("unschedulable")),
+        ready=ready,
+        taints=taints,
+        allocatable_gpus=gpus,
+        raw=obj,
+    )
+
+
+def collect_nodes(items: Iterable[Mapping[str, Any]]) -> list[NodeInfo]:
+    """Every Node among the items, including those inside ``v1`` ``List`` objects."""
+    out: list[NodeInfo] = []
+    for it in items:
+        kind = it.get("kind")
+        if kind == "Node" and it.get("apiVersion") == "v1":
+            out.append(node_info(it))
+        elif kind in ("List", "NodeList") and it.get("apiVersion") == "v1":
+            for sub in it.get("items") or ():
+                if isinstance(sub, Mapping) and sub.get("kind", "Node") == "Node":
+                    out.append(node_info(sub))
+    return out
+
+
+def matches_target(node: NodeInfo, target: Target | None) -> bool:
+    """Whether the node matches the target's selectors (all ANDed).
+
+    With no target (or an empty one) the default is nodes labelled
+    ``nvidia.com/gpu.present=true``.
+    """
+    labels = node.labels
+    if target is None or not (
+        target.node_selector or target.match_expressions or target.node_names
+    ):
+        return labels.get(GPU_PRESENT_LABEL) == "true"
+    for k, v in target.node_selector.items():
+        if labels.get(k) != v:
+            return False
+    if target.node_names and node.name not in target.node_names:
+        return False
+    for req in target.match_expressions:
+        val = labels.get(req.key)
+        op = req.operator
+        if op == "In" and (val is None or val not in req.values):
+            return False
+        if op == "NotIn" and val is not None and val in req.values:
+            return False
+        if op == "Exists" and val is None:
+            return False
+        if op == "DoesNotExist" and val is not None:
+            return False
+        if op in ("Gt", "Lt"):
+            try:
+                num = int(val) if val is not None else None
+            except ValueError:
+                num = None
+            if num is None:
+                return False
+            bound = int(req.values[0])
+            if (op == "Gt" and not num > bound) or (op == "Lt" and not num < bound):
+                return False
+    return True
+
+
+def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, Any]) -> bool:
+    """Kubernetes toleration matching for one taint."""
+    for tol in tolerations:
+        if tol.get("effect") and tol.get("effect") != taint.get("effect"):
+            continue
+        if tol.get("operator", "Equal") == "Exists":
+            if not tol.get("key") or tol.get("key") == taint.get("key"):
+                return True
+        elif tol.get("key") == taint.get("key") and (tol.get("value") or "") == (
+            taint.get("value") or ""
+        ):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A node that matched the target but cannot be used, and why."""
+
+    node: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    """The outcome of node selection."""
+
+    eligible: tuple[NodeInfo, ...]
+    excluded: tuple[Exclusion, ...]
+    matched: int
+
+
+def select_nodes(
+    nodes: Iterable[NodeInfo], target: Target | None, tolerations: list[dict[str, Any]]
+) -> Eligibility:
+    """Pick the nodes a run may use: target match, schedulable, Ready, taints tolerated.
+
+    Cordoned nodes are kept only when a toleration covers ``node.kubernetes.io/unschedulable``
+    (NVCRE's taintSelector rule).
+    """
+    by_name: dict[str, NodeInfo] = {}
+    for n in nodes:
+        if n.name and matches_target(n, target):
+            by_name.setdefault(n.name, n)
+    eligible: list[NodeInfo] = []
+    excluded: list[Exclusion] = []
+    keep_cordoned = tolerates(
+        tolerations, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule", "value": ""}
+    )
+    for name in sorted(by_name):
+        n = by_name[name]
+        if n.unschedulable and not keep_cordoned:
+            excluded.append(Exclusion(name, "cordoned (spec.unschedulable)"))
+            continue
+        if n.ready is False:
+            excluded.append(Exclusion(name, "NotReady"))
+            continue
+        blocking = [
+            t
+            for t in n.taints
+            if t.get("effect") in ("NoSchedule", "NoExecute")
+            and not (t.get("key") == UNSCHEDULABLE_TAINT and n.unschedulable and keep_cordoned)
+            and not tolerates(tolerations, t)
+        ]
+        if blocking:
+            desc = ", ".join(
+                f"{t.get('key')}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect')}"
+                for t in blocking
+            )
+            excluded.append(
+                Exclusion(name, f"has taint {desc} that no target.taintSelectors entry tolerates")
+            )
+            continue
+        eligible.append(n)
+    return Eligibility(tuple(eligible), tuple(excluded), len(by_name))

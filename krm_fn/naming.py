@@ -1,0 +1,60 @@
+"""Names of generated objects, kept within Kubeflow Trainer's limits.
+
+Invariants:
+    * Every name is derived only from the WorkloadRun name and the group name, so it is
+      stable across runs and machines.
+    * TrainJob names are RFC 1035 labels of at most :data:`TRAINJOB_NAME_MAX` characters: the
+      JobSet webhook checks the pod name ``<trainjob>-launcher-0-0-<5 random>`` (and
+      ``<trainjob>-node-0-<index>-<5 random>``) against 63 characters, which leaves 44.
+    * A name that would be too long is shortened to a prefix plus ``-`` and 8 hex characters of
+      the SHA-256 of the full name, so two different long names never collide in practice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+TRAINJOB_NAME_MAX = 44
+SUBDOMAIN_MAX = 253
+RFC1035_RE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def shorten(name: str, limit: int) -> str:
+    """Return ``name`` or, when longer than ``limit``, a deterministic hashed form."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    prefix = name[: limit - len(digest) - 1].rstrip("-.")
+    return f"{prefix}-{digest}"
+
+
+def trainjob_name(run: str, group: str) -> str:
+    """The TrainJob name for one group of a run, within the Trainer limit."""
+    return shorten(f"{run}-{group}", TRAINJOB_NAME_MAX)
+
+
+def runtime_name(run: str) -> str:
+    """``<run>-runtime``: the TrainingRuntime every TrainJob of the run refers to."""
+    return shorten(f"{run}-runtime", SUBDOMAIN_MAX)
+
+
+def config_map_name(run: str) -> str:
+    """``<run>-config``: the ConfigMap rendered from ``spec.config.inline``."""
+    return shorten(f"{run}-config", SUBDOMAIN_MAX)
+
+
+def pull_secret_name(run: str) -> str:
+    """``<run>-pull-secret``: the registry credential Secret."""
+    return shorten(f"{run}-pull-secret", SUBDOMAIN_MAX)
+
+
+def run_name_problem(run: str) -> str | None:
+    """Why a WorkloadRun name cannot prefix TrainJob names, or ``None`` when it can."""
+    if not RFC1035_RE.match(run):
+        return (
+            f"{run!r} cannot prefix TrainJob names, which must be RFC 1035 labels "
+            "(lower-case letters, digits and '-', starting with a letter); "
+            "rename the WorkloadRun"
+        )
+    return None

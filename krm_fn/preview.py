@@ -1,0 +1,99 @@
+"""``workloadrun-fn render``: the offline preview of what the function would generate.
+
+Invariants:
+    * Prints only the generated objects (no inputs, no orchestrator annotations), as YAML or
+      JSON; the summary (groups, nodes per group, untested nodes) goes to stderr.
+    * The same validation as the function: any error prints nothing on stdout and exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from krm_fn import yamlio
+from krm_fn.api.config import CONFIG_KIND, options_from_config
+from krm_fn.inputs import expand_paths, is_function_config, is_workloadrun, load_files
+from krm_fn.inventory import collect_nodes
+from krm_fn.render import RunSummary, render_all
+from krm_fn.resourcelist import InputError, check_items
+from krm_fn.results import FileRef, Results
+
+
+def preview(
+    files: list[str],
+    config_file: str | None,
+    platform: str | None,
+    gpu_arch: str | None,
+    fmt: str,
+) -> tuple[int, str, list[str]]:
+    """Render ``files``; returns (exit code, stdout text, stderr lines)."""
+    results = Results()
+    items: list[tuple[dict[str, Any], FileRef]] = []
+    try:
+        paths = [p for p in files if p != "-"]
+        loaded = load_files(expand_paths(paths)).items
+        if "-" in files:
+            docs = [d for d in yamlio.load_all(sys.stdin.buffer.read(), "<stdin>") if d is not None]
+            loaded += [
+                (d, FileRef("<stdin>", i)) for i, d in enumerate(check_items(docs, "<stdin>"))
+            ]
+        items = loaded
+        fc: dict[str, Any] | None = None
+        if config_file:
+            cdocs = [d for d in yamlio.load_all(Path(config_file).read_bytes(), config_file) if d]
+            fc = cdocs[0] if cdocs else None
+        else:
+            fcs = [o for o, _ in items if is_function_config(o)]
+            fc = fcs[0] if fcs else None
+    except FileNotFoundError as exc:
+        return 1, "", [f"workloadrun-fn render: no such file: {exc.filename}"]
+    except IsADirectoryError as exc:
+        return 1, "", [f"workloadrun-fn render: {exc.filename} is a directory"]
+    except (InputError, yamlio.YAMLInputError) as exc:
+        rs = exc.results if isinstance(exc, InputError) else []
+        lines = [r.human() for r in rs] or [str(exc)]
+        return 1, "", [*lines, "workloadrun-fn render: nothing rendered"]
+    try:
+        options = options_from_config(fc)
+    except ValueError as exc:
+        return 1, "", [f"[error] {exc}", "workloadrun-fn render: nothing rendered"]
+    overrides = {k: v for k, v in (("platform", platform), ("gpu_arch", gpu_arch)) if v}
+    if overrides:
+        options = options.model_copy(update=overrides)
+    runs = [(o, f) for o, f in items if is_workloadrun(o)]
+    if not runs:
+        results.error("no WorkloadRun found in the input files")
+    nodes = collect_nodes([o for o, _ in items])
+    out = render_all(runs, nodes, options, results)
+    err = [r.human() for r in results.safe_items() if r.severity != "info"]
+    if results.has_errors:
+        n = sum(1 for r in results.items if r.severity == "error")
+        return 1, "", [*err, f"workloadrun-fn render: {n} error(s); nothing rendered"]
+    objs = [o for o, _ in out.objects]
+    text = json.dumps(objs, indent=2) + "\n" if fmt == "json" else yamlio.dump_all(objs)
+    return 0, text, [*err, *summary_lines(out.summaries)]
+
+
+def summary_lines(summaries: list[RunSummary]) -> list[str]:
+    """Short human summary of each run."""
+    lines = []
+    for s in summaries:
+        ns = f"{s.namespace}/" if s.namespace else ""
+        lines.append(
+            f"WorkloadRun {ns}{s.name}: {len(s.groups)} group(s), platform {s.platform}, "
+            f"GPU {s.gpu_arch}"
+        )
+        for g in s.groups:
+            nodes = ", ".join(g.nodes) if g.nodes else "placed by the scheduler (Unpinned)"
+            extra = f" (overlaps {g.overlaps}: runs after it)" if g.overlaps else ""
+            lines.append(f"  {g.name}: {len(g.nodes) or '-'} node(s): {nodes}{extra}")
+        lines.append("  untested nodes: " + (", ".join(s.untested) if s.untested else "none"))
+        if s.excluded:
+            lines.append("  left out: " + ", ".join(s.excluded))
+    return lines
+
+
+__all__ = ["CONFIG_KIND", "preview", "summary_lines"]

@@ -1,0 +1,422 @@
+"""The render pipeline: WorkloadRuns + Nodes → Trainer objects, for every run in the input.
+
+Stages, in order, for each WorkloadRun (sorted by namespace and name):
+    validate the model → check names → select eligible nodes → detect platform and GPU →
+    resolve env, resources, volumes → partition into groups → build Secret, ConfigMap,
+    TrainingRuntime and one TrainJob per group.
+
+Invariants:
+    * Every problem of every run is reported; if any is an error, no object is returned at
+      all (all or nothing).
+    * Output depends only on the input's content: runs are rendered in (namespace, name)
+      order, nodes in name order, so shuffling the input changes nothing.
+    * Accepted fields whose behaviour is not implemented yet produce a warning naming them.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from krm_fn import MANAGER, naming
+from krm_fn.api import models
+from krm_fn.api.config import FunctionOptions
+from krm_fn.builders import configmap, mpi_runtime, secret, torch_runtime, trainjob
+from krm_fn.builders.plan import (
+    ANN_FRAMEWORK,
+    ANN_GPU_ARCH,
+    ANN_PLATFORM,
+    LABEL_MANAGED_BY,
+    LABEL_RUN,
+    RunPlan,
+)
+from krm_fn.durations import parse_go_duration
+from krm_fn.inventory import GPU_PRESENT_LABEL, NodeInfo, select_nodes
+from krm_fn.nccl_env import Env, base_nccl_env, forward_args, merge_env
+from krm_fn.partition import Group, Partition, PartitionError, partition_simple
+from krm_fn.platforms import detect as pdetect
+from krm_fn.platforms import gpu as pgpu
+from krm_fn.results import FileRef, ResourceRef, Results
+from krm_fn.validate import parse_workloadrun
+
+DEFAULT_TIMEOUT = "1h"
+MPI_DEFAULT_ARGS_TAIL = (
+    "--allow-run-as-root",
+    "--mca",
+    "plm_rsh_args",
+    "-o StrictHostKeyChecking=no -o ConnectionAttempts=10",
+)
+
+NOT_IMPLEMENTED: dict[str, str] = {
+    "spec.gangScheduler": "gang scheduling",
+    "spec.orchestration.testScale": "testScale",
+    "spec.orchestration.topology": "topology-aware partitioning",
+    "spec.orchestration.repeatCount": "repeated runs",
+    "spec.orchestration.maxConcurrent": "concurrency limits",
+    "spec.checkpoint": "checkpoint PVCs",
+    "spec.overrides": "user overrides",
+    "spec.mlnxPerNode": "NIC requests",
+    "spec.nicResourceName": "NIC requests",
+}
+
+
+@dataclass
+class RunSummary:
+    """What was rendered for one run (for the stderr summary)."""
+
+    name: str
+    namespace: str | None
+    groups: list[Group]
+    untested: list[str]
+    excluded: list[str]
+    platform: str
+    gpu_arch: str
+
+
+@dataclass
+class RenderOutput:
+    """All generated objects (in output order) and per-run summaries."""
+
+    objects: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    summaries: list[RunSummary] = field(default_factory=list)
+
+
+def _set_paths(spec: Mapping[str, Any], wanted: Sequence[str]) -> list[str]:
+    found = []
+    for path in wanted:
+        cur: Any = spec
+        for part in path.removeprefix("spec.").split("."):
+            cur = cur.get(part) if isinstance(cur, Mapping) else None
+        if cur not in (None, [], {}):
+            found.append(path)
+    return found
+
+
+def render_all(
+    runs: Sequence[tuple[dict[str, Any], FileRef | None]],
+    nodes: Sequence[NodeInfo],
+    options: FunctionOptions,
+    results: Results,
+) -> RenderOutput:
+    """Render every WorkloadRun; see the module docstring for the invariants.
+
+    Args:
+        runs: Raw WorkloadRun objects with the file they came from.
+        nodes: The whole inventory.
+        options: Function options.
+        results: Collector for every problem and note.
+
+    """
+    out = RenderOutput()
+    password = _registry_password(options, results)
+    parsed: list[tuple[models.WorkloadRun, dict[str, Any], FileRef | None]] = []
+    for raw, file in runs:
+        wr = parse_workloadrun(raw, results, file)
+        if wr is not None:
+            parsed.append((wr, raw, file))
+    seen: set[tuple[str | None, str]] = set()
+    for wr, raw, file in sorted(parsed, key=lambda t: (t[0].namespace or "", t[0].name)):
+        key = (wr.namespace, wr.name)
+        ref = ResourceRef.of(raw)
+        if key in seen:
+            results.error(
+                "two WorkloadRuns have this name", resource=ref, field_path="metadata.name"
+            )
+            continue
+        seen.add(key)
+        _render_one(wr, raw, file, nodes, options, password, results, out)
+    if results.has_errors:
+        return RenderOutput(summaries=out.summaries)
+    return out
+
+
+def _registry_password(options: FunctionOptions, results: Results) -> str | None:
+    if not options.registry_password_env:
+        return None
+    value = os.environ.get(options.registry_password_env)
+    if not value:
+        results.error(
+            f"environment variable {options.registry_password_env} (named by the "
+            "registryPasswordEnv option) is not set or empty; export the registry password "
+            "there"
+        )
+        return None
+    results.secrets.append(value)
+    return value
+
+
+def _render_one(
+    wr: models.WorkloadRun,
+    raw: dict[str, Any],
+    file: FileRef | None,
+    nodes: Sequence[NodeInfo],
+    options: FunctionOptions,
+    password: str | None,
+    results: Results,
+    out: RenderOutput,
+) -> None:
+    ref = ResourceRef.of(raw)
+    spec = wr.spec
+    errors_before = sum(1 for r in results.items if r.severity == "error")
+
+    def err(msg: str, path: str | None = None) -> None:
+        results.error(msg, resource=ref, field_path=path, file=file)
+
+    def warn(msg: str, path: str | None = None) -> None:
+        results.warning(msg, resource=ref, field_path=path, file=file)
+
+    problem = naming.run_name_problem(wr.name)
+    if problem:
+        err(problem, "metadata.name")
+    for path in _set_paths(raw.get("spec") or {}, list(NOT_IMPLEMENTED)):
+        warn(
+            f"{path} is accepted but not implemented yet ({NOT_IMPLEMENTED[path]}): it has no "
+            "effect on the rendered objects",
+            path,
+        )
+
+    orch = spec.orchestration
+    unpinned = bool(orch and orch.placement == "Unpinned")
+    timeout_text = (
+        orch.timeout_per_job if orch and orch.timeout_per_job else None
+    ) or DEFAULT_TIMEOUT
+    deadline = math.ceil(parse_go_duration(timeout_text))  # validated by the model
+
+    # --- nodes -------------------------------------------------------------------------------
+    tolerations = [t.to_toleration() for t in (spec.target.taint_selectors if spec.target else [])]
+    sel = select_nodes(nodes, spec.target, tolerations)
+    if sel.excluded:
+        warn(
+            f"{len(sel.excluded)} node(s) matching the target are left out: "
+            + "; ".join(f"{x.node}: {x.reason}" for x in sel.excluded)
+        )
+    eligible = list(sel.eligible)
+    if not eligible:
+        where = "spec.target" if spec.target else None
+        err(
+            "no eligible nodes: no Ready, schedulable Node in the input matches the target"
+            + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
+            + f"; {len(nodes)} Node(s) in the input",
+            where,
+        )
+
+    # --- platform and GPU -------------------------------------------------------------------
+    platform, arch = "unknown", "unknown"
+    gpus = spec.gpus_per_node or 8
+    mnnvl = bool(spec.enable_mnnvl)
+    if eligible:
+        raws = [n.raw for n in eligible]
+        pdet = pdetect.detect_fleet_platform(raws)
+        if pdet.error:
+            err(pdet.error, "spec.target")
+        platform = options.platform or pdet.platform or "unknown"
+        gdet = pgpu.detect_gpu_architecture(raws, strict=options.strict_gpu_arch)
+        if gdet.error:
+            err(gdet.error, "spec.target")
+        elif gdet.warning:
+            warn(gdet.warning, "spec.target")
+        arch = pgpu.parse_gpu_product(options.gpu_arch) if options.gpu_arch else gdet.architecture
+        defaults = pgpu.gpu_defaults(arch, platform)
+        gpus = spec.gpus_per_node or defaults.gpus_per_node
+        mnnvl = spec.enable_mnnvl if spec.enable_mnnvl is not None else defaults.mnnvl
+        short = [
+            n.name for n in eligible if n.allocatable_gpus is not None and n.allocatable_gpus < gpus
+        ]
+        if short:
+            warn(
+                f"node(s) {', '.join(short)} have fewer allocatable nvidia.com/gpu than the "
+                f"{gpus} requested per node; their pods will not schedule",
+                "spec.gpusPerNode",
+            )
+
+    # --- partition ---------------------------------------------------------------------------
+    names = [n.name for n in eligible]
+    part = Partition(())
+    if eligible:
+        if unpinned:
+            if len(names) < spec.num_nodes:
+                err(
+                    f"not enough eligible nodes: need {spec.num_nodes} (numNodes), found "
+                    f"{len(names)}; Unpinned runs the requested job size exactly, so make "
+                    f"{spec.num_nodes} qualifying nodes available rather than lowering numNodes",
+                    "spec.numNodes",
+                )
+            else:
+                part = Partition((Group("group-0", ()),), untested=())
+        else:
+            try:
+                part = partition_simple(names, spec.num_nodes, options.remainder)
+            except PartitionError as exc:
+                err(f"{exc}; set numNodes to {len(names)} or fewer", "spec.numNodes")
+        if part.untested:
+            warn(
+                f"remainder: {len(part.untested)} node(s) left untested because they do not "
+                f"fill a group of {spec.num_nodes} (option remainder=skip): "
+                + ", ".join(part.untested)
+            )
+
+    # --- env, resources, volumes --------------------------------------------------------------
+    user_env = [Env(e.name, e.value or "", e.value_from) for e in spec.env]
+    env = merge_env(base_nccl_env(mnnvl), user_env)
+    resources = _worker_resources(spec.resources, gpus)
+
+    config_map: str | None = None
+    if spec.config is not None:
+        if spec.config.inline:
+            config_map = naming.config_map_name(wr.name)
+        elif spec.config.config_map_ref is not None:
+            config_map = spec.config.config_map_ref.name
+
+    pull = [s.name for s in spec.image_pull_secrets]
+    secret_name = naming.pull_secret_name(wr.name) if options.registry else None
+    if secret_name and secret_name not in pull:
+        pull.append(secret_name)
+
+    labels = {LABEL_MANAGED_BY: MANAGER, LABEL_RUN: wr.name}
+    annotations = {ANN_PLATFORM: platform, ANN_GPU_ARCH: arch, ANN_FRAMEWORK: spec.framework.name}
+
+    command, args = _trainer_command(spec, gpus, env)
+
+    if sum(1 for r in results.items if r.severity == "error") > errors_before:
+        return
+
+    plan = RunPlan(
+        name=wr.name,
+        namespace=wr.namespace,
+        image=spec.image,
+        framework=spec.framework.name,
+        num_nodes=spec.num_nodes,
+        gpus_per_node=gpus,
+        env=tuple(env),
+        worker_resources=resources,
+        user_volumes=tuple(v.to_k8s() for v in spec.volumes),
+        user_mounts=tuple(
+            m.model_dump(by_alias=True, exclude_none=True) for m in spec.volume_mounts
+        ),
+        init_containers=tuple(
+            c.model_dump(by_alias=True, exclude_none=True) for c in spec.init_containers
+        ),
+        config_map=config_map,
+        image_pull_secrets=tuple(pull),
+        target_terms=tuple(_target_terms(spec.target)),
+        tolerations=tuple(tolerations),
+        labels=labels,
+        annotations=annotations,
+        trainer_command=tuple(command),
+        trainer_args=tuple(args),
+        runtime_name=naming.runtime_name(wr.name),
+    )
+    objs: list[dict[str, Any]] = []
+    if secret_name and options.registry and options.registry_username and password:
+        objs.append(
+            secret.build_pull_secret(
+                plan, secret_name, options.registry, options.registry_username, password
+            )
+        )
+    if spec.config is not None and spec.config.inline and config_map:
+        objs.append(configmap.build_config_map(plan, config_map, spec.config.inline))
+    if spec.framework.name == "mpi":
+        objs.append(mpi_runtime.build_mpi_runtime(plan))
+    else:
+        objs.append(torch_runtime.build_torch_runtime(plan))
+    job_names = {g.name: naming.trainjob_name(wr.name, g.name) for g in part.groups}
+    for g in part.groups:
+        objs.append(
+            trainjob.build_trainjob(
+                plan,
+                g,
+                job_names[g.name],
+                runs_after=job_names[g.overlaps] if g.overlaps else None,
+                active_deadline_seconds=deadline,
+            )
+        )
+    for o in objs:
+        out.objects.append((o, raw))
+    out.summaries.append(
+        RunSummary(
+            wr.name,
+            wr.namespace,
+            list(part.groups),
+            list(part.untested),
+            [x.node for x in sel.excluded],
+            platform,
+            arch,
+        )
+    )
+    sizes = sorted({len(g.nodes) or spec.num_nodes for g in part.groups})
+    results.info(
+        f"rendered {len(part.groups)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
+        f"from {len(eligible)} eligible node(s); platform {platform}, GPU {arch}, "
+        f"{gpus} GPU(s) per node",
+        resource=ref,
+        file=file,
+    )
+
+
+def _worker_resources(res: models.ResourceRequirements | None, gpus: int) -> dict[str, Any]:
+    """NVCRE's rule: add ``nvidia.com/gpu`` to limits and requests unless the user named it."""
+    gpu = "nvidia.com/gpu"
+    if res is None:
+        return {"limits": {gpu: str(gpus)}, "requests": {gpu: str(gpus)}}
+    limits = dict(res.limits or {})
+    requests = dict(res.requests or {})
+    if gpu not in limits and gpu not in requests:
+        limits[gpu] = str(gpus)
+        requests[gpu] = str(gpus)
+    out: dict[str, Any] = {}
+    if limits:
+        out["limits"] = limits
+    if requests:
+        out["requests"] = requests
+    if res.claims:
+        out["claims"] = list(res.claims)
+    return out
+
+
+def _target_terms(target: models.Target | None) -> list[dict[str, Any]]:
+    """The target as required node-affinity expressions (the implied default included)."""
+    if target is None or not (
+        target.node_selector or target.match_expressions or target.node_names
+    ):
+        return [{"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]}]
+    exprs = [
+        {"key": k, "operator": "In", "values": [target.node_selector[k]]}
+        for k in sorted(target.node_selector)
+    ]
+    exprs += [r.to_k8s() for r in target.match_expressions]
+    if target.node_names:
+        exprs.append(
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": sorted(target.node_names)}
+        )
+    return exprs
+
+
+def _trainer_command(
+    spec: models.WorkloadRunSpec, gpus: int, env: Sequence[Env]
+) -> tuple[list[str], list[str]]:
+    fw = spec.framework
+    if fw.mpi is not None:
+        mpi = fw.mpi
+        platform_args: list[str] = []
+        all_args = [*platform_args, *mpi.mpi_args]
+        args = [
+            "--hostfile",
+            "/etc/mpi/hostfile",
+            "-N",
+            str(gpus),
+            *MPI_DEFAULT_ARGS_TAIL,
+            *forward_args(env, all_args),
+            *all_args,
+            mpi.binary,
+            *mpi.args,
+        ]
+        return [mpi.mpirun_path], args
+    if fw.torch is not None:
+        t = fw.torch
+        head = [t.script] if t.script else ["-m", t.module or ""]
+        return ["torchrun"], [*head, *t.args]
+    assert fw.exec_ is not None
+    return list(fw.exec_.command), list(fw.exec_.args)

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/golden/*/expected.* from the current output (also: UPDATE_GOLDEN=1)",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    import os
+
+    return bool(request.config.getoption("--update-golden") or os.environ.get("UPDATE_GOLDEN"))

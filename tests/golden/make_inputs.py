@@ -1,0 +1,467 @@
+"""Write the input.yaml of every golden case (run once; the inputs are committed).
+
+    python tests/golden/make_inputs.py
+
+Each case is a WorkloadRun (from the guide where one exists) plus a small inventory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).parent
+IMAGE = "nvcr.io/nvidia/pytorch:26.01-py3"
+MPI = {
+    "mpirunPath": "/usr/local/mpi/bin/mpirun",
+    "binary": "/usr/local/bin/all_reduce_perf_mpi",
+    "args": ["-b", "8", "-e", "32G", "-f", "2", "-n", "100"],
+}
+
+
+def node(
+    name: str,
+    *,
+    product: str = "NVIDIA-H100-80GB-HBM3",
+    provider: str = "aws:///us-east-1a/i-0",
+    labels: dict[str, str] | None = None,
+    ready: bool = True,
+    cordoned: bool = False,
+    taints: list[dict[str, str]] | None = None,
+    gpus: int = 8,
+) -> dict[str, Any]:
+    lab = {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true"}
+    if product:
+        lab["nvidia.com/gpu.product"] = product
+    lab.update(labels or {})
+    spec: dict[str, Any] = {"providerID": provider + name[-2:] if provider else ""}
+    if not provider:
+        spec = {}
+    if cordoned:
+        spec["unschedulable"] = True
+    if taints:
+        spec["taints"] = taints
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": lab},
+        "spec": spec,
+        "status": {
+            "allocatable": {"nvidia.com/gpu": str(gpus)},
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+        },
+    }
+
+
+def nodes(n: int, prefix: str = "gpu-node-", **kw: Any) -> list[dict[str, Any]]:
+    return [node(f"{prefix}{i:02d}", **kw) for i in range(1, n + 1)]
+
+
+def wr(
+    name: str, spec: dict[str, Any], ns: str | None = None, path: str | None = "workloadrun.yaml"
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if ns:
+        meta["namespace"] = ns
+    if path:
+        meta["annotations"] = {
+            "internal.config.kubernetes.io/path": path,
+            "internal.config.kubernetes.io/index": "0",
+        }
+    return {
+        "apiVersion": "nvcre.nvidia.com/v1alpha1",
+        "kind": "WorkloadRun",
+        "metadata": meta,
+        "spec": spec,
+    }
+
+
+def rl(items: list[dict[str, Any]], fc: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": items,
+    }
+    if fc:
+        out["functionConfig"] = fc
+    return out
+
+
+def cm(**data: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "function-input"},
+        "data": data,
+    }
+
+
+REGISTRY = cm(registry="nvcr.io", registryUsername="$oauthtoken", registryPasswordEnv="NGC_API_KEY")
+
+CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
+    "basic-mpi-16-nodes-four-groups-with-pull-secret": (
+        rl(
+            [
+                wr("my-workload", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 4}),
+                *nodes(16),
+            ],
+            REGISTRY,
+        ),
+        {"NGC_API_KEY": "golden-test-password-123"},
+    ),
+    "torch-18-nodes-numnodes-2-nine-groups": (
+        rl(
+            [
+                wr(
+                    "torch-sweep",
+                    {
+                        "image": IMAGE,
+                        "framework": {
+                            "torch": {"script": "/workspace/train.py", "args": ["--epochs", "1"]}
+                        },
+                        "numNodes": 2,
+                    },
+                ),
+                *nodes(18),
+            ]
+        ),
+        None,
+    ),
+    "overflow-group-borrows-from-last-group": (
+        rl(
+            [
+                wr("ten-nodes", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 4}),
+                *nodes(10),
+            ]
+        ),
+        None,
+    ),
+    "remainder-skip-leaves-nodes-untested-with-warning": (
+        rl(
+            [
+                wr("ten-nodes", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 4}),
+                *nodes(10),
+            ],
+            cm(remainder="skip"),
+        ),
+        None,
+    ),
+    "target-hostname-single-node": (
+        rl(
+            [
+                wr(
+                    "one-node",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 1,
+                        "target": {"nodeSelector": {"kubernetes.io/hostname": "gpu-node-01"}},
+                    },
+                ),
+                *nodes(3),
+            ]
+        ),
+        None,
+    ),
+    "match-expressions-all-operators": (
+        rl(
+            [
+                wr(
+                    "selected",
+                    {
+                        "image": IMAGE,
+                        "framework": {
+                            "exec": {"command": ["/bin/sh", "-c"], "args": ["nvidia-smi"]}
+                        },
+                        "numNodes": 1,
+                        "target": {
+                            "matchExpressions": [
+                                {"key": "rack", "operator": "In", "values": ["r1", "r2"]},
+                                {"key": "drain", "operator": "DoesNotExist"},
+                                {"key": "nvidia.com/gpu.product", "operator": "Exists"},
+                                {"key": "pool", "operator": "NotIn", "values": ["spare"]},
+                                {"key": "gen", "operator": "Gt", "values": ["2"]},
+                                {"key": "gen", "operator": "Lt", "values": ["5"]},
+                            ]
+                        },
+                    },
+                ),
+                node("n-a", labels={"rack": "r1", "gen": "3"}),
+                node("n-b", labels={"rack": "r2", "gen": "4", "pool": "prod"}),
+                node("n-c", labels={"rack": "r3", "gen": "3"}),
+                node("n-d", labels={"rack": "r1", "gen": "3", "drain": "yes"}),
+                node("n-e", labels={"rack": "r1", "gen": "5"}),
+                node("n-f", labels={"rack": "r1", "gen": "3", "pool": "spare"}),
+                node("n-g", labels={"rack": "r2", "gen": "x"}),
+            ]
+        ),
+        None,
+    ),
+    "cordoned-notready-and-tainted-nodes-left-out-with-warning": (
+        rl(
+            [
+                wr("healthy-only", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 2}),
+                *nodes(4),
+                node("gpu-node-05", cordoned=True),
+                node("gpu-node-06", ready=False),
+                node(
+                    "gpu-node-07",
+                    taints=[{"key": "maintenance", "value": "true", "effect": "NoSchedule"}],
+                ),
+            ]
+        ),
+        None,
+    ),
+    "taint-selector-tolerates-and-keeps-tainted-nodes": (
+        rl(
+            [
+                wr(
+                    "tainted-ok",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "target": {
+                            "nodeSelector": {"pool": "gpu"},
+                            "taintSelectors": [
+                                {
+                                    "key": "nvidia.com/gpu",
+                                    "value": "present",
+                                    "effect": "NoSchedule",
+                                }
+                            ],
+                        },
+                    },
+                ),
+                *[
+                    node(
+                        f"t-{i}",
+                        labels={"pool": "gpu"},
+                        taints=[
+                            {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+                        ],
+                    )
+                    for i in range(1, 3)
+                ],
+            ]
+        ),
+        None,
+    ),
+    "env-precedence-mpi-args-beat-spec-env-beat-defaults": (
+        rl(
+            [
+                wr(
+                    "env-run",
+                    {
+                        "image": IMAGE,
+                        "framework": {
+                            "mpi": {**MPI, "mpiArgs": ["-x", "NCCL_DEBUG=WARN", "--tag-output"]}
+                        },
+                        "numNodes": 2,
+                        "env": [
+                            {"name": "NCCL_SHM_DISABLE", "value": "0"},
+                            {"name": "NCCL_DEBUG", "value": "TRACE"},
+                            {
+                                "name": "CRE_TEST_MARKER",
+                                "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
+                            },
+                            {"name": "ARG_WITH_SPACES", "value": 'a b "c" $(d) `e`; f'},
+                        ],
+                    },
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "mpi-config-pvc-init-containers-workers-only": (
+        rl(
+            [
+                wr(
+                    "nccl-from-pvc",
+                    {
+                        "image": IMAGE,
+                        "framework": {
+                            "mpi": {
+                                "mpirunPath": "/usr/local/mpi/bin/mpirun",
+                                "binary": "/config/run_nccl.sh",
+                            }
+                        },
+                        "numNodes": 4,
+                        "config": {
+                            "inline": {
+                                "run_nccl.sh": "#!/bin/sh\n"
+                                "exec /usr/local/bin/all_reduce_perf_mpi -b 8 -e 32G -f 2 -n 100\n"
+                            }
+                        },
+                        "volumes": [
+                            {
+                                "name": "datasets",
+                                "persistentVolumeClaim": {"claimName": "nccl-datasets"},
+                            }
+                        ],
+                        "volumeMounts": [{"name": "datasets", "mountPath": "/data"}],
+                        "initContainers": [
+                            {
+                                "name": "list-data",
+                                "image": IMAGE,
+                                "command": ["ls", "-l", "/data"],
+                                "volumeMounts": [{"name": "datasets", "mountPath": "/data"}],
+                            }
+                        ],
+                    },
+                ),
+                *nodes(4),
+            ]
+        ),
+        None,
+    ),
+    "torch-module-config-map-ref-and-pull-secrets": (
+        rl(
+            [
+                wr(
+                    "torch-mod",
+                    {
+                        "image": IMAGE,
+                        "framework": {"torch": {"module": "my_pkg.train", "args": ["--lr", "0.1"]}},
+                        "numNodes": 2,
+                        "config": {"configMapRef": {"name": "shared-scripts"}},
+                        "imagePullSecrets": [{"name": "my-registry"}],
+                        "resources": {"limits": {"memory": "64Gi"}, "requests": {"cpu": "16"}},
+                    },
+                    ns="team-a",
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "exec-framework-explicit-gpu-count-and-timeout": (
+        rl(
+            [
+                wr(
+                    "exec-run",
+                    {
+                        "image": IMAGE,
+                        "framework": {
+                            "exec": {
+                                "command": ["python", "/workspace/probe.py"],
+                                "args": ["--all"],
+                            }
+                        },
+                        "numNodes": 2,
+                        "gpusPerNode": 4,
+                        "orchestration": {"timeoutPerJob": "90m"},
+                    },
+                ),
+                *nodes(2, gpus=4),
+            ]
+        ),
+        None,
+    ),
+    "unpinned-exactly-numnodes-no-hostname-affinity": (
+        rl(
+            [
+                wr(
+                    "once",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "orchestration": {"placement": "Unpinned"},
+                    },
+                ),
+                *nodes(5),
+            ]
+        ),
+        None,
+    ),
+    "long-name-is-shortened-with-hash": (
+        rl(
+            [
+                wr(
+                    "a-very-long-workloadrun-name-for-the-nightly-fleet-sweep",
+                    {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 2},
+                ),
+                *nodes(4),
+            ]
+        ),
+        None,
+    ),
+    "gb200-mixed-gpus-majority-vote-enables-mnnvl": (
+        rl(
+            [
+                wr("gb", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 2}),
+                *nodes(3, product="NVIDIA-GB200", provider="", gpus=4),
+                node("gpu-node-09", product="NVIDIA-H100-80GB-HBM3", provider="", gpus=4),
+            ]
+        ),
+        None,
+    ),
+    "every-error-reported-at-once": (
+        rl(
+            [
+                wr(
+                    "bad",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI, "torch": {"script": "x"}},
+                        "numNodes": "4",
+                        "envv": [],
+                        "volumes": [{"name": "v", "hostPath": {"path": "/x"}, "emptyDir": {}}],
+                        "orchestration": {"timeoutPerJob": "forever"},
+                    },
+                ),
+                wr(
+                    "too-big",
+                    {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 8},
+                    path="other.yaml",
+                ),
+                *nodes(4),
+            ],
+            REGISTRY,
+        ),
+        None,
+    ),
+    "unknown-field-suggests-the-right-name": (
+        rl(
+            [
+                wr(
+                    "typo",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": {**MPI, "mpiArg": ["-v"]}},
+                        "numNodes": 1,
+                        "nodeSelector": {"a": "b"},
+                    },
+                ),
+                *nodes(1),
+            ]
+        ),
+        None,
+    ),
+}
+
+STREAM_CASE = "plain-stream-in-plain-stream-out"
+
+
+def main() -> None:
+    for name, (doc, env) in CASES.items():
+        d = HERE / name
+        d.mkdir(exist_ok=True)
+        (d / "input.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+        if env:
+            (d / "env.yaml").write_text(yaml.safe_dump(env, sort_keys=False))
+    d = HERE / STREAM_CASE
+    d.mkdir(exist_ok=True)
+    docs = [
+        wr("stream", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 2}, path=None),
+        *nodes(2),
+    ]
+    (d / "input.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+
+
+if __name__ == "__main__":
+    main()
