@@ -53,7 +53,12 @@ def test_unknown_fields_are_rejected_by_the_crd() -> None:
         "apiVersion": "nvcre.nvidia.com/v1alpha1",
         "kind": "WorkloadRun",
         "metadata": {"name": "x"},
-        "spec": {"image": "i", "framework": {"exec": {"command": ["c"]}}, "numNodes": 1, "envv": []},
+        "spec": {
+            "image": "i",
+            "framework": {"exec": {"command": ["c"]}},
+            "numNodes": 1,
+            "envv": [],
+        },
     }
     with pytest.raises(jsonschema.ValidationError, match="envv"):
         jsonschema.validate(bad, _schema())
