@@ -67,7 +67,7 @@ def preview(
     if not runs:
         results.error("no WorkloadRun found in the input files")
     nodes = collect_nodes([o for o, _ in items])
-    out = render_all(runs, nodes, options, results)
+    out = render_all(runs, nodes, options, results, [o for o, _ in items])
     err = [r.human() for r in results.safe_items() if r.severity != "info"]
     if results.has_errors:
         n = sum(1 for r in results.items if r.severity == "error")

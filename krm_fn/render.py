@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from krm_fn import MANAGER, naming
+from krm_fn import MANAGER, naming, rules
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.builders import configmap, mpi_runtime, secret, torch_runtime, trainjob
@@ -31,6 +31,7 @@ from krm_fn.builders.plan import (
     ANN_PLATFORM,
     LABEL_MANAGED_BY,
     LABEL_RUN,
+    GangPlan,
     RunPlan,
 )
 from krm_fn.durations import parse_go_duration
@@ -51,7 +52,6 @@ MPI_DEFAULT_ARGS_TAIL = (
 )
 
 NOT_IMPLEMENTED: dict[str, str] = {
-    "spec.gangScheduler": "gang scheduling",
     "spec.orchestration.testScale": "testScale",
     "spec.orchestration.topology": "topology-aware partitioning",
     "spec.orchestration.repeatCount": "repeated runs",
@@ -100,6 +100,7 @@ def render_all(
     nodes: Sequence[NodeInfo],
     options: FunctionOptions,
     results: Results,
+    objects: Sequence[Mapping[str, Any]] = (),
 ) -> RenderOutput:
     """Render every WorkloadRun; see the module docstring for the invariants.
 
@@ -108,8 +109,11 @@ def render_all(
         nodes: The whole inventory.
         options: Function options.
         results: Collector for every problem and note.
+        objects: Every other input object, consulted for references (PersistentVolumeClaims
+            mounted by the runs, LogProfiles named by measurements).
 
     """
+    context = _Context.of(objects)
     out = RenderOutput()
     password = _registry_password(options, results)
     parsed: list[tuple[models.WorkloadRun, dict[str, Any], FileRef | None]] = []
@@ -127,9 +131,110 @@ def render_all(
             )
             continue
         seen.add(key)
-        _render_one(wr, raw, file, nodes, options, password, results, out)
+        _render_one(wr, raw, file, nodes, options, password, results, out, context)
     if results.has_errors:
         return RenderOutput(summaries=out.summaries)
+    return out
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Input objects other runs may refer to."""
+
+    pvcs: Mapping[tuple[str, str], Mapping[str, Any]]
+    log_profiles: frozenset[str]
+
+    @classmethod
+    def of(cls, objects: Sequence[Mapping[str, Any]]) -> _Context:
+        pvcs: dict[tuple[str, str], Mapping[str, Any]] = {}
+        profiles: set[str] = set()
+        for o in objects:
+            meta = o.get("metadata") or {}
+            if o.get("kind") == "PersistentVolumeClaim" and o.get("apiVersion") == "v1":
+                pvcs[(str(meta.get("namespace") or ""), str(meta.get("name")))] = o
+            if o.get("kind") == "LogProfile":
+                profiles.add(str(meta.get("name")))
+        return cls(pvcs, frozenset(profiles))
+
+
+BUILTIN_LOG_PROFILES = frozenset(
+    {"nccl-bandwidth", "nccl-loopback", "megatron-training", "megatron-bridge"}
+)
+NCCL_TEST_TYPES = frozenset(
+    [
+        "all_reduce",
+        "all_gather",
+        "alltoall",
+        "broadcast",
+        "reduce",
+        "reduce_scatter",
+        "sendrecv",
+        "scatter",
+        "gather",
+        "hypercube",
+    ]
+)
+ANN_THRESHOLDS = "nvcre.nvidia.com/thresholds"
+ANN_BANDWIDTH = "nvcre.nvidia.com/bandwidth-measurement"
+ANN_GOODPUT = "nvcre.nvidia.com/goodput-measurement"
+
+
+def _measurement_annotations(
+    spec: models.WorkloadRunSpec, context: _Context, err: Any, warn: Any
+) -> dict[str, str]:
+    """Validate measurements and thresholds; carry them onto TrainJobs for ``report``."""
+    import json
+
+    from krm_fn.report import thresholds as th
+
+    out: dict[str, str] = {}
+    measurements: list[tuple[str, Any, str]] = [
+        (ANN_BANDWIDTH, spec.bandwidth_measurement, "spec.bandwidthMeasurement"),
+        (ANN_GOODPUT, spec.goodput_measurement, "spec.goodputMeasurement"),
+    ]
+    for key, m, path in measurements:
+        if m is None:
+            continue
+        if m.log_profile_ref not in BUILTIN_LOG_PROFILES | context.log_profiles:
+            warn(
+                f"logProfileRef {m.log_profile_ref!r} is neither built in "
+                f"({', '.join(sorted(BUILTIN_LOG_PROFILES))}) nor a LogProfile in the input; "
+                "the report needs it to parse the logs",
+                f"{path}.logProfileRef",
+            )
+        body = m.model_dump(by_alias=True, exclude_none=True)
+        out[key] = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    bm = spec.bandwidth_measurement
+    if bm is not None and bm.test_type is not None and bm.test_type not in NCCL_TEST_TYPES:
+        err(
+            f"testType {bm.test_type!r} is not an nccl-tests collective; allowed: "
+            + ", ".join(sorted(NCCL_TEST_TYPES)),
+            "spec.bandwidthMeasurement.testType",
+        )
+    if spec.thresholds:
+        for k, expr in spec.thresholds.items():
+            try:
+                th.check_threshold_key(k)
+            except th.ThresholdKeyError:
+                err(
+                    f"unknown threshold key {k!r}; known keys: "
+                    + ", ".join(sorted(th.KNOWN_THRESHOLD_KEYS)),
+                    f"spec.thresholds[{k!r}]",
+                )
+                continue
+            try:
+                th.parse_threshold(expr)
+            except th.ThresholdSyntaxError as exc:
+                err(f"threshold {expr!r} does not parse: {exc}", f"spec.thresholds[{k!r}]")
+        if spec.bandwidth_measurement is None and spec.goodput_measurement is None:
+            warn(
+                "thresholds are set but neither bandwidthMeasurement nor goodputMeasurement is; "
+                "the report fails every threshold it has no measurement for",
+                "spec.thresholds",
+            )
+        out[ANN_THRESHOLDS] = json.dumps(
+            dict(spec.thresholds), sort_keys=True, separators=(",", ":")
+        )
     return out
 
 
@@ -157,6 +262,7 @@ def _render_one(
     password: str | None,
     results: Results,
     out: RenderOutput,
+    context: _Context,
 ) -> None:
     ref = ResourceRef.of(raw)
     spec = wr.spec
@@ -168,9 +274,21 @@ def _render_one(
     def warn(msg: str, path: str | None = None) -> None:
         results.warning(msg, resource=ref, field_path=path, file=file)
 
+    def build_failed(msg: str, path: str) -> None:
+        results.error(msg, resource=ref, field_path=path, file=file, tags={"reason": "BuildFailed"})
+
     problem = naming.run_name_problem(wr.name)
     if problem:
         err(problem, "metadata.name")
+    for path, msg in [
+        *rules.reserved_names(spec),
+        *rules.reserved_env(spec),
+        *rules.gang_scheduler(spec),
+        *rules.workload_labels(spec),
+        *rules.placement(spec),
+    ]:
+        build_failed(msg, path)
+    trainjob_annotations = _measurement_annotations(spec, context, err, warn)
     for path in _set_paths(raw.get("spec") or {}, list(NOT_IMPLEMENTED)):
         warn(
             f"{path} is accepted but not implemented yet ({NOT_IMPLEMENTED[path]}): it has no "
@@ -180,6 +298,20 @@ def _render_one(
 
     orch = spec.orchestration
     unpinned = bool(orch and orch.placement == "Unpinned")
+    if unpinned and spec.num_nodes > 1 and spec.gang_scheduler is None:
+        warn(
+            f"numNodes is {spec.num_nodes} under placement Unpinned without spec.gangScheduler: on a "
+            "contended cluster some pods can bind while the rest stay Pending indefinitely; set "
+            "spec.gangScheduler so the gang schedules whole or not at all",
+            "spec.gangScheduler",
+        )
+    if unpinned and orch is not None and orch.topology is not None:
+        warn(
+            "orchestration.topology.topologyKey only drives partitioning, so under Unpinned it does "
+            "nothing; to keep the job inside one domain, name the domain label in "
+            "target.matchExpressions (e.g. key nvidia.com/gpu.clique, operator In)",
+            "spec.orchestration.topology",
+        )
     timeout_text = (
         orch.timeout_per_job if orch and orch.timeout_per_job else None
     ) or DEFAULT_TIMEOUT
@@ -258,6 +390,16 @@ def _render_one(
                 + ", ".join(part.untested)
             )
 
+    # --- shared claims --------------------------------------------------------------------------
+    concurrent = spec.num_nodes if unpinned else len(eligible)
+    ns_key = wr.namespace or ""
+    pvcs = {name: pvc for (ns, name), pvc in context.pvcs.items() if ns in (ns_key, "")}
+    claim_errors, claim_warnings = rules.shared_claims(spec, concurrent, pvcs)
+    for path, msg in claim_errors:
+        build_failed(msg, path)
+    for path, msg in claim_warnings:
+        warn(msg, path)
+
     # --- env, resources, volumes --------------------------------------------------------------
     user_env = [Env(e.name, e.value or "", e.value_from) for e in spec.env]
     env = merge_env(base_nccl_env(mnnvl), user_env)
@@ -308,6 +450,17 @@ def _render_one(
         trainer_command=tuple(command),
         trainer_args=tuple(args),
         runtime_name=naming.runtime_name(wr.name),
+        gang=(
+            GangPlan(
+                spec.gang_scheduler.scheduler_name,
+                spec.gang_scheduler.queue_label_key or "kai.scheduler/queue",
+                spec.gang_scheduler.queue or "default-queue",
+            )
+            if spec.gang_scheduler
+            else None
+        ),
+        workload_labels=dict(spec.workload_metadata.labels) if spec.workload_metadata else {},
+        trainjob_annotations=trainjob_annotations,
     )
     objs: list[dict[str, Any]] = []
     if secret_name and options.registry and options.registry_username and password:

@@ -61,6 +61,7 @@ class Result:
     resource: ResourceRef | None = None
     field_path: str | None = None
     file: FileRef | None = None
+    tags: tuple[tuple[str, str], ...] = ()
 
     def to_krm(self) -> dict[str, Any]:
         """Render as a ``config.kubernetes.io/v1`` Result mapping."""
@@ -78,11 +79,16 @@ class Result:
                 out["field"] = {"path": self.field_path}
         if self.file is not None:
             out["file"] = {"path": self.file.path, "index": self.file.index}
+        if self.tags:
+            out["tags"] = dict(self.tags)
         return out
 
     def human(self) -> str:
         """One line for stderr."""
         parts = [f"[{self.severity}]"]
+        reason = dict(self.tags).get("reason")
+        if reason:
+            parts.append(f"{reason}:")
         if self.resource is not None:
             parts.append(f"{self.resource}:")
         if self.field_path:
@@ -107,9 +113,14 @@ class Results:
         resource: ResourceRef | None = None,
         field_path: str | None = None,
         file: FileRef | None = None,
+        tags: dict[str, str] | None = None,
     ) -> None:
         """Record one result."""
-        self.items.append(Result(message, severity, resource, field_path, file))
+        self.items.append(
+            Result(
+                message, severity, resource, field_path, file, tuple(sorted((tags or {}).items()))
+            )
+        )
 
     def error(self, message: str, **kw: Any) -> None:
         """Record an error."""
@@ -140,6 +151,6 @@ class Results:
         if not self.secrets:
             return list(self.items)
         return [
-            Result(self.redact(r.message), r.severity, r.resource, r.field_path, r.file)
+            Result(self.redact(r.message), r.severity, r.resource, r.field_path, r.file, r.tags)
             for r in self.items
         ]

@@ -99,7 +99,7 @@ def _render(
         nodes += collect_nodes([o for o, _ in loaded.items])
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
-    rendered = render_all(runs, nodes, options, results)
+    rendered = render_all(runs, nodes, options, results, inp.items)
     if results.has_errors:
         return _failed(results, b"", inp)
     items = assemble(inp.items, rendered.objects, options.output_dir, with_paths=not legacy)

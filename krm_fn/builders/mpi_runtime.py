@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from krm_fn.builders import pods
+from krm_fn.builders import gang, pods
 from krm_fn.builders.plan import TRAINER_API, RunPlan
 
 SSH_RAW = "/tmp/mpi-ssh-raw"
@@ -49,6 +49,51 @@ READINESS_PROBE = "\n".join(
 )
 
 LAUNCHER_INIT = f"set -x && {_COPY_KEYS}"
+
+SSHD_WAIT_ATTEMPTS = 240
+SSHD_WAIT_SLEEP = 5
+
+# Appended to the launcher's init script under KAI, where the launcher cannot be gated on
+# worker readiness (KAI will not admit a PodGroup with an empty sub-group). POSIX sh; every
+# value it handles comes from the hostfile, never from the WorkloadRun.
+KAI_WAIT_SCRIPT = f"""set +x
+[ -f {SSH_DIR}/id_rsa ] || {{ cp {SSH_RAW}/* {SSH_DIR}/ && chmod 600 {SSH_DIR}/id_rsa; }}
+hosts=$(awk '{{print $1}}' /etc/mpi/hostfile 2>/dev/null)
+if [ -z "$hosts" ]; then
+  echo "ERROR: no hosts in /etc/mpi/hostfile (missing, empty, or unreadable); refusing to start mpirun." >&2
+  exit 1
+fi
+pending=""
+for h in $hosts; do
+  case "$h" in "$HOSTNAME"|"$HOSTNAME".*) ;; *) pending="$pending $h" ;; esac
+done
+i=0
+while [ "$i" -lt {SSHD_WAIT_ATTEMPTS} ]; do
+  still=""
+  for h in $pending; do
+    if ! timeout 10 ssh -n -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5 "$h" true 2>/tmp/sshd-wait.err; then
+      still="$still $h"
+      if [ $((i % 10)) -eq 0 ]; then
+        echo "waiting: $h has not answered sshd yet (attempt $((i + 1))/{SSHD_WAIT_ATTEMPTS}, $((i * {SSHD_WAIT_SLEEP}))s)"
+        head -n 3 /tmp/sshd-wait.err | sed 's/^/  ssh: /'
+      fi
+    fi
+  done
+  pending=$still
+  if [ -z "$pending" ]; then
+    echo "workers answered sshd after $((i * {SSHD_WAIT_SLEEP}))s"
+    exit 0
+  fi
+  i=$((i + 1))
+  sleep {SSHD_WAIT_SLEEP}
+done
+pods=""
+for h in $pending; do pods="$pods ${{h%%.*}}"; done
+echo "ERROR: not every worker answered sshd within 20 minutes; refusing to start mpirun." >&2
+echo "  worker pods to look at (their events carry the cause):$pods" >&2
+echo "  e.g. kubectl describe pod -l jobset.sigs.k8s.io/replicatedjob-name=node" >&2
+echo "  also check that the workers and this launcher share a network policy allowing pod-to-pod port 22" >&2
+exit 1"""
 
 
 def _env(plan: RunPlan) -> list[dict[str, object]]:
@@ -83,16 +128,24 @@ def worker_job(plan: RunPlan) -> dict[str, Any]:
 
 
 def launcher_job(plan: RunPlan) -> dict[str, Any]:
-    """Replicated job ``launcher``: runs mpirun once every worker is Ready."""
+    """Replicated job ``launcher``: runs mpirun once every worker is Ready.
+
+    Under KAI the launcher is not gated (no ``dependsOn``); its init container waits for
+    every worker's sshd instead, for up to 20 minutes, and the Job's ``backoffLimit`` is 6.
+    """
+    kai = plan.gang is not None and plan.gang.kai
+    mounts: list[dict[str, Any]] = [
+        {"name": SSH_VOLUME, "mountPath": SSH_RAW, "readOnly": True},
+        {"name": SSH_KEYS, "mountPath": SSH_DIR},
+    ]
+    if kai:
+        mounts.append({"name": "mpi-hostfile", "mountPath": "/etc/mpi", "readOnly": True})
     init = {
         "name": "fix-ssh-permissions",
         "image": plan.image,
         "command": ["sh", "-c"],
-        "args": [LAUNCHER_INIT],
-        "volumeMounts": [
-            {"name": SSH_VOLUME, "mountPath": SSH_RAW, "readOnly": True},
-            {"name": SSH_KEYS, "mountPath": SSH_DIR},
-        ],
+        "args": [LAUNCHER_INIT + ("\n" + KAI_WAIT_SCRIPT if kai else "")],
+        "volumeMounts": mounts,
     }
     container: dict[str, Any] = {
         "name": "node",
@@ -116,19 +169,22 @@ def launcher_job(plan: RunPlan) -> dict[str, Any]:
         ],
     }
     spec.update(pods.pod_extras(plan))
-    return {
-        "name": "launcher",
-        "dependsOn": [{"name": "node", "status": "Ready"}],
-        "template": {
-            "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-            "spec": {"template": {"spec": spec}},
-        },
+    job_spec: dict[str, Any] = {"template": {"spec": spec}}
+    if kai:
+        job_spec = {"backoffLimit": 6, **job_spec}
+    job: dict[str, Any] = {"name": "launcher"}
+    if not kai:
+        job["dependsOn"] = [{"name": "node", "status": "Ready"}]
+    job["template"] = {
+        "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+        "spec": job_spec,
     }
+    return job
 
 
 def build_mpi_runtime(plan: RunPlan) -> dict[str, Any]:
     """The run's MPI ``TrainingRuntime``."""
-    return {
+    runtime = {
         "apiVersion": TRAINER_API,
         "kind": "TrainingRuntime",
         "metadata": plan.meta(plan.runtime_name, {"trainer.kubeflow.org/framework": "mpi"}),
@@ -151,3 +207,5 @@ def build_mpi_runtime(plan: RunPlan) -> dict[str, Any]:
             },
         },
     }
+    gang.apply_gang_to_runtime(runtime, plan)
+    return runtime

@@ -29,6 +29,20 @@ ANN_OVERLAPS = "nvcre.nvidia.com/runs-after"
 
 
 @dataclass(frozen=True)
+class GangPlan:
+    """``spec.gangScheduler`` resolved: scheduler, queue label, and the KAI special case."""
+
+    scheduler_name: str
+    queue_label_key: str
+    queue: str
+
+    @property
+    def kai(self) -> bool:
+        """NVCRE keys the KAI behaviour on the exact scheduler name ``kai-scheduler``."""
+        return self.scheduler_name == "kai-scheduler"
+
+
+@dataclass(frozen=True)
 class RunPlan:
     """Everything resolved for one WorkloadRun."""
 
@@ -52,7 +66,9 @@ class RunPlan:
     trainer_command: tuple[str, ...]
     trainer_args: tuple[str, ...]
     runtime_name: str
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    gang: GangPlan | None = None
+    workload_labels: Mapping[str, str] = field(default_factory=dict)
+    trainjob_annotations: Mapping[str, str] = field(default_factory=dict)
 
     def meta(self, name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         """ObjectMeta for a generated object of this run."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from krm_fn.builders import pods
+from krm_fn.builders import gang, pods
 from krm_fn.builders.plan import TRAINER_API, RunPlan
 
 
@@ -33,7 +33,7 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
     spec["containers"] = [container]
     spec["volumes"] = pods.workload_volumes(plan)
     spec.update(pods.pod_extras(plan))
-    return {
+    runtime = {
         "apiVersion": TRAINER_API,
         "kind": "TrainingRuntime",
         "metadata": plan.meta(plan.runtime_name, {"trainer.kubeflow.org/framework": "torch"}),
@@ -58,3 +58,5 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
             },
         },
     }
+    gang.apply_gang_to_runtime(runtime, plan)
+    return runtime

@@ -45,8 +45,12 @@ def build_trainjob(
         active_deadline_seconds: ``orchestration.timeoutPerJob`` in seconds.
 
     """
-    meta = plan.meta(name, {LABEL_GROUP: group.name})
+    labels = {LABEL_GROUP: group.name, **plan.workload_labels}
+    if plan.gang is not None:
+        labels[plan.gang.queue_label_key] = plan.gang.queue
+    meta = plan.meta(name, labels)
     ann = meta.setdefault("annotations", {})
+    ann.update(plan.trainjob_annotations)
     if group.nodes:
         ann[ANN_GROUP_NODES] = ",".join(group.nodes)
     if runs_after:

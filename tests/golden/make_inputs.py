@@ -442,6 +442,421 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
         ),
         None,
     ),
+    "gang-kai-launcher-waits-for-sshd-instead-of-depends-on": (
+        rl(
+            [
+                wr(
+                    "gang-scheduled-workload",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 4,
+                        "gangScheduler": {
+                            "schedulerName": "kai-scheduler",
+                            "queue": "high-priority",
+                        },
+                    },
+                ),
+                *nodes(8),
+            ]
+        ),
+        None,
+    ),
+    "gang-runai-custom-queue-label-key-torch": (
+        rl(
+            [
+                wr(
+                    "wr-runai",
+                    {
+                        "image": IMAGE,
+                        "framework": {"torch": {"script": "/workspace/train.py"}},
+                        "numNodes": 2,
+                        "gangScheduler": {
+                            "schedulerName": "runai-scheduler",
+                            "queueLabelKey": "runai/queue",
+                            "queue": "team-a",
+                        },
+                    },
+                    ns="runai-team-a",
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "gang-unpinned-kueue-workload-labels-compose": (
+        rl(
+            [
+                wr(
+                    "kueued",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "orchestration": {"placement": "Unpinned"},
+                        "gangScheduler": {"schedulerName": "kai-scheduler"},
+                        "workloadMetadata": {
+                            "labels": {
+                                "kueue.x-k8s.io/queue-name": "gpu-queue",
+                                "kai.scheduler/queue": "default-queue",
+                            }
+                        },
+                    },
+                ),
+                *nodes(3),
+            ]
+        ),
+        None,
+    ),
+    "gang-and-label-validation-errors": (
+        rl(
+            [
+                wr(
+                    "bad-gang",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 1,
+                        "gangScheduler": {
+                            "schedulerName": "kai-scheduler",
+                            "queue": "-bad queue-",
+                            "queueLabelKey": "nvcre.nvidia.com/queue",
+                        },
+                    },
+                ),
+                wr(
+                    "bad-labels",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 1,
+                        "gangScheduler": {"schedulerName": "kai-scheduler", "queue": "q1"},
+                        "workloadMetadata": {
+                            "labels": {
+                                "kai.scheduler/queue": "q2",
+                                "app.kubernetes.io/managed-by": "me",
+                                "bad key!": "v",
+                                "ok": "bad value!",
+                            }
+                        },
+                    },
+                    path="labels.yaml",
+                ),
+                *nodes(1),
+            ]
+        ),
+        None,
+    ),
+    "reserved-names-and-paths-mpi-refused": (
+        rl(
+            [
+                wr(
+                    "reserved-mpi",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 1,
+                        "volumes": [
+                            {"name": "dshm", "emptyDir": {}},
+                            {"name": "mpi-ssh-auth", "emptyDir": {}},
+                            {"name": "data", "emptyDir": {}},
+                        ],
+                        "volumeMounts": [
+                            {"name": "data", "mountPath": "/dev/shm"},
+                            {"name": "data", "mountPath": "/root/.ssh/authorized_keys"},
+                            {"name": "data", "mountPath": "/tmp/mpi-ssh-raw"},
+                            {"name": "config-volume", "mountPath": "/cfg"},
+                            {"name": "data", "mountPath": "/dev/shm/below-is-fine"},
+                            {"name": "missing", "mountPath": "/m"},
+                        ],
+                        "initContainers": [{"name": "node", "image": IMAGE}],
+                        "env": [{"name": "OMPI_MCA_plm_rsh_args", "value": "-p 2222"}],
+                    },
+                ),
+                *nodes(1),
+            ]
+        ),
+        None,
+    ),
+    "reserved-names-and-paths-torch-refused": (
+        rl(
+            [
+                wr(
+                    "reserved-torch",
+                    {
+                        "image": IMAGE,
+                        "framework": {"torch": {"script": "/t.py"}},
+                        "numNodes": 1,
+                        "config": {"inline": {"a.sh": "echo"}},
+                        "volumes": [
+                            {"name": "kubeflow-trainer-token", "emptyDir": {}},
+                            {"name": "config-volume", "emptyDir": {}},
+                            {"name": "d", "emptyDir": {}},
+                        ],
+                        "volumeMounts": [
+                            {"name": "d", "mountPath": "/config"},
+                            {"name": "d", "mountPath": "/var/run/secrets/kubeflow/trainer/token"},
+                            {"name": "d", "mountPath": "/config/sub-is-fine"},
+                            {"name": "d", "mountPath": "/root/.ssh"},
+                        ],
+                        "env": [{"name": "PET_NNODES", "value": "3"}],
+                    },
+                ),
+                *nodes(1),
+            ]
+        ),
+        None,
+    ),
+    "pvc-read-write-once-shared-by-workers-refused": (
+        rl(
+            [
+                wr(
+                    "rwo",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "volumes": [
+                            {"name": "ckpt", "persistentVolumeClaim": {"claimName": "rwo-claim"}}
+                        ],
+                        "volumeMounts": [{"name": "ckpt", "mountPath": "/ckpt"}],
+                    },
+                ),
+                {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "metadata": {"name": "rwo-claim"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "resources": {"requests": {"storage": "1Ti"}},
+                    },
+                },
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "pvc-read-only-many-mounted-read-only-accepted": (
+        rl(
+            [
+                wr(
+                    "rox",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "volumes": [
+                            {"name": "ds", "persistentVolumeClaim": {"claimName": "datasets"}}
+                        ],
+                        "volumeMounts": [{"name": "ds", "mountPath": "/data", "readOnly": True}],
+                    },
+                ),
+                {
+                    "apiVersion": "v1",
+                    "kind": "PersistentVolumeClaim",
+                    "metadata": {"name": "datasets"},
+                    "spec": {
+                        "accessModes": ["ReadOnlyMany"],
+                        "resources": {"requests": {"storage": "1Ti"}},
+                    },
+                },
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "bandwidth-measurement-and-thresholds-carried-to-trainjobs": (
+        rl(
+            [
+                wr(
+                    "bw",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "bandwidthMeasurement": {
+                            "logProfileRef": "nccl-bandwidth",
+                            "testType": "all_reduce",
+                        },
+                        "thresholds": {"busBandwidthGBps": "value >= 900"},
+                    },
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "goodput-measurement-carried-to-trainjobs": (
+        rl(
+            [
+                wr(
+                    "megatron",
+                    {
+                        "image": IMAGE,
+                        "framework": {"torch": {"script": "/workspace/pretrain_gpt.py"}},
+                        "numNodes": 2,
+                        "goodputMeasurement": {"logProfileRef": "megatron-training"},
+                    },
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "bad-threshold-and-test-type-refused": (
+        rl(
+            [
+                wr(
+                    "bad-bw",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 1,
+                        "bandwidthMeasurement": {
+                            "logProfileRef": "nccl-bandwidth",
+                            "testType": "all-reduce",
+                        },
+                        "thresholds": {"busBandwidthGBps": "value >= ", "noSuchKey": "value > 1"},
+                    },
+                ),
+                *nodes(1),
+            ]
+        ),
+        None,
+    ),
+    "unpinned-clique-target-from-the-guide": (
+        rl(
+            [
+                wr(
+                    "clique-job",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "target": {
+                            "matchExpressions": [
+                                {
+                                    "key": "nvidia.com/gpu.clique",
+                                    "operator": "In",
+                                    "values": ["clique-0"],
+                                }
+                            ]
+                        },
+                        "orchestration": {
+                            "placement": "Unpinned",
+                            "topology": {"topologyKey": "nvidia.com/gpu.clique"},
+                        },
+                        "gangScheduler": {"schedulerName": "kai-scheduler"},
+                    },
+                ),
+                *nodes(
+                    3,
+                    product="NVIDIA-GB200",
+                    provider="",
+                    gpus=4,
+                    labels={"nvidia.com/gpu.clique": "clique-0"},
+                ),
+                node(
+                    "gpu-node-09",
+                    product="NVIDIA-GB200",
+                    provider="",
+                    gpus=4,
+                    labels={"nvidia.com/gpu.clique": "clique-1"},
+                ),
+            ]
+        ),
+        None,
+    ),
+    "unpinned-never-clamped-and-test-scale-refused": (
+        rl(
+            [
+                wr(
+                    "too-few",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 8,
+                        "orchestration": {"placement": "Unpinned"},
+                    },
+                ),
+                wr(
+                    "scale",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 1,
+                        "orchestration": {"placement": "Unpinned", "testScale": "intra-node"},
+                    },
+                    path="scale.yaml",
+                ),
+                *nodes(4),
+            ]
+        ),
+        None,
+    ),
+    "host-rdma-override-from-the-guide": (
+        rl(
+            [
+                wr(
+                    "nccl-hostpath-rdma",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": {**MPI, "args": ["-b", "8", "-e", "32G", "-f", "2"]}},
+                        "numNodes": 2,
+                        "target": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-GB200"}},
+                        "volumes": [
+                            {
+                                "name": "ib-dev",
+                                "hostPath": {"path": "/dev/infiniband", "type": "Directory"},
+                            }
+                        ],
+                        "volumeMounts": [{"name": "ib-dev", "mountPath": "/dev/infiniband"}],
+                        "overrides": [
+                            {
+                                "when": {},
+                                "dependencies": [
+                                    {
+                                        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                                        "kind": "TrainingRuntime",
+                                        "metadata": {"name": "nccl-hostpath-rdma-runtime"},
+                                        "spec": {
+                                            "template": {
+                                                "spec": {
+                                                    "replicatedJobs": [
+                                                        {
+                                                            "name": "node",
+                                                            "template": {
+                                                                "spec": {
+                                                                    "template": {
+                                                                        "spec": {
+                                                                            "containers": [
+                                                                                {
+                                                                                    "name": "node",
+                                                                                    "securityContext": {
+                                                                                        "privileged": True
+                                                                                    },
+                                                                                }
+                                                                            ]
+                                                                        }
+                                                                    }
+                                                                }
+                                                            },
+                                                        }
+                                                    ]
+                                                }
+                                            }
+                                        },
+                                    }
+                                ],
+                            }
+                        ],
+                    },
+                ),
+                *nodes(2, product="NVIDIA-GB200", provider="", gpus=4),
+            ]
+        ),
+        None,
+    ),
 }
 
 STREAM_CASE = "plain-stream-in-plain-stream-out"

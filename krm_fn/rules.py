@@ -1,0 +1,317 @@
+"""Cross-field rules of the WorkloadRun guide that the models alone cannot express.
+
+Each check returns ``(field path, message)`` pairs; the caller reports them as errors with
+reason ``BuildFailed`` (or warnings where said). Invariants:
+    * Checks never stop at the first problem: every violation is returned.
+    * Reserved names and paths are exactly the guide's: ``dshm`` and ``config-volume`` always,
+      ``/dev/shm`` and (with ``spec.config``) ``/config`` exactly; MPI adds ``mpi-ssh-auth`` and
+      ``/tmp/mpi-ssh-raw`` and ``/root/.ssh`` with everything below them; torch/exec add
+      ``kubeflow-trainer-token`` and ``/var/run/secrets/kubeflow/trainer`` and below.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from krm_fn.api import models
+
+Problem = tuple[str, str]
+
+RESERVED_VOLUMES_ALWAYS = {
+    "dshm": "the built-in memory-backed /dev/shm volume",
+    "config-volume": "the built-in spec.config volume mounted at /config",
+}
+RESERVED_VOLUMES = {
+    "mpi": {"mpi-ssh-auth": "the SSH key Secret Kubeflow Trainer injects for MPI"},
+    "torch": {"kubeflow-trainer-token": "the token Trainer's status plugin injects"},
+    "exec": {"kubeflow-trainer-token": "the token Trainer's status plugin injects"},
+}
+RESERVED_TREES = {
+    "mpi": {
+        "/tmp/mpi-ssh-raw": "the SSH key Secret Kubeflow Trainer mounts",
+        "/root/.ssh": "the worker's sshd setup",
+    },
+    "torch": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
+    "exec": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
+}
+RESERVED_ENV_MPI = (
+    "OMPI_MCA_orte_default_hostfile",
+    "OMPI_MCA_plm_rsh_args",
+    "OMPI_MCA_orte_keep_fqdn_hostnames",
+    "OMPI_MCA_orte_set_default_slots",
+)
+CONTROLLER_LABEL = "app.kubernetes.io/managed-by"
+RESERVED_PREFIX = "nvcre.nvidia.com/"
+MAX_WORKLOAD_LABELS = 32
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(path) if path.startswith("/") else path
+
+
+def _mounts(spec: models.WorkloadRunSpec) -> Iterator[tuple[str, models.VolumeMount]]:
+    for i, m in enumerate(spec.volume_mounts):
+        yield f"spec.volumeMounts[{i}]", m
+    for ci, c in enumerate(spec.init_containers):
+        for i, m in enumerate(c.volume_mounts or ()):
+            yield f"spec.initContainers[{ci}].volumeMounts[{i}]", m
+
+
+def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
+    """Volumes, mounts and init containers that would collide with built-in ones."""
+    fw = spec.framework.name
+    out: list[Problem] = []
+    reserved_vols = {**RESERVED_VOLUMES_ALWAYS, **RESERVED_VOLUMES[fw]}
+    declared: dict[str, int] = {}
+    for i, v in enumerate(spec.volumes):
+        if v.name in reserved_vols:
+            out.append(
+                (
+                    f"spec.volumes[{i}].name",
+                    f"volume name {v.name!r} is reserved for {reserved_vols[v.name]}",
+                )
+            )
+        if v.name in declared:
+            out.append(
+                (
+                    f"spec.volumes[{i}].name",
+                    f"duplicate volume name {v.name!r} (also spec.volumes[{declared[v.name]}])",
+                )
+            )
+        declared.setdefault(v.name, i)
+    exact = {"/dev/shm": "the built-in memory-backed /dev/shm"}
+    if spec.config is not None:
+        exact["/config"] = "spec.config"
+    trees = RESERVED_TREES[fw]
+    for where, m in _mounts(spec):
+        path = _norm(m.mount_path)
+        if path in exact:
+            out.append(
+                (f"{where}.mountPath", f"mount path {m.mount_path!r} is reserved for {exact[path]}")
+            )
+        for root, why in trees.items():
+            if path == root or path.startswith(root + "/"):
+                out.append(
+                    (
+                        f"{where}.mountPath",
+                        f"mount path {m.mount_path!r} is reserved: {root} and every path below it "
+                        f"belong to {why}",
+                    )
+                )
+        if m.name == "config-volume":
+            if spec.config is None:
+                out.append(
+                    (
+                        f"{where}.name",
+                        "a mount may name 'config-volume' only when spec.config creates it",
+                    )
+                )
+        elif m.name in reserved_vols:
+            out.append((f"{where}.name", f"mount names the reserved volume {m.name!r}"))
+        elif m.name not in declared:
+            out.append((f"{where}.name", f"no volume named {m.name!r} in spec.volumes"))
+    for i, c in enumerate(spec.init_containers):
+        if c.name == "node":
+            out.append(
+                (
+                    f"spec.initContainers[{i}].name",
+                    "'node' is the workload container's name in every pod",
+                )
+            )
+    seen_paths: dict[str, str] = {}
+    for i, m in enumerate(spec.volume_mounts):
+        p = _norm(m.mount_path)
+        if p in seen_paths:
+            out.append(
+                (
+                    f"spec.volumeMounts[{i}].mountPath",
+                    f"duplicate mount path {p!r} (also {seen_paths[p]})",
+                )
+            )
+        seen_paths.setdefault(p, f"spec.volumeMounts[{i}]")
+    return out
+
+
+def reserved_env(spec: models.WorkloadRunSpec) -> list[Problem]:
+    """Env names Trainer's plugins set and would silently replace."""
+    out: list[Problem] = []
+    for i, e in enumerate(spec.env):
+        if spec.framework.name == "mpi" and e.name in RESERVED_ENV_MPI:
+            out.append(
+                (
+                    f"spec.env[{i}].name",
+                    f"{e.name} is set by Kubeflow Trainer's MPI plugin and cannot be overridden",
+                )
+            )
+        if spec.framework.name != "mpi" and e.name.startswith("PET_"):
+            out.append(
+                (
+                    f"spec.env[{i}].name",
+                    f"{e.name}: PET_* variables are set by Kubeflow Trainer's torch plugin",
+                )
+            )
+    return out
+
+
+def label_problems(path: str, key: str, value: str | None) -> list[Problem]:
+    """Validity of one label key (and value)."""
+    out: list[Problem] = []
+    kp = models.label_key_problem(key)
+    if kp:
+        out.append((f"{path}[{key!r}]", f"invalid label key: {kp}"))
+    if value is not None:
+        vp = models.label_value_problem(value)
+        if vp:
+            out.append((f"{path}[{key!r}]", f"invalid label value {value!r}: {vp}"))
+    return out
+
+
+def _reserved_key(key: str) -> bool:
+    return key == CONTROLLER_LABEL or key.startswith(RESERVED_PREFIX)
+
+
+def gang_scheduler(spec: models.WorkloadRunSpec) -> list[Problem]:
+    """The guide's gangScheduler validation."""
+    g = spec.gang_scheduler
+    if g is None:
+        return []
+    out: list[Problem] = []
+    if g.queue:
+        vp = models.label_value_problem(g.queue)
+        if vp:
+            out.append(
+                ("spec.gangScheduler.queue", f"queue {g.queue!r} is not a valid label value: {vp}")
+            )
+    if g.queue_label_key:
+        kp = models.label_key_problem(g.queue_label_key)
+        if kp:
+            out.append(
+                (
+                    "spec.gangScheduler.queueLabelKey",
+                    f"{g.queue_label_key!r} is not a valid label key: {kp}",
+                )
+            )
+        elif _reserved_key(g.queue_label_key):
+            out.append(
+                (
+                    "spec.gangScheduler.queueLabelKey",
+                    "queueLabelKey must not use the controller-owned key app.kubernetes.io/managed-by "
+                    "or any key under the nvcre.nvidia.com/ prefix",
+                )
+            )
+    return out
+
+
+def workload_labels(spec: models.WorkloadRunSpec) -> list[Problem]:
+    """``spec.workloadMetadata.labels``: count, validity, reserved keys, gang queue conflicts."""
+    wm = spec.workload_metadata
+    if wm is None:
+        return []
+    path = "spec.workloadMetadata.labels"
+    out: list[Problem] = []
+    if len(wm.labels) > MAX_WORKLOAD_LABELS:
+        out.append((path, f"{len(wm.labels)} labels exceeds the maximum of {MAX_WORKLOAD_LABELS}"))
+    g = spec.gang_scheduler
+    for k, v in wm.labels.items():
+        if _reserved_key(k):
+            out.append(
+                (
+                    f"{path}[{k!r}]",
+                    f"label key is reserved for the controller: {CONTROLLER_LABEL!r} and any key under "
+                    f"{RESERVED_PREFIX!r} identify workload ownership",
+                )
+            )
+            continue
+        out += label_problems(path, k, v)
+        if (
+            g is not None
+            and k == (g.queue_label_key or "kai.scheduler/queue")
+            and v != (g.queue or "default-queue")
+        ):
+            out.append(
+                (
+                    f"{path}[{k!r}]",
+                    f"conflicting label value {v!r}, expected {g.queue or 'default-queue'!r} "
+                    "(spec.gangScheduler.queue)",
+                )
+            )
+    return out
+
+
+def placement(spec: models.WorkloadRunSpec) -> list[Problem]:
+    """NVCRE's Unpinned × testScale refusals (verbatim)."""
+    o = spec.orchestration
+    if o is None or o.placement != "Unpinned" or o.test_scale is None:
+        return []
+    if o.test_scale == "intra-node":
+        return [
+            (
+                "spec.orchestration.placement",
+                'orchestration.placement: Unpinned is incompatible with orchestration.testScale "intra-node": '
+                "intra-node runs one job per target node, Unpinned runs exactly one job; drop one of the two",
+            )
+        ]
+    if o.test_scale == "intra-rack":
+        return [
+            (
+                "spec.orchestration.placement",
+                'orchestration.placement: Unpinned is incompatible with orchestration.testScale "intra-rack": '
+                "intra-rack runs one job per topology domain, Unpinned runs exactly one job; to confine a single "
+                "unpinned job to one domain, name the domain label in target.matchExpressions instead",
+            )
+        ]
+    return []
+
+
+def shared_claims(
+    spec: models.WorkloadRunSpec,
+    concurrent_pods: int,
+    pvcs: Mapping[str, Mapping[str, Any]],
+) -> tuple[list[Problem], list[Problem]]:
+    """PVCs mounted by several worker pods at once must be RWX (or ROX mounted read-only).
+
+    Returns:
+        (errors, warnings): errors for PVCs in the input that violate the rule, warnings for
+        claims that could not be checked because the PVC is not in the input.
+
+    """
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+    if concurrent_pods <= 1:
+        return errors, warnings
+    for i, v in enumerate(spec.volumes):
+        key, body = v.source
+        if key != "persistentVolumeClaim":
+            continue
+        claim = str(body.get("claimName", ""))
+        mounts = [m for _, m in _mounts(spec) if m.name == v.name]
+        read_only = bool(body.get("readOnly")) or (
+            bool(mounts) and all(m.read_only for m in mounts)
+        )
+        pvc = pvcs.get(claim)
+        where = f"spec.volumes[{i}].persistentVolumeClaim.claimName"
+        if pvc is None:
+            warnings.append(
+                (
+                    where,
+                    f"PersistentVolumeClaim {claim!r} is mounted by {concurrent_pods} worker pods at once "
+                    "but is not in the input, so its access modes could not be checked: it must be "
+                    "ReadWriteMany, or ReadOnlyMany mounted read-only",
+                )
+            )
+            continue
+        modes = set((pvc.get("spec") or {}).get("accessModes") or ())
+        if "ReadWriteMany" in modes or ("ReadOnlyMany" in modes and read_only):
+            continue
+        need = "ReadWriteMany" if not read_only else "ReadWriteMany or ReadOnlyMany"
+        errors.append(
+            (
+                where,
+                f"PersistentVolumeClaim {claim!r} has accessModes {sorted(modes) or '[]'} but is mounted by "
+                f"{concurrent_pods} worker pods at once; it must be {need}"
+                + ("" if read_only else " (or ReadOnlyMany with every mount readOnly: true)"),
+            )
+        )
+    return errors, warnings

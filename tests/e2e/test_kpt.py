@@ -1,0 +1,77 @@
+"""The function under the real kpt 1.0.0-beta.56: eval, render (twice), failing render."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import (
+    PASSWORD,
+    copy_example,
+    load_docs,
+    need,
+    run,
+    snapshot,
+)
+from tests.k8s_schemas import validate_all
+
+pytestmark = pytest.mark.e2e
+
+
+def _kinds(docs: list[dict]) -> list[str]:
+    return [d["kind"] for d in docs]
+
+
+def test_kpt_render_writes_generated_file_and_keeps_comments(tmp_path: Path) -> None:
+    kpt = need("kpt")
+    pkg = copy_example("kpt-basic", tmp_path)
+    proc = run([kpt, "fn", "render", "--allow-exec", str(pkg)])
+    assert proc.returncode == 0, proc.stderr
+    out = pkg / "generated" / "my-workload.yaml"
+    docs = load_docs(out)
+    assert _kinds(docs) == ["Secret", "TrainingRuntime"] + ["TrainJob"] * 4
+    assert validate_all(docs) == []
+    wr = (pkg / "workloadrun.yaml").read_text()
+    assert "# numNodes is the number of nodes per job group" in wr
+    assert "name: my-workload # the TrainJobs are named my-workload-group-<i>" in wr
+    assert "config.kubernetes.io/local-config: 'true'" in wr
+    assert "internal.config.kubernetes.io" not in out.read_text()
+    assert PASSWORD not in proc.stderr + proc.stdout
+
+
+def test_kpt_render_twice_leaves_the_package_byte_identical(tmp_path: Path) -> None:
+    kpt = need("kpt")
+    pkg = copy_example("kpt-basic", tmp_path)
+    assert run([kpt, "fn", "render", "--allow-exec", str(pkg)]).returncode == 0
+    first = snapshot(pkg)
+    again = run([kpt, "fn", "render", "--allow-exec", str(pkg)])
+    assert again.returncode == 0, again.stderr
+    assert snapshot(pkg) == first
+
+
+def test_kpt_fn_eval_with_fn_config(tmp_path: Path) -> None:
+    kpt = need("kpt")
+    pkg = copy_example("kpt-basic", tmp_path)
+    cfg = tmp_path / "fn-config.yaml"
+    shutil.move(pkg / "fn-config.yaml", cfg)
+    (pkg / "Kptfile").unlink()
+    proc = run([kpt, "fn", "eval", str(pkg), "--exec", "workloadrun-fn", "--fn-config", str(cfg)])
+    assert proc.returncode == 0, proc.stderr
+    docs = load_docs(pkg / "generated" / "my-workload.yaml")
+    assert _kinds(docs).count("TrainJob") == 4
+    assert validate_all(docs) == []
+
+
+def test_kpt_render_of_an_invalid_workloadrun_fails_and_touches_nothing(tmp_path: Path) -> None:
+    kpt = need("kpt")
+    pkg = copy_example("kpt-basic", tmp_path)
+    wr = pkg / "workloadrun.yaml"
+    wr.write_text(wr.read_text().replace("numNodes: 4", "numNodes: 4\n  envv: []"))
+    before = snapshot(pkg)
+    proc = run([kpt, "fn", "render", "--allow-exec", str(pkg)])
+    assert proc.returncode != 0
+    assert "unknown field 'envv'" in proc.stderr
+    assert "[FAIL]" in proc.stderr
+    assert snapshot(pkg) == before
