@@ -89,6 +89,58 @@ def render_cmd(
     sys.exit(code)
 
 
+PLUGIN_KINDS = (
+    ("fn.nvcre.nvidia.com", "v1alpha1", "WorkloadRunRender"),
+    ("nvcre.nvidia.com", "v1alpha1", "WorkloadRun"),
+)
+
+
+@cli.command("install-kustomize-plugin")
+@click.option(
+    "--plugin-home",
+    type=click.Path(file_okay=False),
+    help="Plugin root (default: $KUSTOMIZE_PLUGIN_HOME, else $XDG_CONFIG_HOME/kustomize/plugin, "
+    "else ~/.config/kustomize/plugin).",
+)
+def install_plugin_cmd(plugin_home: str | None) -> None:
+    """Install the legacy exec plugin so `kubectl kustomize --enable-alpha-plugins` runs us.
+
+    Installs two entry points: kind WorkloadRunRender (transformer: resources hold the
+    WorkloadRuns and Nodes) and kind WorkloadRun (generator: the WorkloadRun is the config).
+    """
+    import shutil
+
+    exe = Path(sys.executable).with_name("workloadrun-fn")
+    target = str(exe) if exe.exists() else shutil.which("workloadrun-fn") or ""
+    if not target:
+        raise click.ClickException(
+            "cannot find the workloadrun-fn executable to point the plugin at"
+        )
+    if plugin_home:
+        home = Path(plugin_home)
+    elif os.environ.get("KUSTOMIZE_PLUGIN_HOME"):
+        home = Path(os.environ["KUSTOMIZE_PLUGIN_HOME"])
+    else:
+        xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        home = Path(xdg) / "kustomize" / "plugin"
+    quoted = "'" + target.replace("'", "'\\''") + "'"
+    script = (
+        "#!/bin/sh\n"
+        "# kustomize legacy exec plugin, installed by `workloadrun-fn install-kustomize-plugin`.\n"
+        f'exec {quoted} "$@"\n'
+    )
+    for group, version, kind in PLUGIN_KINDS:
+        path = home / group / version / kind.lower() / kind
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(script)
+        path.chmod(0o755)
+        click.echo(f"installed {path} -> {target}")
+    click.echo(
+        "use it with: kubectl kustomize --enable-alpha-plugins DIR "
+        f"(kustomize must find the plugin root {home})"
+    )
+
+
 @cli.command("schema")
 def schema_cmd() -> None:
     """Print the WorkloadRun CustomResourceDefinition generated from the models."""

@@ -35,6 +35,8 @@ class RunOutcome:
     render: RenderOutput | None = None
 
 
+KUSTOMIZE_PLUGIN_FIELDS = ("argsOneLiner", "argsFromFile")
+
 _RL_HINT = re.compile(r"^kind:\s*['\"]?ResourceList", re.MULTILINE)
 
 
@@ -86,9 +88,12 @@ def _render(
         (it, file_ref_of(it)) for it in inp.items if is_workloadrun(it)
     ]
     if fc_dict and is_workloadrun(fc_dict):
-        key = _key(fc_dict)
+        # kustomize generator mode: the WorkloadRun is the plugin config; kustomize's own
+        # plugin fields are not part of the WorkloadRun API.
+        wr_fc = {k: v for k, v in fc_dict.items() if k not in KUSTOMIZE_PLUGIN_FIELDS}
+        key = _key(wr_fc)
         if not any(_key(r) == key for r, _ in runs):
-            runs.append((fc_dict, file_ref_of(fc_dict)))
+            runs.append((wr_fc, file_ref_of(wr_fc)))
     nodes: list[NodeInfo] = collect_nodes(inp.items)
     if options.inventory:
         try:

@@ -51,6 +51,22 @@ class FunctionOptions(BaseModel):
 
 
 _BOOL = {"true": True, "false": False}
+OPTION_ANNOTATION_PREFIX = "fn.nvcre.nvidia.com/"
+
+
+def _from_strings(data: dict[str, Any]) -> dict[str, Any]:
+    """Convert string-valued options (ConfigMap data, annotations) to their types."""
+    raw: dict[str, Any] = {}
+    for k, v in data.items():
+        if k in ("strictGpuArch",):
+            if str(v).lower() not in _BOOL:
+                raise ValueError(f"functionConfig option {k}: {v!r} is not true or false")
+            raw[k] = _BOOL[str(v).lower()]
+        elif k == "inventory":
+            raw[k] = [p.strip() for p in str(v).replace(",", "\n").splitlines() if p.strip()]
+        else:
+            raw[k] = v
+    return raw
 
 
 def options_from_config(fc: dict[str, Any] | None) -> FunctionOptions:
@@ -71,24 +87,20 @@ def options_from_config(fc: dict[str, Any] | None) -> FunctionOptions:
         data = fc.get("data") or {}
         if not isinstance(data, dict):
             raise ValueError("functionConfig ConfigMap data must be a mapping")
-        raw: dict[str, Any] = {}
-        for k, v in data.items():
-            if k in ("strictGpuArch",):
-                if str(v).lower() not in _BOOL:
-                    raise ValueError(f"functionConfig data.{k}: {v!r} is not true or false")
-                raw[k] = _BOOL[str(v).lower()]
-            elif k == "inventory":
-                raw[k] = [p for p in str(v).replace(",", "\n").splitlines() if p.strip()]
-            else:
-                raw[k] = v
-        return _validate(raw, "data")
+        return _validate(_from_strings(data), "data")
     if kind == CONFIG_KIND:
         spec = fc.get("spec") or {}
         if not isinstance(spec, dict):
             raise ValueError(f"functionConfig {CONFIG_KIND} spec must be a mapping")
         return _validate(spec, "spec")
     if kind == "WorkloadRun":
-        return FunctionOptions()
+        ann = (fc.get("metadata") or {}).get("annotations") or {}
+        raw = {
+            k.removeprefix(OPTION_ANNOTATION_PREFIX): v
+            for k, v in ann.items()
+            if k.startswith(OPTION_ANNOTATION_PREFIX)
+        }
+        return _validate(_from_strings(raw), f"metadata.annotations[{OPTION_ANNOTATION_PREFIX}*]")
     raise ValueError(
         f"functionConfig of kind {kind!r} is not supported; use a ConfigMap or "
         f"{CONFIG_API_VERSION} {CONFIG_KIND}"

@@ -30,12 +30,16 @@ def fn_env(**extra: str) -> dict[str, str]:
 def need(tool: str) -> str:
     path = shutil.which(tool)
     if not path:
-        pytest.fail(f"{tool} must be installed for the end-to-end tests (it is on every CI machine)")
+        pytest.fail(
+            f"{tool} must be installed for the end-to-end tests (it is on every CI machine)"
+        )
     return path
 
 
 def run(cmd: list[str], cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, cwd=cwd, env=fn_env(**env), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        cmd, cwd=cwd, env=fn_env(**env), capture_output=True, text=True, timeout=300
+    )
 
 
 def copy_example(name: str, tmp: Path) -> Path:
@@ -45,7 +49,9 @@ def copy_example(name: str, tmp: Path) -> Path:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def same_tree(a: Path, b: Path) -> bool:
