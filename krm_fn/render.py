@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from krm_fn import MANAGER, naming, rules
+from krm_fn import MANAGER, naming, rules, topology
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.builders import configmap, mpi_runtime, secret, torch_runtime, trainjob
@@ -36,10 +36,19 @@ from krm_fn.builders.plan import (
 )
 from krm_fn.durations import parse_go_duration
 from krm_fn.inventory import GPU_PRESENT_LABEL, NodeInfo, select_nodes
-from krm_fn.nccl_env import Env, base_nccl_env, forward_args, merge_env
+from krm_fn.launch import framework_argv, mpi_argv, wrap_pre_command
+from krm_fn.nccl_env import Env, base_nccl_env, merge_env
+from krm_fn.overrides.apply import apply_overrides
+from krm_fn.overrides.when import WhenContext, WhenError
+from krm_fn.overrides.when import describe as describe_when
+from krm_fn.overrides.when import matches as when_matches
 from krm_fn.partition import Group, Partition, PartitionError, partition_simple
-from krm_fn.platforms import detect as pdetect
-from krm_fn.platforms import gpu as pgpu
+from krm_fn.resolve_platform import (
+    PlatformPlan,
+    check_forced_names,
+    resolve_platform,
+    synthetic_nodes,
+)
 from krm_fn.results import FileRef, ResourceRef, Results
 from krm_fn.validate import parse_workloadrun
 
@@ -52,14 +61,7 @@ MPI_DEFAULT_ARGS_TAIL = (
 )
 
 NOT_IMPLEMENTED: dict[str, str] = {
-    "spec.orchestration.testScale": "testScale",
-    "spec.orchestration.topology": "topology-aware partitioning",
-    "spec.orchestration.repeatCount": "repeated runs",
-    "spec.orchestration.maxConcurrent": "concurrency limits",
     "spec.checkpoint": "checkpoint PVCs",
-    "spec.overrides": "user overrides",
-    "spec.mlnxPerNode": "NIC requests",
-    "spec.nicResourceName": "NIC requests",
 }
 
 
@@ -74,6 +76,7 @@ class RunSummary:
     excluded: list[str]
     platform: str
     gpu_arch: str
+    waves: list[list[str]] = field(default_factory=list)
 
 
 @dataclass
@@ -115,6 +118,8 @@ def render_all(
     """
     context = _Context.of(objects)
     out = RenderOutput()
+    for option, msg in check_forced_names(options):
+        results.error(f"functionConfig option {option}: {msg}")
     password = _registry_password(options, results)
     parsed: list[tuple[models.WorkloadRun, dict[str, Any], FileRef | None]] = []
     for raw, file in runs:
@@ -131,7 +136,19 @@ def render_all(
             )
             continue
         seen.add(key)
-        _render_one(wr, raw, file, nodes, options, password, results, out, context)
+        run_nodes = nodes
+        if not nodes and (options.platform or options.gpu_arch):
+            run_nodes = synthetic_nodes(
+                wr.spec.num_nodes,
+                options.platform.strip().lower() if options.platform else None,
+                _forced_arch(options.gpu_arch),
+            )
+            results.info(
+                f"no Node in the input: offline preview on {len(run_nodes)} synthetic node(s) "
+                f"({run_nodes[0].name} ...)",
+                resource=ref,
+            )
+        _render_one(wr, raw, file, run_nodes, options, password, results, out, context)
     if results.has_errors:
         return RenderOutput(summaries=out.summaries)
     return out
@@ -175,6 +192,7 @@ NCCL_TEST_TYPES = frozenset(
     ]
 )
 ANN_THRESHOLDS = "nvcre.nvidia.com/thresholds"
+ANN_APPLIED = "nvcre.nvidia.com/applied-overrides"
 ANN_BANDWIDTH = "nvcre.nvidia.com/bandwidth-measurement"
 ANN_GOODPUT = "nvcre.nvidia.com/goodput-measurement"
 
@@ -236,6 +254,12 @@ def _measurement_annotations(
             dict(spec.thresholds), sort_keys=True, separators=(",", ":")
         )
     return out
+
+
+def _forced_arch(name: str | None) -> str | None:
+    from krm_fn.platforms import gpu as pgpu
+
+    return pgpu.parse_gpu_product(name) if name else None
 
 
 def _registry_password(options: FunctionOptions, results: Results) -> str | None:
@@ -336,37 +360,37 @@ def _render_one(
         )
 
     # --- platform and GPU -------------------------------------------------------------------
-    platform, arch = "unknown", "unknown"
-    gpus = spec.gpus_per_node or 8
-    mnnvl = bool(spec.enable_mnnvl)
+    plat: PlatformPlan | None = None
     if eligible:
-        raws = [n.raw for n in eligible]
-        pdet = pdetect.detect_fleet_platform(raws)
-        if pdet.error:
-            err(pdet.error, "spec.target")
-        platform = options.platform or pdet.platform or "unknown"
-        gdet = pgpu.detect_gpu_architecture(raws, strict=options.strict_gpu_arch)
-        if gdet.error:
-            err(gdet.error, "spec.target")
-        elif gdet.warning:
-            warn(gdet.warning, "spec.target")
-        arch = pgpu.parse_gpu_product(options.gpu_arch) if options.gpu_arch else gdet.architecture
-        defaults = pgpu.gpu_defaults(arch, platform)
-        gpus = spec.gpus_per_node or defaults.gpus_per_node
-        mnnvl = spec.enable_mnnvl if spec.enable_mnnvl is not None else defaults.mnnvl
+        plat = resolve_platform(spec, eligible, options, err, warn)
         short = [
-            n.name for n in eligible if n.allocatable_gpus is not None and n.allocatable_gpus < gpus
+            n.name
+            for n in eligible
+            if n.allocatable_gpus is not None and n.allocatable_gpus < plat.gpus_per_node
         ]
         if short:
             warn(
                 f"node(s) {', '.join(short)} have fewer allocatable nvidia.com/gpu than the "
-                f"{gpus} requested per node; their pods will not schedule",
+                f"{plat.gpus_per_node} requested per node; their pods will not schedule",
                 "spec.gpusPerNode",
             )
+    platform = plat.platform if plat else "unknown"
+    arch = plat.gpu_architecture if plat else "unknown"
+    gpus = plat.gpus_per_node if plat else (spec.gpus_per_node or 8)
+    overlay = plat.overlay if plat else None
 
     # --- partition ---------------------------------------------------------------------------
+    scale = orch.test_scale if orch else None
+    per_group = 1 if scale == "intra-node" else spec.num_nodes
+    topo_key = (orch.topology.topology_key if orch and orch.topology else None) or (
+        overlay.topology_key if overlay else None
+    )
+    strict_domain = bool(orch and orch.topology and orch.topology.strict_domain) or (
+        scale == "intra-rack"
+    )
     names = [n.name for n in eligible]
     part = Partition(())
+    domains = 0
     if eligible:
         if unpinned:
             if len(names) < spec.num_nodes:
@@ -378,16 +402,46 @@ def _render_one(
                 )
             else:
                 part = Partition((Group("group-0", ()),), untested=())
+        elif scale == "intra-rack" and not topo_key:
+            err(
+                "testScale intra-rack runs one job per topology domain, but no topology key is "
+                f"known for platform {platform!r} and GPU {arch!r}; set "
+                "spec.orchestration.topology.topologyKey",
+                "spec.orchestration.testScale",
+            )
+        elif topo_key:
+            pairs = [(n.name, n.labels.get(topo_key)) for n in eligible]
+            missing = topology.missing_topology_label(pairs, topo_key)
+            if missing:
+                src = (
+                    "spec.orchestration.topology.topologyKey"
+                    if orch and orch.topology
+                    else f"the {platform} platform default"
+                )
+                err(
+                    f"node(s) {', '.join(repr(m) for m in missing)} missing topology label "
+                    f"{topo_key!r} ({src}); label them, narrow spec.target, or set "
+                    "spec.orchestration.topology.topologyKey to a label they carry",
+                    "spec.orchestration.topology.topologyKey",
+                )
+            else:
+                labelled = [(n, str(d)) for n, d in pairs]
+                domains = len({d for _, d in labelled})
+                try:
+                    part = topology.partition_topology(
+                        labelled, per_group, strict_domain, options.remainder
+                    )
+                except PartitionError as exc:
+                    err(f"{exc}; set numNodes to {len(names)} or fewer", "spec.numNodes")
         else:
             try:
-                part = partition_simple(names, spec.num_nodes, options.remainder)
+                part = partition_simple(names, per_group, options.remainder)
             except PartitionError as exc:
                 err(f"{exc}; set numNodes to {len(names)} or fewer", "spec.numNodes")
         if part.untested:
             warn(
                 f"remainder: {len(part.untested)} node(s) left untested because they do not "
-                f"fill a group of {spec.num_nodes} (option remainder=skip): "
-                + ", ".join(part.untested)
+                f"fill a group of {per_group} (option remainder=skip): " + ", ".join(part.untested)
             )
 
     # --- shared claims --------------------------------------------------------------------------
@@ -402,8 +456,22 @@ def _render_one(
 
     # --- env, resources, volumes --------------------------------------------------------------
     user_env = [Env(e.name, e.value or "", e.value_from) for e in spec.env]
-    env = merge_env(base_nccl_env(mnnvl), user_env)
-    resources = _worker_resources(spec.resources, gpus)
+    platform_env = [Env(e.name, e.value) for e in overlay.env] if overlay else []
+    env = merge_env(
+        base_nccl_env(plat.mnnvl if plat else bool(spec.enable_mnnvl)), platform_env, user_env
+    )
+    user_by_name = {e.name: e for e in user_env}
+    platform_forward = [
+        user_by_name.get(e.name, Env(e.name, e.value))
+        for e in (overlay.forward_env if overlay else ())
+    ]
+    resources = _worker_resources(
+        spec.resources,
+        gpus,
+        overlay.resources if overlay else {},
+        spec.nic_resource_name,
+        plat.nics_per_node if plat else 0,
+    )
 
     config_map: str | None = None
     if spec.config is not None:
@@ -417,20 +485,67 @@ def _render_one(
     if secret_name and secret_name not in pull:
         pull.append(secret_name)
 
+    # --- user overrides (when: matched against the detected platform and GPU) -----------------
+    raw_overrides = list((raw.get("spec") or {}).get("overrides") or [])
+    when_ctx = WhenContext(
+        platform=platform,
+        gpu_architecture=arch,
+        topology_mode="topology" if topo_key and not unpinned else "simple",
+        domain_count=domains,
+    )
+    override_args: list[str] = []
+    pre_command: list[str] = list(overlay.pre_command) if overlay else []
+    matched_user: list[str] = []
+    for i, ov in enumerate(raw_overrides):
+        when = ov.get("when") or {}
+        try:
+            hit = when_matches(when, when_ctx)
+        except WhenError as exc:
+            err(str(exc), f"spec.overrides[{i}].when")
+            continue
+        if not hit:
+            warn(
+                f"override {i} matched nothing (when: {describe_when(when)}; platform "
+                f"{platform}, GPU {arch}), so it changes nothing",
+                f"spec.overrides[{i}].when",
+            )
+            continue
+        matched_user.append(f"spec.overrides[{i}]")
+        override_args += list(ov.get("mpiArgs") or [])
+        pre_command += list(ov.get("preCommand") or [])
+
+    fw = spec.framework
+    if fw.mpi is not None:
+        command, args = mpi_argv(
+            fw.mpi,
+            gpus,
+            env,
+            platform_forward,
+            list(overlay.mpi_args) if overlay else [],
+            override_args,
+        )
+    else:
+        command, args = framework_argv(fw)
+    command, args = wrap_pre_command(pre_command, command, args)
+
+    applied = [f"catalog:{n}" for n in (overlay.applied if overlay else ())] + matched_user
     labels = {LABEL_MANAGED_BY: MANAGER, LABEL_RUN: wr.name}
     annotations = {ANN_PLATFORM: platform, ANN_GPU_ARCH: arch, ANN_FRAMEWORK: spec.framework.name}
-
-    command, args = _trainer_command(spec, gpus, env)
+    if applied:
+        annotations[ANN_APPLIED] = ",".join(applied)
 
     if sum(1 for r in results.items if r.severity == "error") > errors_before:
         return
 
+    base_sc: dict[str, Any] = (
+        {"capabilities": {"add": ["IPC_LOCK", "SYS_CHROOT"]}} if fw.name == "mpi" else {}
+    )
     plan = RunPlan(
         name=wr.name,
         namespace=wr.namespace,
         image=spec.image,
         framework=spec.framework.name,
-        num_nodes=spec.num_nodes,
+        num_nodes=per_group,
         gpus_per_node=gpus,
         env=tuple(env),
         worker_resources=resources,
@@ -444,7 +559,7 @@ def _render_one(
         config_map=config_map,
         image_pull_secrets=tuple(pull),
         target_terms=tuple(_target_terms(spec.target)),
-        tolerations=tuple(tolerations),
+        tolerations=tuple(_union([*tolerations, *(overlay.tolerations if overlay else ())])),
         labels=labels,
         annotations=annotations,
         trainer_command=tuple(command),
@@ -461,6 +576,18 @@ def _render_one(
         ),
         workload_labels=dict(spec.workload_metadata.labels) if spec.workload_metadata else {},
         trainjob_annotations=trainjob_annotations,
+        platform_volumes=_not_shadowed(
+            overlay.volumes if overlay else (), {v.name for v in spec.volumes}, "name"
+        ),
+        platform_mounts=_not_shadowed(
+            overlay.volume_mounts if overlay else (),
+            {m.mount_path for m in spec.volume_mounts},
+            "mountPath",
+        ),
+        worker_security_context=_merge_security(
+            base_sc, overlay.security_context if overlay else {}
+        ),
+        pod_annotations=dict(overlay.pod_annotations) if overlay else {},
     )
     objs: list[dict[str, Any]] = []
     if secret_name and options.registry and options.registry_username and password:
@@ -475,17 +602,32 @@ def _render_one(
         objs.append(mpi_runtime.build_mpi_runtime(plan))
     else:
         objs.append(torch_runtime.build_torch_runtime(plan))
-    job_names = {g.name: naming.trainjob_name(wr.name, g.name) for g in part.groups}
-    for g in part.groups:
+
+    repeat = (orch.repeat_count if orch and orch.repeat_count else None) or 1
+    jobs = _jobs(wr.name, part.groups, repeat, names if unpinned else None)
+    waves = topology.run_waves(
+        [Group(j.name, j.nodes) for j in jobs], (orch.max_concurrent if orch else None) or 0
+    )
+    wave_of = {name: i for i, wave in enumerate(waves) for name in wave}
+    for j in jobs:
+        w = wave_of[j.name]
         objs.append(
             trainjob.build_trainjob(
                 plan,
-                g,
-                job_names[g.name],
-                runs_after=job_names[g.overlaps] if g.overlaps else None,
+                j.group,
+                j.name,
+                runs_after=",".join(waves[w - 1]) if w else None,
                 active_deadline_seconds=deadline,
+                wave=w,
             )
         )
+    if raw_overrides:
+        outcome = apply_overrides(raw_overrides, objs, when_ctx)
+        for path, msg in outcome.errors:
+            err(msg, path)
+        if outcome.errors:
+            return
+        objs = outcome.objects
     for o in objs:
         out.objects.append((o, raw))
     out.summaries.append(
@@ -497,34 +639,111 @@ def _render_one(
             [x.node for x in sel.excluded],
             platform,
             arch,
+            waves=[list(w) for w in waves],
         )
     )
     sizes = sorted({len(g.nodes) or spec.num_nodes for g in part.groups})
     results.info(
-        f"rendered {len(part.groups)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
-        f"from {len(eligible)} eligible node(s); platform {platform}, GPU {arch}, "
-        f"{gpus} GPU(s) per node",
+        f"rendered {len(jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
+        f"from {len(eligible)} eligible node(s) in {len(waves)} wave(s); platform {platform}, "
+        f"GPU {arch}, {gpus} GPU(s) per node"
+        + (f"; overrides: {', '.join(applied)}" if applied else ""),
         resource=ref,
         file=file,
     )
 
 
-def _worker_resources(res: models.ResourceRequirements | None, gpus: int) -> dict[str, Any]:
-    """NVCRE's rule: add ``nvidia.com/gpu`` to limits and requests unless the user named it."""
+@dataclass(frozen=True)
+class _Job:
+    name: str
+    group: Group
+    nodes: tuple[str, ...]
+
+
+def _jobs(
+    run: str, groups: Sequence[Group], repeat: int, unpinned_nodes: Sequence[str] | None
+) -> list[_Job]:
+    """One TrainJob per group and iteration (``-iter-<k>`` only when repeatCount > 1).
+
+    Under Unpinned the scheduler may put every iteration on any target node, so for
+    keeping iterations apart each one counts as using all of them.
+    """
+    jobs = []
+    for k in range(1, repeat + 1):
+        for g in groups:
+            suffix = f"{g.name}-iter-{k}" if repeat > 1 else g.name
+            nodes = tuple(unpinned_nodes) if unpinned_nodes is not None else g.nodes
+            jobs.append(_Job(naming.trainjob_name(run, suffix), g, nodes))
+    return jobs
+
+
+def _union(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i in items:
+        if dict(i) not in out:
+            out.append(dict(i))
+    return out
+
+
+def _not_shadowed(
+    items: Sequence[Mapping[str, Any]], user: set[str], key: str
+) -> tuple[Mapping[str, Any], ...]:
+    """Platform volumes/mounts, minus those the user declares under the same name/path."""
+    return tuple(i for i in items if i.get(key) not in user)
+
+
+def _merge_security(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge container securityContexts; ``capabilities.add`` lists are unioned."""
+    out: dict[str, Any] = {k: v for k, v in base.items()}
+    for k, v in extra.items():
+        if k == "capabilities" and isinstance(v, Mapping):
+            caps = dict(out.get("capabilities") or {})
+            for ck, cv in v.items():
+                if ck in ("add", "drop") and isinstance(cv, list):
+                    caps[ck] = list(dict.fromkeys([*(caps.get(ck) or []), *cv]))
+                else:
+                    caps[ck] = cv
+            out["capabilities"] = caps
+        elif isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = _merge_security(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _worker_resources(
+    res: models.ResourceRequirements | None,
+    gpus: int,
+    platform: Mapping[str, Mapping[str, str | int]],
+    nic_name: str | None,
+    nics: int,
+) -> dict[str, Any]:
+    """Worker resources: NVCRE's GPU rule, then platform requests, then the NIC request.
+
+    ``nvidia.com/gpu`` goes into limits and requests unless the user named it in either;
+    platform resources (EFA adapters, RDMA devices, hugepages) are added where the user did
+    not set the same name; ``nicResourceName`` requests ``mlnxPerNode`` (0 opts out).
+    """
     gpu = "nvidia.com/gpu"
-    if res is None:
-        return {"limits": {gpu: str(gpus)}, "requests": {gpu: str(gpus)}}
-    limits = dict(res.limits or {})
-    requests = dict(res.requests or {})
+    limits: dict[str, Any] = dict(res.limits or {}) if res else {}
+    requests: dict[str, Any] = dict(res.requests or {}) if res else {}
     if gpu not in limits and gpu not in requests:
         limits[gpu] = str(gpus)
         requests[gpu] = str(gpus)
+    user_named = set(limits) | set(requests)
+    for section, target in (("limits", limits), ("requests", requests)):
+        for k, v in (platform.get(section) or {}).items():
+            if k not in user_named:
+                target[k] = v
+    if nic_name and nics > 0 and nic_name not in user_named:
+        limits[nic_name] = str(nics)
+        requests[nic_name] = str(nics)
     out: dict[str, Any] = {}
     if limits:
         out["limits"] = limits
     if requests:
         out["requests"] = requests
-    if res.claims:
+    if res and res.claims:
         out["claims"] = list(res.claims)
     return out
 
@@ -545,31 +764,3 @@ def _target_terms(target: models.Target | None) -> list[dict[str, Any]]:
             {"key": "kubernetes.io/hostname", "operator": "In", "values": sorted(target.node_names)}
         )
     return exprs
-
-
-def _trainer_command(
-    spec: models.WorkloadRunSpec, gpus: int, env: Sequence[Env]
-) -> tuple[list[str], list[str]]:
-    fw = spec.framework
-    if fw.mpi is not None:
-        mpi = fw.mpi
-        platform_args: list[str] = []
-        all_args = [*platform_args, *mpi.mpi_args]
-        args = [
-            "--hostfile",
-            "/etc/mpi/hostfile",
-            "-N",
-            str(gpus),
-            *MPI_DEFAULT_ARGS_TAIL,
-            *forward_args(env, all_args),
-            *all_args,
-            mpi.binary,
-            *mpi.args,
-        ]
-        return [mpi.mpirun_path], args
-    if fw.torch is not None:
-        t = fw.torch
-        head = [t.script] if t.script else ["-m", t.module or ""]
-        return ["torchrun"], [*head, *t.args]
-    assert fw.exec_ is not None
-    return list(fw.exec_.command), list(fw.exec_.args)

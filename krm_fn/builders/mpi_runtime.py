@@ -115,7 +115,7 @@ def worker_job(plan: RunPlan) -> dict[str, Any]:
             "periodSeconds": 30,
             "timeoutSeconds": 10,
         },
-        "securityContext": {"capabilities": {"add": ["IPC_LOCK", "SYS_CHROOT"]}},
+        "securityContext": dict(plan.worker_security_context),
         "volumeMounts": pods.workload_mounts(plan),
     }
     spec: dict[str, Any] = {"restartPolicy": "OnFailure"}
@@ -124,7 +124,11 @@ def worker_job(plan: RunPlan) -> dict[str, Any]:
     spec["containers"] = [container]
     spec["volumes"] = pods.workload_volumes(plan)
     spec.update(pods.pod_extras(plan))
-    return {"name": "node", "template": {"spec": {"template": {"spec": spec}}}}
+    pod: dict[str, Any] = {"spec": spec}
+    meta = pods.workload_pod_metadata(plan)
+    if meta:
+        pod = {"metadata": meta, **pod}
+    return {"name": "node", "template": {"spec": {"template": pod}}}
 
 
 def launcher_job(plan: RunPlan) -> dict[str, Any]:

@@ -26,6 +26,7 @@ ANN_PLATFORM = "nvcre.nvidia.com/detected-platform"
 ANN_GPU_ARCH = "nvcre.nvidia.com/detected-gpu-architecture"
 ANN_FRAMEWORK = "nvcre.nvidia.com/framework"
 ANN_OVERLAPS = "nvcre.nvidia.com/runs-after"
+LABEL_WAVE = "nvcre.nvidia.com/wave"
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,10 @@ class RunPlan:
     gang: GangPlan | None = None
     workload_labels: Mapping[str, str] = field(default_factory=dict)
     trainjob_annotations: Mapping[str, str] = field(default_factory=dict)
+    platform_volumes: tuple[Mapping[str, Any], ...] = ()
+    platform_mounts: tuple[Mapping[str, Any], ...] = ()
+    worker_security_context: Mapping[str, Any] = field(default_factory=dict)
+    pod_annotations: Mapping[str, str] = field(default_factory=dict)
 
     def meta(self, name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         """ObjectMeta for a generated object of this run."""

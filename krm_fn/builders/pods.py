@@ -51,13 +51,31 @@ def config_mount(plan: RunPlan, read_only: bool = False) -> list[dict[str, Any]]
 
 
 def workload_volumes(plan: RunPlan) -> list[dict[str, Any]]:
-    """Volumes of the pods that run the workload (torch/exec node pods, MPI workers)."""
-    return [dshm_volume(), *(dict(v) for v in plan.user_volumes), *config_volume(plan)]
+    """Volumes of the pods that run the workload (torch/exec node pods, MPI workers).
+
+    Order: ``dshm``, platform volumes (e.g. ``/dev/infiniband``), the user's, ``config-volume``.
+    """
+    return [
+        dshm_volume(),
+        *(dict(v) for v in plan.platform_volumes),
+        *(dict(v) for v in plan.user_volumes),
+        *config_volume(plan),
+    ]
 
 
 def workload_mounts(plan: RunPlan) -> list[dict[str, Any]]:
-    """Mounts of the workload container."""
-    return [dshm_mount(), *(dict(m) for m in plan.user_mounts), *config_mount(plan)]
+    """Mounts of the workload container, in the order of :func:`workload_volumes`."""
+    return [
+        dshm_mount(),
+        *(dict(m) for m in plan.platform_mounts),
+        *(dict(m) for m in plan.user_mounts),
+        *config_mount(plan),
+    ]
+
+
+def workload_pod_metadata(plan: RunPlan) -> dict[str, Any]:
+    """Pod template metadata of workload pods (platform annotations such as GKE's NICs)."""
+    return {"annotations": dict(plan.pod_annotations)} if plan.pod_annotations else {}
 
 
 def dedupe(exprs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -24,6 +24,8 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
         "resources": dict(plan.worker_resources),
         "volumeMounts": pods.workload_mounts(plan),
     }
+    if plan.worker_security_context:
+        container["securityContext"] = dict(plan.worker_security_context)
     spec: dict[str, Any] = {
         "terminationGracePeriodSeconds": 30,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
@@ -50,7 +52,7 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
                                         "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
                                     }
                                 },
-                                "spec": {"template": {"spec": spec}},
+                                "spec": {"template": {**_pod_meta(plan), "spec": spec}},
                             },
                         }
                     ]
@@ -60,3 +62,8 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
     }
     gang.apply_gang_to_runtime(runtime, plan)
     return runtime
+
+
+def _pod_meta(plan: RunPlan) -> dict[str, Any]:
+    meta = pods.workload_pod_metadata(plan)
+    return {"metadata": meta} if meta else {}

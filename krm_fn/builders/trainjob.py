@@ -20,6 +20,7 @@ from krm_fn.builders.plan import (
     ANN_GROUP_NODES,
     ANN_OVERLAPS,
     LABEL_GROUP,
+    LABEL_WAVE,
     PATCH_MANAGER,
     TRAINER_API,
     RunPlan,
@@ -34,6 +35,7 @@ def build_trainjob(
     name: str,
     runs_after: str | None,
     active_deadline_seconds: int | None,
+    wave: int = 0,
 ) -> dict[str, Any]:
     """The TrainJob of one group.
 
@@ -41,11 +43,12 @@ def build_trainjob(
         plan: The run's resolved plan.
         group: The group (its nodes; empty under Unpinned).
         name: The TrainJob name (already within limits).
-        runs_after: TrainJob this one must not overlap with; makes it suspended.
+        runs_after: TrainJobs (comma-separated) of the previous wave; makes it suspended.
         active_deadline_seconds: ``orchestration.timeoutPerJob`` in seconds.
+        wave: The wave this TrainJob runs in (0 starts at once).
 
     """
-    labels = {LABEL_GROUP: group.name, **plan.workload_labels}
+    labels = {LABEL_GROUP: group.name, LABEL_WAVE: str(wave), **plan.workload_labels}
     if plan.gang is not None:
         labels[plan.gang.queue_label_key] = plan.gang.queue
     meta = plan.meta(name, labels)
