@@ -21,7 +21,9 @@ pytestmark = pytest.mark.e2e
 KUSTOMIZATIONS = sorted(
     str(p.parent.relative_to(EXAMPLES))
     for p in EXAMPLES.rglob("kustomization.yaml")
-    if not (p.parent / "Kptfile").exists() and "base" not in p.parent.parts
+    if not (p.parent / "Kptfile").exists()
+    and not (p.parent / ".standalone-kustomize-only").exists()
+    and "base" not in p.parent.parts
 )
 
 
