@@ -44,6 +44,11 @@ def config_map_name(run: str) -> str:
     return shorten(f"{run}-config", SUBDOMAIN_MAX)
 
 
+def checkpoint_pvc_name(run: str) -> str:
+    """``<run>-checkpoint-pvc``: the claim of ``spec.checkpoint``."""
+    return shorten(f"{run}-checkpoint-pvc", SUBDOMAIN_MAX)
+
+
 def pull_secret_name(run: str) -> str:
     """``<run>-pull-secret``: the registry credential Secret."""
     return shorten(f"{run}-pull-secret", SUBDOMAIN_MAX)

@@ -24,7 +24,7 @@ from typing import Any
 from krm_fn import MANAGER, naming, rules, topology
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.builders import configmap, mpi_runtime, secret, torch_runtime, trainjob
+from krm_fn.builders import checkpoint, configmap, mpi_runtime, secret, torch_runtime, trainjob
 from krm_fn.builders.plan import (
     ANN_FRAMEWORK,
     ANN_GPU_ARCH,
@@ -60,9 +60,7 @@ MPI_DEFAULT_ARGS_TAIL = (
     "-o StrictHostKeyChecking=no -o ConnectionAttempts=10",
 )
 
-NOT_IMPLEMENTED: dict[str, str] = {
-    "spec.checkpoint": "checkpoint PVCs",
-}
+NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 @dataclass
@@ -588,6 +586,8 @@ def _render_one(
             base_sc, overlay.security_context if overlay else {}
         ),
         pod_annotations=dict(overlay.pod_annotations) if overlay else {},
+        checkpoint_pvc=naming.checkpoint_pvc_name(wr.name) if spec.checkpoint else None,
+        max_restarts=spec.checkpoint.max_restarts if spec.checkpoint else 0,
     )
     objs: list[dict[str, Any]] = []
     if secret_name and options.registry and options.registry_username and password:
@@ -598,6 +598,15 @@ def _render_one(
         )
     if spec.config is not None and spec.config.inline and config_map:
         objs.append(configmap.build_config_map(plan, config_map, spec.config.inline))
+    if spec.checkpoint is not None and plan.checkpoint_pvc:
+        objs.append(
+            checkpoint.build_checkpoint_pvc(
+                plan,
+                plan.checkpoint_pvc,
+                spec.checkpoint.storage_size,
+                spec.checkpoint.storage_class_name,
+            )
+        )
     if spec.framework.name == "mpi":
         objs.append(mpi_runtime.build_mpi_runtime(plan))
     else:

@@ -81,7 +81,11 @@ def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
                 )
             )
         declared.setdefault(v.name, i)
+    if spec.checkpoint is not None:
+        reserved_vols = {**reserved_vols, "checkpoint": "the spec.checkpoint claim"}
     exact = {"/dev/shm": "the built-in memory-backed /dev/shm"}
+    if spec.checkpoint is not None:
+        exact["/checkpoint"] = "spec.checkpoint"
     if spec.config is not None:
         exact["/config"] = "spec.config"
     trees = RESERVED_TREES[fw]

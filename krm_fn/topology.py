@@ -59,6 +59,7 @@ job of ``per_group`` nodes:
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -224,12 +225,17 @@ def partition_topology(
 
     # Regular pass: disjoint groups of per_group nodes from at most `cap` domains.
     fresh = _Pools(members, dict.fromkeys(members, 0))
+    heap = [(-len(names), d) for d, names in ordered]  # (-unassigned, name): fullest first
     groups: list[TopologyGroup] = []
-    while True:
-        available = sorted((d for d in members if fresh.left(d)), key=lambda d: (-fresh.left(d), d))
-        if sum(fresh.left(d) for d in available[:cap]) < per_group:
+    while heap:
+        # A group only ever needs the `cap` fullest pools, taken fullest first.
+        top = [heapq.heappop(heap) for _ in range(min(cap, len(heap)))]
+        if sum(fresh.left(d) for _, d in top) < per_group:
             break
-        taken, used = _take(fresh, available, per_group)
+        taken, used = _take(fresh, [d for _, d in top], per_group)
+        for _, d in top:
+            if fresh.left(d):
+                heapq.heappush(heap, (-fresh.left(d), d))
         groups.append(
             TopologyGroup(f"group-{len(groups)}", tuple(sorted(taken)), domains=tuple(sorted(used)))
         )

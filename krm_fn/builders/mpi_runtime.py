@@ -188,7 +188,7 @@ def launcher_job(plan: RunPlan) -> dict[str, Any]:
 
 def build_mpi_runtime(plan: RunPlan) -> dict[str, Any]:
     """The run's MPI ``TrainingRuntime``."""
-    runtime = {
+    runtime: dict[str, Any] = {
         "apiVersion": TRAINER_API,
         "kind": "TrainingRuntime",
         "metadata": plan.meta(plan.runtime_name, {"trainer.kubeflow.org/framework": "mpi"}),
@@ -211,5 +211,7 @@ def build_mpi_runtime(plan: RunPlan) -> dict[str, Any]:
             },
         },
     }
+    if plan.max_restarts:
+        runtime["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": plan.max_restarts}
     gang.apply_gang_to_runtime(runtime, plan)
     return runtime

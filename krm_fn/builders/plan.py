@@ -74,6 +74,8 @@ class RunPlan:
     platform_mounts: tuple[Mapping[str, Any], ...] = ()
     worker_security_context: Mapping[str, Any] = field(default_factory=dict)
     pod_annotations: Mapping[str, str] = field(default_factory=dict)
+    checkpoint_pvc: str | None = None
+    max_restarts: int = 0
 
     def meta(self, name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         """ObjectMeta for a generated object of this run."""

@@ -59,6 +59,11 @@ def workload_volumes(plan: RunPlan) -> list[dict[str, Any]]:
         dshm_volume(),
         *(dict(v) for v in plan.platform_volumes),
         *(dict(v) for v in plan.user_volumes),
+        *(
+            [{"name": "checkpoint", "persistentVolumeClaim": {"claimName": plan.checkpoint_pvc}}]
+            if plan.checkpoint_pvc
+            else []
+        ),
         *config_volume(plan),
     ]
 
@@ -69,6 +74,7 @@ def workload_mounts(plan: RunPlan) -> list[dict[str, Any]]:
         dshm_mount(),
         *(dict(m) for m in plan.platform_mounts),
         *(dict(m) for m in plan.user_mounts),
+        *([{"name": "checkpoint", "mountPath": "/checkpoint"}] if plan.checkpoint_pvc else []),
         *config_mount(plan),
     ]
 

@@ -35,7 +35,7 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
     spec["containers"] = [container]
     spec["volumes"] = pods.workload_volumes(plan)
     spec.update(pods.pod_extras(plan))
-    runtime = {
+    runtime: dict[str, Any] = {
         "apiVersion": TRAINER_API,
         "kind": "TrainingRuntime",
         "metadata": plan.meta(plan.runtime_name, {"trainer.kubeflow.org/framework": "torch"}),
@@ -60,6 +60,8 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
             },
         },
     }
+    if plan.max_restarts:
+        runtime["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": plan.max_restarts}
     gang.apply_gang_to_runtime(runtime, plan)
     return runtime
 

@@ -857,6 +857,119 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
         ),
         None,
     ),
+    "checkpoint-pvc-mounted-and-max-restarts": (
+        rl(
+            [
+                wr(
+                    "ckpt",
+                    {
+                        "image": IMAGE,
+                        "framework": {"torch": {"script": "/workspace/train.py"}},
+                        "numNodes": 2,
+                        "checkpoint": {
+                            "storageSize": "500Gi",
+                            "storageClassName": "fast-rwx",
+                            "maxRestarts": 3,
+                        },
+                    },
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "topology-key-fills-racks-and-overflow-runs-in-a-later-wave": (
+        rl(
+            [
+                wr(
+                    "racks",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 4,
+                        "orchestration": {"topology": {"topologyKey": "rack"}},
+                    },
+                ),
+                *[node(f"r1-{i}", labels={"rack": "rack-1"}) for i in range(1, 6)],
+                *[node(f"r2-{i}", labels={"rack": "rack-2"}) for i in range(1, 5)],
+                *[node(f"r3-{i}", labels={"rack": "rack-3"}) for i in range(1, 3)],
+            ]
+        ),
+        None,
+    ),
+    "topology-label-missing-is-an-error-naming-the-node": (
+        rl(
+            [
+                wr(
+                    "racks",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "orchestration": {"topology": {"topologyKey": "rack"}},
+                    },
+                ),
+                node("a-1", labels={"rack": "r1"}),
+                node("a-2"),
+            ]
+        ),
+        None,
+    ),
+    "intra-rack-one-job-per-rack": (
+        rl(
+            [
+                wr(
+                    "per-rack",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 1,
+                        "orchestration": {
+                            "testScale": "intra-rack",
+                            "topology": {"topologyKey": "rack"},
+                        },
+                    },
+                ),
+                *[node(f"r1-{i}", labels={"rack": "rack-1"}) for i in range(1, 4)],
+                *[node(f"r2-{i}", labels={"rack": "rack-2"}) for i in range(1, 3)],
+            ]
+        ),
+        None,
+    ),
+    "intra-node-one-job-per-node": (
+        rl(
+            [
+                wr(
+                    "per-node",
+                    {
+                        "image": IMAGE,
+                        "framework": {"exec": {"command": ["nvidia-smi"]}},
+                        "numNodes": 4,
+                        "orchestration": {"testScale": "intra-node"},
+                    },
+                ),
+                *nodes(3),
+            ]
+        ),
+        None,
+    ),
+    "repeat-count-and-max-concurrent-make-suspended-waves": (
+        rl(
+            [
+                wr(
+                    "repeat",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "orchestration": {"repeatCount": 2, "maxConcurrent": 1},
+                    },
+                ),
+                *nodes(4),
+            ]
+        ),
+        None,
+    ),
 }
 
 STREAM_CASE = "plain-stream-in-plain-stream-out"
