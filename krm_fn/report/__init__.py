@@ -8,12 +8,16 @@ TrainJobs left behind, and says per node group whether the run passed. One modul
 * :mod:`krm_fn.report.logprofiles`: the built-in LogProfiles and the user ones from the input.
 * :mod:`krm_fn.report.timestamps`, :mod:`krm_fn.report.prefixes`: Go time layouts and the
   launcher prefixes (``0: ``, ``[1,0]<stdout>:``, ``vm-07-14:``) that wrap log lines.
+* :mod:`krm_fn.report.loglines`: the numbered-line model every parser reads.
 * :mod:`krm_fn.report.parse_nccl`, :mod:`krm_fn.report.parse_megatron`,
   :mod:`krm_fn.report.detect_failures`: what a log says, without judging it.
 * :mod:`krm_fn.report.load_rendered`, :mod:`krm_fn.report.collect_logs`: the inputs.
-* :mod:`krm_fn.report.evaluate`, :mod:`krm_fn.report.regroup`: the verdict per group.
+* :mod:`krm_fn.report.evaluate`, :mod:`krm_fn.report.regroup`: the verdict per group, held
+  in :mod:`krm_fn.report.model`.
 * :mod:`krm_fn.report.render_text`, :mod:`krm_fn.report.render_md`,
-  :mod:`krm_fn.report.render_json`, :mod:`krm_fn.report.plot_svg`: the outputs.
+  :mod:`krm_fn.report.render_json`, :mod:`krm_fn.report.plot_svg`: the outputs, with
+  :mod:`krm_fn.report.format_values` for numbers; ``schema/report.schema.json`` is the JSON
+  shape.
 * :mod:`krm_fn.report.command`: the click command, ``report``.
 
 Invariants:

@@ -1,0 +1,327 @@
+"""Find the lines of a log that say a run failed, whatever the workload.
+
+Recognised (each becomes a :class:`Finding`):
+
+* every ``NCCL WARN`` line, with its wrapped continuation; ``NET/IB`` completion errors and
+  ``NET/OFI`` request errors are hardware findings, others are workload findings;
+* ``Connection refused``, ``ncclRemoteError`` and the other ``nccl*Error`` result names;
+* nccl-tests ``Test NCCL failure`` / ``Test CUDA failure`` (the ``.. host pid: Test failure``
+  stack lines that follow are folded into it);
+* Python tracebacks (the exception line is the message), ``CUDA out of memory``,
+  uncorrectable ECC errors, ``mpirun noticed that process rank … exited on signal``,
+  segmentation faults.
+
+Invariants:
+    * Detection never decides pass or fail; it only reports what it found and where.
+    * A finding names the host (and peer address) whenever the line does, and never invents
+      one: ``host`` is ``None`` when the log does not say.
+    * Findings with the same reason, host and message (after hex addresses are masked) are
+      merged and counted, so a WARN printed by every rank is listed once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from krm_fn.report.loglines import LogLine
+from krm_fn.report.prefixes import strip_prefixes
+
+__all__ = ["Finding", "Reason", "detect_failures"]
+
+Reason = Literal["WorkloadFailed", "ThresholdViolation", "HardwareFailureDetected"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One failure a log reports.
+
+    Attributes:
+        reason: ``HardwareFailureDetected`` or ``WorkloadFailed``.
+        kind: a short stable label, e.g. ``nccl-warn-ib-completion``.
+        message: what happened, in one line.
+        host: the host the line names, or ``None``.
+        peer: the remote address the line names (``10.2.0.5:33092``), or ``None``.
+        source: the log file.
+        line: the 1-based line number of the first occurrence.
+        count: how many lines said the same.
+
+    """
+
+    reason: Reason
+    kind: str
+    message: str
+    host: str | None
+    peer: str | None
+    source: str
+    line: int
+    count: int = 1
+
+
+_NCCL_PREFIX_RE = re.compile(
+    r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\]"
+)
+_WARN_RE = re.compile(r"\bNCCL WARN\s*(?P<msg>.*)$")
+_IB_COMPLETION_RE = re.compile(
+    r"NET/IB\s*:\s*Got completion from peer (?P<peer>[\w.:-]+)<(?P<port>\d+)> "
+    r"with error (?P<code>\d+)"
+)
+_OFI_ERROR_RE = re.compile(r"NET/OFI Request \S+ completed with error\.?(?P<rest>.*)")
+_CONNECT_RE = re.compile(r"Connect to (?P<peer>[\w.:-]+)<(?P<port>\d+)> failed\s*:\s*(?P<why>.+)")
+_PLUGIN_INIT_RE = re.compile(
+    r"NET/OFI .*(initiali[sz]ation failed|Failed to initiali[sz]e|Initiali[sz]ing plugin failed)",
+    re.IGNORECASE,
+)
+_IB_WC_STATUS = {
+    5: "work request flushed (IBV_WC_WR_FLUSH_ERR)",
+    10: "remote access error (IBV_WC_REM_ACCESS_ERR)",
+    12: "transport retry counter exceeded (IBV_WC_RETRY_EXC_ERR)",
+    13: "RNR retry counter exceeded (IBV_WC_RNR_RETRY_EXC_ERR)",
+}
+_NEW_RECORD_RE = re.compile(
+    r"^\s*$|^\s*[\[#+.]|^\s*\d+\s+\d+\s|^\d{4}-\d{2}-\d{2}|"
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]"
+)
+_TEST_FAILURE_RE = re.compile(
+    r"^(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?Test (?P<what>NCCL|CUDA) failure (?P<where>\S+) "
+    r"'(?P<msg>.*)'"
+)
+_TEST_STACK_RE = re.compile(r"^\.\. (?P<host>\S+) \S+: Test failure (?P<where>\S+)")
+_NCCL_RESULT_RE = re.compile(
+    r"\b(?P<name>ncclRemoteError|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|"
+    r"ncclInvalidUsage|ncclInvalidArgument)\b\s*:?\s*(?P<msg>.*)"
+)
+_REFUSED_RE = re.compile(r"Connection refused", re.IGNORECASE)
+_TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\):")
+_EXCEPTION_RE = re.compile(
+    r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::\s*(?P<msg>.*))?$"
+)
+_OOM_RE = re.compile(r"CUDA out of memory|OutOfMemoryError")
+_ECC_RE = re.compile(r"uncorrectable ECC error", re.IGNORECASE)
+_MPIRUN_SIGNAL_RE = re.compile(
+    r"mpirun noticed that process rank (?P<rank>\d+) with PID \d+ on node (?P<host>\S+) "
+    r"exited on signal (?P<signal>\d+)"
+)
+_SEGV_RE = re.compile(r"Segmentation fault|core dumped")
+_HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
+_TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
+
+
+def _clean(line: LogLine) -> str:
+    text = strip_prefixes(line.text).text
+    return _TS_PREFIX_RE.sub("", text)
+
+
+def _host_before(text: str, end: int) -> str | None:
+    matches = list(_NCCL_PREFIX_RE.finditer(text, 0, end))
+    return matches[-1].group("host") if matches else None
+
+
+def _warn_finding(line: LogLine, text: str, message: str) -> Finding:
+    host = _host_before(text, len(text) - len(message))
+    ib = _IB_COMPLETION_RE.search(message)
+    if ib is not None:
+        code = int(ib.group("code"))
+        meaning = _IB_WC_STATUS.get(code, f"error {code}")
+        peer = f"{ib.group('peer')}:{ib.group('port')}"
+        return Finding(
+            "HardwareFailureDetected",
+            "nccl-warn-ib-completion",
+            f"NET/IB completion error {code}, {meaning}, from peer {peer}: {message}",
+            host,
+            peer,
+            line.source,
+            line.number,
+        )
+    ofi = _OFI_ERROR_RE.search(message)
+    if ofi is not None:
+        return Finding(
+            "HardwareFailureDetected",
+            "nccl-warn-ofi-request-error",
+            f"NET/OFI request completed with error:{ofi.group('rest')}",
+            host,
+            None,
+            line.source,
+            line.number,
+        )
+    connect = _CONNECT_RE.search(message)
+    if connect is not None:
+        peer = f"{connect.group('peer')}:{connect.group('port')}"
+        return Finding(
+            "WorkloadFailed",
+            "nccl-warn-connect-failed",
+            f"connect to {peer} failed: {connect.group('why').strip()}",
+            host,
+            peer,
+            line.source,
+            line.number,
+        )
+    if _PLUGIN_INIT_RE.search(message):
+        return Finding(
+            "WorkloadFailed",
+            "nccl-warn-net-plugin-init",
+            f"network plugin failed to initialise (NCCL may fall back to sockets): {message}",
+            host,
+            None,
+            line.source,
+            line.number,
+        )
+    if _ECC_RE.search(message) or "NET/IB" in message:
+        return Finding(
+            "HardwareFailureDetected",
+            "nccl-warn-hardware",
+            f"NCCL WARN {message}",
+            host,
+            None,
+            line.source,
+            line.number,
+        )
+    return Finding(
+        "WorkloadFailed", "nccl-warn", f"NCCL WARN {message}", host, None, line.source, line.number
+    )
+
+
+def _merge(findings: Iterable[Finding]) -> list[Finding]:
+    merged: dict[tuple[str, str, str | None, str], Finding] = {}
+    for finding in findings:
+        key = (finding.reason, finding.kind, finding.host, _HEX_RE.sub("0x…", finding.message))
+        if key in merged:
+            first = merged[key]
+            merged[key] = replace(first, count=first.count + finding.count)
+        else:
+            merged[key] = finding
+    return list(merged.values())
+
+
+def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
+    """Scan lines for failure messages.
+
+    Args:
+        lines: the lines of one or more logs, in order.
+
+    Returns:
+        The findings, merged and in order of first occurrence.
+
+    """
+    items = list(lines)
+    findings: list[Finding] = []
+    index = 0
+    in_test_failure = False
+    while index < len(items):
+        line = items[index]
+        text = _clean(line)
+        index += 1
+        warn = _WARN_RE.search(text)
+        if warn is not None:
+            message = warn.group("msg").strip()
+            if index < len(items):
+                follow = _clean(items[index])
+                if not _NEW_RECORD_RE.match(follow) and not _WARN_RE.search(follow):
+                    message = f"{message} {follow.strip()}"
+                    index += 1
+            findings.append(_warn_finding(line, text, message))
+            continue
+        test = _TEST_FAILURE_RE.search(text)
+        if test is not None:
+            in_test_failure = True
+            findings.append(
+                Finding(
+                    "WorkloadFailed",
+                    f"nccl-tests-{test.group('what').lower()}-failure",
+                    f"Test {test.group('what')} failure at {test.group('where')}: "
+                    f"{test.group('msg').strip(' /')}",
+                    test.group("host"),
+                    None,
+                    line.source,
+                    line.number,
+                )
+            )
+            continue
+        stack = _TEST_STACK_RE.search(text)
+        if stack is not None:
+            if not in_test_failure:
+                findings.append(
+                    Finding(
+                        "WorkloadFailed",
+                        "nccl-tests-failure",
+                        f"nccl-tests failure at {stack.group('where')}",
+                        stack.group("host"),
+                        None,
+                        line.source,
+                        line.number,
+                    )
+                )
+                in_test_failure = True
+            continue
+        in_test_failure = False
+        if _TRACEBACK_RE.search(text):
+            exception = "Python traceback"
+            for later in items[index : index + 200]:
+                found = _EXCEPTION_RE.match(_clean(later).strip())
+                if found is not None:
+                    exception = f"{found.group('name')}: {found.group('msg') or ''}".strip(": ")
+                    break
+            findings.append(
+                Finding(
+                    "WorkloadFailed",
+                    "python-traceback",
+                    f"Python traceback: {exception}",
+                    None,
+                    None,
+                    line.source,
+                    line.number,
+                )
+            )
+            continue
+        result = _NCCL_RESULT_RE.search(text)
+        if result is not None:
+            findings.append(
+                Finding(
+                    "WorkloadFailed",
+                    f"nccl-result-{result.group('name')}",
+                    f"{result.group('name')}: {result.group('msg').strip()}".strip(": "),
+                    _host_before(text, result.start()),
+                    None,
+                    line.source,
+                    line.number,
+                )
+            )
+            continue
+        signal = _MPIRUN_SIGNAL_RE.search(text)
+        if signal is not None:
+            findings.append(
+                Finding(
+                    "WorkloadFailed",
+                    "mpirun-rank-signal",
+                    f"rank {signal.group('rank')} exited on signal {signal.group('signal')}",
+                    signal.group("host"),
+                    None,
+                    line.source,
+                    line.number,
+                )
+            )
+            continue
+        if "NCCL INFO" in text:
+            continue  # e.g. "Call to connect returned Connection refused, retrying" is benign
+        for regex, reason, kind, message in (
+            (_ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error"),
+            (_OOM_RE, "WorkloadFailed", "cuda-out-of-memory", "CUDA out of memory"),
+            (_REFUSED_RE, "WorkloadFailed", "connection-refused", "connection refused"),
+            (_SEGV_RE, "WorkloadFailed", "segmentation-fault", "segmentation fault"),
+        ):
+            if regex.search(text):
+                findings.append(
+                    Finding(
+                        reason,  # type: ignore[arg-type]
+                        kind,
+                        f"{message}: {text.strip()}",
+                        _host_before(text, len(text)),
+                        None,
+                        line.source,
+                        line.number,
+                    )
+                )
+                break
+    return _merge(findings)

@@ -1,0 +1,335 @@
+"""Read the rendered objects: TrainJobs (one per node group) and LogProfiles.
+
+The input is a multi-document YAML stream, a ``config.kubernetes.io/v1`` ``ResourceList``
+(its ``items``) or a ``v1`` ``List``. TrainJobs (``trainer.kubeflow.org/*``) carry the group
+facts in labels and annotations; ``LogProfile`` objects add or replace profiles by name;
+every other object is ignored.
+
+Invariants:
+    * Every problem in the input is an :class:`RenderedInputError` naming the object and the
+      field: malformed YAML, no TrainJob, bad annotation JSON, an unknown threshold key or
+      ``logProfileRef``, a threshold that does not parse, an invalid LogProfile.
+    * Nothing is defaulted silently except what is documented: a measurement annotation
+      without ``logProfileRef`` uses ``nccl-bandwidth`` / ``megatron-training``.
+    * Group order is the input order of the TrainJobs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from krm_fn.report.logprofiles import (
+    LogProfile,
+    LogProfileError,
+    profiles_with_overrides,
+    resolve_profile,
+)
+from krm_fn.report.thresholds import (
+    Threshold,
+    ThresholdKeyError,
+    ThresholdSyntaxError,
+    parse_thresholds,
+)
+
+__all__ = [
+    "ANN_BANDWIDTH",
+    "ANN_FRAMEWORK",
+    "ANN_GOODPUT",
+    "ANN_GPU",
+    "ANN_GROUP_NODES",
+    "ANN_PLATFORM",
+    "ANN_THRESHOLDS",
+    "LABEL_GROUP",
+    "LABEL_RUN",
+    "GroupSpec",
+    "Measurement",
+    "Rendered",
+    "RenderedInputError",
+    "load_rendered",
+]
+
+LABEL_RUN = "nvcre.nvidia.com/workload-run"
+LABEL_GROUP = "nvcre.nvidia.com/group"
+ANN_GROUP_NODES = "nvcre.nvidia.com/group-nodes"
+ANN_PLATFORM = "nvcre.nvidia.com/detected-platform"
+ANN_GPU = "nvcre.nvidia.com/detected-gpu-architecture"
+ANN_FRAMEWORK = "nvcre.nvidia.com/framework"
+ANN_THRESHOLDS = "nvcre.nvidia.com/thresholds"
+ANN_BANDWIDTH = "nvcre.nvidia.com/bandwidth-measurement"
+ANN_GOODPUT = "nvcre.nvidia.com/goodput-measurement"
+
+_DURATION_RE = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
+_TEST_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class RenderedInputError(ValueError):
+    """The rendered input cannot be used; the message names the object and field."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A bandwidth or goodput measurement configured on a group.
+
+    Attributes:
+        profile: the resolved LogProfile.
+        defaulted: ``logProfileRef`` was absent and the built-in default was used.
+        test_type: ``testType`` (bandwidth), e.g. ``all_reduce``.
+        sample_interval: ``sampleInterval`` (goodput), a Go duration such as ``60s``.
+
+    """
+
+    profile: LogProfile
+    defaulted: bool = False
+    test_type: str | None = None
+    sample_interval: str | None = None
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """One node group as the render described it, from its TrainJob.
+
+    Attributes:
+        trainjob: the TrainJob name (logs are matched by it).
+        namespace: its namespace.
+        run: the WorkloadRun name (label ``nvcre.nvidia.com/workload-run``).
+        group: the group name (label ``nvcre.nvidia.com/group``), e.g. ``group-0``.
+        overflow: the overflow group (name ending in ``-overflow``).
+        nodes: node names from ``group-nodes``; ``None`` under placement Unpinned.
+        num_nodes: ``spec.trainer.numNodes``.
+        num_proc_per_node: ``spec.trainer.numProcPerNode``.
+        platform: detected platform annotation.
+        gpu: detected GPU architecture annotation.
+        framework: ``mpi``, ``torch`` or ``exec``.
+        thresholds: key to parsed threshold.
+        bandwidth: the bandwidth measurement, when configured.
+        goodput: the goodput measurement, when configured.
+
+    """
+
+    trainjob: str
+    namespace: str
+    run: str
+    group: str
+    overflow: bool
+    nodes: tuple[str, ...] | None
+    num_nodes: int | None
+    num_proc_per_node: int | str | None
+    platform: str | None
+    gpu: str | None
+    framework: str | None
+    thresholds: Mapping[str, Threshold] = field(default_factory=dict)
+    bandwidth: Measurement | None = None
+    goodput: Measurement | None = None
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The usable content of the rendered input.
+
+    Attributes:
+        groups: the groups, in input order.
+        profiles: LogProfiles in force, by name.
+
+    """
+
+    groups: tuple[GroupSpec, ...]
+    profiles: Mapping[str, LogProfile]
+
+
+def _documents(text: str) -> Iterator[Mapping[str, Any]]:
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as err:
+        raise RenderedInputError(f"input is not valid YAML: {err}") from None
+    for index, document in enumerate(documents):
+        if document is None:
+            continue
+        if not isinstance(document, Mapping):
+            raise RenderedInputError(
+                f"document {index + 1} is a {type(document).__name__}, not a Kubernetes object"
+            )
+        kind = document.get("kind")
+        if kind in ("ResourceList", "List") and "items" in document:
+            items = document.get("items") or []
+            if not isinstance(items, list):
+                raise RenderedInputError(f"document {index + 1}: {kind}.items must be a list")
+            for position, item in enumerate(items):
+                if not isinstance(item, Mapping):
+                    raise RenderedInputError(
+                        f"document {index + 1}: {kind}.items[{position}] is not an object"
+                    )
+                yield item
+        else:
+            yield document
+
+
+def _json_annotation(name: str, annotations: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    raw = annotations.get(key)
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise RenderedInputError(f"TrainJob {name!r}: annotation {key} must be a string")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise RenderedInputError(
+            f"TrainJob {name!r}: annotation {key} is not JSON: {err}"
+        ) from None
+    if not isinstance(value, dict):
+        raise RenderedInputError(f"TrainJob {name!r}: annotation {key} must be a JSON object")
+    return value
+
+
+def _measurement(
+    name: str,
+    annotations: Mapping[str, Any],
+    key: str,
+    profiles: Mapping[str, LogProfile],
+    default: str,
+    needs: str,
+    allowed: set[str],
+) -> Measurement | None:
+    value = _json_annotation(name, annotations, key)
+    if value is None:
+        return None
+    unknown = sorted(set(value) - allowed - {"logProfileRef"})
+    if unknown:
+        raise RenderedInputError(
+            f"TrainJob {name!r}: annotation {key} has unknown field(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(sorted(allowed | {'logProfileRef'}))}"
+        )
+    ref = value.get("logProfileRef", default)
+    if not isinstance(ref, str) or not ref:
+        raise RenderedInputError(f"TrainJob {name!r}: {key} logProfileRef must be a string")
+    try:
+        profile = resolve_profile(ref, profiles, needs=needs)
+    except LogProfileError as err:
+        raise RenderedInputError(f"TrainJob {name!r}: {key}: {err}") from None
+    test_type = value.get("testType")
+    if test_type is not None and (
+        not isinstance(test_type, str) or not _TEST_TYPE_RE.match(test_type)
+    ):
+        raise RenderedInputError(
+            f"TrainJob {name!r}: {key} testType must be a collective name such as all_reduce"
+        )
+    interval = value.get("sampleInterval")
+    if interval is not None and (not isinstance(interval, str) or not _DURATION_RE.match(interval)):
+        raise RenderedInputError(
+            f"TrainJob {name!r}: {key} sampleInterval {interval!r} is not a duration such as 60s"
+        )
+    return Measurement(profile, "logProfileRef" not in value, test_type, interval)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _group(obj: Mapping[str, Any], profiles: Mapping[str, LogProfile]) -> GroupSpec:
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, Mapping) or not isinstance(metadata.get("name"), str):
+        raise RenderedInputError("a TrainJob has no metadata.name")
+    name: str = metadata["name"]
+    labels = metadata.get("labels") or {}
+    annotations = metadata.get("annotations") or {}
+    if not isinstance(labels, Mapping) or not isinstance(annotations, Mapping):
+        raise RenderedInputError(f"TrainJob {name!r}: labels and annotations must be mappings")
+    run = str(labels.get(LABEL_RUN) or name)
+    group = str(labels.get(LABEL_GROUP) or name)
+    nodes_text = annotations.get(ANN_GROUP_NODES)
+    nodes: tuple[str, ...] | None = None
+    if nodes_text is not None:
+        nodes = tuple(n.strip() for n in str(nodes_text).split(",") if n.strip())
+    spec = obj.get("spec") or {}
+    trainer = (spec.get("trainer") if isinstance(spec, Mapping) else None) or {}
+    if not isinstance(trainer, Mapping):
+        trainer = {}
+    threshold_map = _json_annotation(name, annotations, ANN_THRESHOLDS) or {}
+    try:
+        thresholds = parse_thresholds(threshold_map)
+    except (ThresholdKeyError, ThresholdSyntaxError) as err:
+        raise RenderedInputError(f"TrainJob {name!r}: annotation {ANN_THRESHOLDS}: {err}") from None
+    num_proc = trainer.get("numProcPerNode")
+    return GroupSpec(
+        trainjob=name,
+        namespace=str(metadata.get("namespace") or "default"),
+        run=run,
+        group=group,
+        overflow=name.endswith("-overflow") or group.endswith("-overflow"),
+        nodes=nodes,
+        num_nodes=_int_or_none(trainer.get("numNodes")),
+        num_proc_per_node=num_proc if isinstance(num_proc, int | str) else None,
+        platform=_str_or_none(annotations.get(ANN_PLATFORM)),
+        gpu=_str_or_none(annotations.get(ANN_GPU)),
+        framework=_str_or_none(annotations.get(ANN_FRAMEWORK)),
+        thresholds=thresholds,
+        bandwidth=_measurement(
+            name,
+            annotations,
+            ANN_BANDWIDTH,
+            profiles,
+            "nccl-bandwidth",
+            "bandwidthResult",
+            {"testType"},
+        ),
+        goodput=_measurement(
+            name,
+            annotations,
+            ANN_GOODPUT,
+            profiles,
+            "megatron-training",
+            "trainingStep",
+            {"sampleInterval"},
+        ),
+    )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return str(value) if value is not None and str(value) else None
+
+
+def load_rendered(text: str) -> Rendered:
+    """Read the rendered objects.
+
+    Args:
+        text: the YAML stream (or ResourceList / List).
+
+    Returns:
+        The groups and the LogProfiles in force.
+
+    Raises:
+        RenderedInputError: the input is unusable; the message says why and where.
+
+    """
+    objects = list(_documents(text))
+    profile_objects = [o for o in objects if o.get("kind") == "LogProfile"]
+    try:
+        profiles = profiles_with_overrides(profile_objects)
+    except LogProfileError as err:
+        raise RenderedInputError(str(err)) from None
+    trainjobs = [
+        o
+        for o in objects
+        if o.get("kind") == "TrainJob"
+        and str(o.get("apiVersion", "")).startswith("trainer.kubeflow.org/")
+    ]
+    if not trainjobs:
+        raise RenderedInputError(
+            "no TrainJob (trainer.kubeflow.org) objects in the input: pass the objects the "
+            "render wrote"
+        )
+    groups = tuple(_group(o, profiles) for o in trainjobs)
+    seen: set[str] = set()
+    for group in groups:
+        if group.trainjob in seen:
+            raise RenderedInputError(
+                f"TrainJob {group.trainjob!r} appears twice in the input (logs are matched by "
+                "TrainJob name, so names must be unique)"
+            )
+        seen.add(group.trainjob)
+    return Rendered(groups, profiles)

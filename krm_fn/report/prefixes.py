@@ -1,0 +1,95 @@
+"""Strip the prefixes that launchers put in front of every line a rank prints.
+
+Recognised, possibly stacked (outermost first):
+
+* ``2024-05-01T10:00:00.123456789Z `` from ``kubectl logs --timestamps``;
+* ``[1,0]<stdout>:`` / ``[1,0]<stderr>:`` from Open MPI ``--tag-output``;
+* ``0: `` from Slurm ``srun --label``;
+* ``[default0]: `` from torchrun and ``[rank0]: `` from PyTorch;
+* ``vm-07-14: `` from pdsh/DeepSpeed, only through :func:`strip_host_prefix`, because a
+  ``word: `` prefix is ambiguous (``make: Entering directory``) and callers must decide.
+
+Invariants:
+    * Stripping never changes the rest of the line (inner whitespace is kept, so column
+      positions of nccl-tests rows survive).
+    * The rank or host a prefix names is returned, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Stripped", "strip_host_prefix", "strip_prefixes"]
+
+_KUBECTL_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) ")
+_OMPI_RE = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:")
+_SRUN_RE = re.compile(r"^(?P<rank>\d+): ")
+_TORCHRUN_RE = re.compile(r"^\[(?:default|rank)(?P<rank>\d+)\]: ?")
+_HOST_RE = re.compile(r"^(?P<host>[A-Za-z][A-Za-z0-9_.-]*):\s+")
+
+
+@dataclass(frozen=True)
+class Stripped:
+    """A line without its launcher prefixes.
+
+    Attributes:
+        text: the line after the prefixes.
+        rank: the rank a prefix named (``"0"``), or ``None``.
+        host: the host a pdsh-style prefix named, or ``None``.
+        timestamp: the ``kubectl --timestamps`` prefix, or ``None``.
+
+    """
+
+    text: str
+    rank: str | None = None
+    host: str | None = None
+    timestamp: str | None = None
+
+
+def strip_prefixes(line: str) -> Stripped:
+    """Remove the unambiguous launcher prefixes from ``line``.
+
+    Args:
+        line: one log line without its newline.
+
+    Returns:
+        The rest of the line and what the prefixes said.
+
+    """
+    text = line
+    rank: str | None = None
+    timestamp: str | None = None
+    for _ in range(4):
+        ts = _KUBECTL_TS_RE.match(text)
+        if ts is not None and timestamp is None:
+            timestamp = ts.group().strip()
+            text = text[ts.end() :]
+            continue
+        for regex in (_OMPI_RE, _SRUN_RE, _TORCHRUN_RE):
+            found = regex.match(text)
+            if found is not None:
+                rank = rank if rank is not None else found.group("rank")
+                text = text[found.end() :]
+                break
+        else:
+            break
+    return Stripped(text, rank, None, timestamp)
+
+
+def strip_host_prefix(stripped: Stripped) -> Stripped:
+    """Also remove a pdsh-style ``host: `` prefix.
+
+    Args:
+        stripped: a line already passed through :func:`strip_prefixes`.
+
+    Returns:
+        The line without the ``host:`` prefix, or ``stripped`` unchanged when there is none.
+
+    """
+    found = _HOST_RE.match(stripped.text)
+    if found is None:
+        return stripped
+    return Stripped(
+        stripped.text[found.end() :], stripped.rank, found.group("host"), stripped.timestamp
+    )

@@ -1,0 +1,54 @@
+"""Suggest the next grouping of a failed group's nodes, to isolate the bad node.
+
+The rule, applied to the nodes of one failed group:
+
+* 3 or more nodes: split into consecutive pairs (the health-check shape: a pair passes only
+  when both nodes are good). An odd node left over is paired with a known-good node from a
+  passing group of the same run when there is one, else tested alone.
+* 2 nodes: pair each with a known-good node when there is one (the failing side shows up),
+  else test each alone (single-node, intra-node).
+* 1 node: nothing to split; the node itself is the suspect.
+
+Nodes the log names as the failing host are put first, so the first new group tests the
+most likely culprit.
+
+Invariants:
+    * Every node of the failed group appears in exactly one suggested group.
+    * Known-good nodes only ever complete a group; they are never tested alone.
+    * Without node names (placement Unpinned) there is no suggestion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["suggest_regrouping"]
+
+
+def suggest_regrouping(
+    nodes: Sequence[str], known_good: Sequence[str] = (), suspects: Sequence[str] = ()
+) -> list[list[str]]:
+    """The next groups to run to find the bad node among ``nodes``.
+
+    Args:
+        nodes: the failed group's nodes, in group order.
+        known_good: nodes of passing groups of the same run.
+        suspects: nodes the log names as failing; they are tested first.
+
+    Returns:
+        The suggested groups (lists of node names); empty when there is nothing to split.
+
+    """
+    ordered = [n for n in suspects if n in nodes] + [n for n in nodes if n not in suspects]
+    ordered = list(dict.fromkeys(ordered))
+    good = [n for n in known_good if n not in ordered]
+    if len(ordered) <= 1:
+        return []
+    if len(ordered) == 2:
+        if good:
+            return [[ordered[0], good[0]], [ordered[1], good[0]]]
+        return [[ordered[0]], [ordered[1]]]
+    groups = [ordered[i : i + 2] for i in range(0, len(ordered) - 1, 2)]
+    if len(ordered) % 2:
+        groups.append([ordered[-1], good[0]] if good else [ordered[-1]])
+    return groups

@@ -1,0 +1,233 @@
+"""Read timestamps: Go time layouts (LogProfile ``timestamp.layout``) and the common log forms.
+
+Invariants:
+    * A Go layout is translated token by token (``2006``, ``01``, ``02``, ``15``, ``04``,
+      ``05``, ``.999…``/``.000…``, ``Z07:00``, ``-0700``, ``MST``, ``Jan``, ``Mon``, ``PM``);
+      anything else is a literal. A layout without year, month, day, hour and minute is
+      rejected, so a timestamp is never half read.
+    * Timestamps without a zone are read as UTC; only differences between timestamps of the
+      same log are ever used, so the choice cannot change a result.
+    * :func:`find_timestamp` recognises only forms with a full date and time; a bare time
+      of day is never taken for a timestamp.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+
+__all__ = ["GoLayout", "LayoutError", "find_timestamp"]
+
+_MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+_LONG_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+
+class LayoutError(ValueError):
+    """A Go time layout cannot be used to read timestamps."""
+
+
+# Go layout tokens, longest first where one is a prefix of another.
+_TOKENS: list[tuple[str, str]] = [
+    ("January", r"(?P<month_name>[A-Z][a-z]+)"),
+    ("Monday", r"[A-Z][a-z]+"),
+    ("2006", r"(?P<year>\d{4})"),
+    ("Z07:00", r"(?P<zone>Z|[+-]\d{2}:\d{2})"),
+    ("Z0700", r"(?P<zone>Z|[+-]\d{4})"),
+    ("Z07", r"(?P<zone>Z|[+-]\d{2})"),
+    ("-07:00", r"(?P<zone>[+-]\d{2}:\d{2})"),
+    ("-0700", r"(?P<zone>[+-]\d{4})"),
+    ("-07", r"(?P<zone>[+-]\d{2})"),
+    ("MST", r"[A-Z]{3,5}"),
+    ("Jan", r"(?P<month_abbr>[A-Z][a-z]{2})"),
+    ("Mon", r"[A-Z][a-z]{2}"),
+    ("01", r"(?P<month>\d{2})"),
+    ("02", r"(?P<day>\d{2})"),
+    ("_2", r"\s?(?P<day>\d{1,2})"),
+    ("15", r"(?P<hour>\d{2})"),
+    ("03", r"(?P<hour12>\d{2})"),
+    ("04", r"(?P<minute>\d{2})"),
+    ("05", r"(?P<second>\d{2})"),
+    ("06", r"(?P<year2>\d{2})"),
+    ("PM", r"(?P<ampm>AM|PM)"),
+    ("pm", r"(?P<ampm>am|pm)"),
+    ("1", r"(?P<month>\d{1,2})"),
+    ("2", r"(?P<day>\d{1,2})"),
+    ("3", r"(?P<hour12>\d{1,2})"),
+    ("4", r"(?P<minute>\d{1,2})"),
+    ("5", r"(?P<second>\d{1,2})"),
+]
+_FRACTION_RE = re.compile(r"[.,](0+|9+)(?![0-9])")
+
+
+def _zone(text: str | None) -> timezone:
+    if text is None or text == "Z":
+        return UTC
+    sign = -1 if text[0] == "-" else 1
+    digits = text[1:].replace(":", "")
+    hours = int(digits[:2])
+    minutes = int(digits[2:4]) if len(digits) >= 4 else 0
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
+@dataclass(frozen=True)
+class GoLayout:
+    """A Go reference-time layout compiled to a regular expression.
+
+    Attributes:
+        layout: the Go layout, e.g. ``2006-01-02 15:04:05.999999``.
+        pattern: the compiled expression that finds a timestamp in that layout.
+
+    """
+
+    layout: str
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def compile(cls, layout: str) -> GoLayout:
+        """Translate a Go layout.
+
+        Args:
+            layout: a Go ``time`` layout string.
+
+        Returns:
+            The compiled layout.
+
+        Raises:
+            LayoutError: the layout is empty or lacks year, month, day, hour or minute.
+
+        """
+        if not layout.strip():
+            raise LayoutError("timestamp layout is empty")
+        parts: list[str] = []
+        seen: set[str] = set()
+        pos = 0
+        while pos < len(layout):
+            fraction = _FRACTION_RE.match(layout, pos)
+            if fraction is not None:
+                width = len(fraction.group(1))
+                sep = re.escape(layout[pos])
+                if fraction.group(1)[0] == "9":
+                    parts.append(rf"(?:{sep}(?P<fraction>\d{{1,{width}}}))?")
+                else:
+                    parts.append(rf"{sep}(?P<fraction>\d{{{width}}})")
+                pos = fraction.end()
+                continue
+            for token, regex in _TOKENS:
+                if layout.startswith(token, pos):
+                    group = re.search(r"\?P<(\w+)>", regex)
+                    name = group.group(1) if group else None
+                    if name is not None and name in seen:
+                        regex = re.sub(r"\?P<\w+>", "?:", regex)
+                    elif name is not None:
+                        seen.add(name)
+                    parts.append(regex)
+                    pos += len(token)
+                    break
+            else:
+                parts.append(r"\s+" if layout[pos] == " " else re.escape(layout[pos]))
+                pos += 1
+        has_year = bool(seen & {"year", "year2"})
+        has_month = bool(seen & {"month", "month_abbr", "month_name"})
+        has_hour = bool(seen & {"hour", "hour12"})
+        if not (has_year and has_month and "day" in seen and has_hour and "minute" in seen):
+            raise LayoutError(
+                f"timestamp layout {layout!r} must contain year (2006), month (01 or Jan), "
+                "day (02), hour (15) and minute (04) in Go reference-time notation"
+            )
+        return cls(layout, re.compile("".join(parts)))
+
+    def search(self, text: str) -> datetime | None:
+        """Find and read the first timestamp in ``text``.
+
+        Args:
+            text: a log line or a captured ``timestamp`` group.
+
+        Returns:
+            The timestamp (timezone-aware), or ``None`` when none is found or it is not a
+            valid date.
+
+        """
+        match = self.pattern.search(text)
+        if match is None:
+            return None
+        fields = match.groupdict()
+        try:
+            year = int(fields["year"]) if fields.get("year") else 2000 + int(fields["year2"])
+            if fields.get("month"):
+                month = int(fields["month"])
+            elif fields.get("month_abbr"):
+                month = _MONTHS.index(fields["month_abbr"]) + 1
+            else:
+                month = _LONG_MONTHS.index(fields["month_name"]) + 1
+            if fields.get("hour"):
+                hour = int(fields["hour"])
+            else:
+                hour = int(fields["hour12"]) % 12
+                if (fields.get("ampm") or "").lower() == "pm":
+                    hour += 12
+            fraction = fields.get("fraction") or ""
+            micro = int((fraction + "000000")[:6]) if fraction else 0
+            return datetime(
+                year,
+                month,
+                int(fields["day"]),
+                hour,
+                int(fields["minute"]),
+                int(fields.get("second") or 0),
+                micro,
+                tzinfo=_zone(fields.get("zone")),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+# Full date and time, ISO-like, with "T" or space, optional fraction ("." or ",") and zone.
+_GENERIC_RE = re.compile(
+    r"(?<![\d-])(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})"
+    r"(?:[.,](?P<fraction>\d{1,9}))?(?P<zone>Z|[+-]\d{2}:?\d{2})?(?!\d)"
+)
+
+
+def find_timestamp(text: str) -> datetime | None:
+    """Find the first full date-and-time in a line, in any of the common log forms.
+
+    Recognised: ``[2024-10-24 09:49:45]`` and ``[2024-10-24 09:49:45.123456]`` (Megatron-LM),
+    ``[2023-11-29 08:52:27,711]`` (Python logging, DeepSpeed), ``datetime: 2024-07-16 22:14:01``
+    (Megatron-LM start markers) and RFC 3339 prefixes (``kubectl logs --timestamps``).
+
+    Args:
+        text: a log line.
+
+    Returns:
+        The timestamp (UTC when the line has no zone), or ``None``.
+
+    """
+    match = _GENERIC_RE.search(text)
+    if match is None:
+        return None
+    fraction = match.group("fraction") or ""
+    zone = match.group("zone")
+    if zone is not None and zone != "Z" and ":" not in zone:
+        zone = f"{zone[:3]}:{zone[3:]}"
+    try:
+        base = datetime.strptime(
+            f"{match.group('date')} {match.group('time')}", "%Y-%m-%d %H:%M:%S"
+        )
+    except ValueError:
+        return None
+    micro = int((fraction + "000000")[:6]) if fraction else 0
+    return base.replace(microsecond=micro, tzinfo=_zone(zone))

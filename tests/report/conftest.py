@@ -1,0 +1,116 @@
+"""Shared helpers for the report tests: where the real logs are, and how to read them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # so that plain `pytest` (without `python -m`) finds krm_fn
+    sys.path.insert(0, str(REPO))
+
+from krm_fn.report.loglines import LogSource  # noqa: E402
+from krm_fn.report.model import Report  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def shared_fixtures() -> Path:
+    """The shared fixture logs: ../shared/fixtures beside the repo, else $WORKLOADRUN_SHARED."""
+    default = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+    if default.is_dir():
+        return default
+    env = os.environ.get("WORKLOADRUN_SHARED")
+    if env:
+        candidate = Path(env)
+        candidate = candidate / "fixtures" if (candidate / "fixtures").is_dir() else candidate
+        if candidate.is_dir():
+            return candidate
+    raise RuntimeError(
+        f"shared fixtures not found at {default}; set WORKLOADRUN_SHARED to the shared/ folder"
+    )
+
+
+FIXTURES = shared_fixtures()
+NCCL_LOGS = FIXTURES / "nccl-logs"
+MEGATRON_LOGS = FIXTURES / "megatron-logs"
+
+
+def nccl_log(name: str) -> Path:
+    path = NCCL_LOGS / name
+    assert path.is_file(), path
+    return path
+
+
+def megatron_log(name: str) -> Path:
+    path = MEGATRON_LOGS / name
+    assert path.is_file(), path
+    return path
+
+
+def source(path: Path, text: str | None = None) -> LogSource:
+    """The log as the parsers see it; ``text`` replaces the content (cut/garbled copies)."""
+    return LogSource.from_text(path.name, path.read_text("utf-8") if text is None else text)
+
+
+@pytest.fixture()
+def rendered_sample() -> Path:
+    return DATA / "rendered.yaml"
+
+
+def trainjob_yaml(
+    name: str = "run-group-0",
+    *,
+    run: str = "run",
+    group: str = "group-0",
+    nodes: str | None = "node-a,node-b",
+    thresholds: str | None = None,
+    bandwidth: str | None = None,
+    goodput: str | None = None,
+) -> str:
+    """One rendered TrainJob, following the render contract."""
+    annotations = {
+        "nvcre.nvidia.com/detected-platform": "aws",
+        "nvcre.nvidia.com/detected-gpu-architecture": "h100",
+        "nvcre.nvidia.com/framework": "mpi",
+    }
+    if nodes is not None:
+        annotations["nvcre.nvidia.com/group-nodes"] = nodes
+    if thresholds is not None:
+        annotations["nvcre.nvidia.com/thresholds"] = thresholds
+    if bandwidth is not None:
+        annotations["nvcre.nvidia.com/bandwidth-measurement"] = bandwidth
+    if goodput is not None:
+        annotations["nvcre.nvidia.com/goodput-measurement"] = goodput
+    lines = [
+        "apiVersion: trainer.kubeflow.org/v1alpha1",
+        "kind: TrainJob",
+        "metadata:",
+        f"  name: {name}",
+        "  namespace: default",
+        "  labels:",
+        "    app.kubernetes.io/managed-by: workloadrun-fn",
+        f"    nvcre.nvidia.com/workload-run: {run}",
+        f"    nvcre.nvidia.com/group: {group}",
+        "  annotations:",
+        *(f"    {key}: {json.dumps(value)}" for key, value in annotations.items()),
+        "spec:",
+        "  trainer: {numNodes: 2, numProcPerNode: 8}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def judge(rendered: str, logs: dict[str, str]) -> Report:
+    """Evaluate ``rendered`` against in-memory logs (TrainJob name to text)."""
+    from krm_fn.report.collect_logs import LogIndex
+    from krm_fn.report.evaluate import evaluate
+    from krm_fn.report.load_rendered import load_rendered
+
+    index = LogIndex(
+        {name: [LogSource.from_text(f"{name}.log", text)] for name, text in logs.items()}
+    )
+    return evaluate(load_rendered(rendered), index)

@@ -1,0 +1,182 @@
+"""End to end: the click command on a hand-written rendered sample and real logs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from krm_fn.report.command import report
+
+from .conftest import DATA, megatron_log, nccl_log, trainjob_yaml
+
+RENDERED = DATA / "rendered.yaml"
+SCHEMA = json.loads(
+    (
+        Path(__file__).resolve().parents[2] / "krm_fn" / "report" / "schema" / "report.schema.json"
+    ).read_text()
+)
+
+
+@pytest.fixture()
+def logs(tmp_path: Path) -> Path:
+    """A log directory laid out as the matching rule expects, from real fixture logs."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    # group-0 passes: busbw 483.05 at 16 GiB (line 36), avg 156.742 (line 38)
+    shutil.copy(
+        nccl_log("aws-awsome-distributed-training_aws-batch-p5_all_reduce.txt"),
+        root / "nccl-pairs-group-0.log",
+    )
+    # group-1 fails: 108 out-of-bounds values (line 39); pod-log naming inside a directory
+    (root / "nccl-pairs-group-1").mkdir()
+    shutil.copy(
+        nccl_log("FAILURE_unattributed_rtx3090-2node-inc_all_reduce_out-of-bounds-108.txt"),
+        root / "nccl-pairs-group-1" / "nccl-pairs-group-1-launcher-0-0-x7k2p.log",
+    )
+    # group-2-overflow: no log at all
+    shutil.copy(
+        megatron_log("microsoft-superbenchmark_megatron-deepspeed_iterations_tflops.txt"),
+        root / "llm-pretrain-group-0.txt",
+    )
+    return root
+
+
+def invoke(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(report, list(args), input=stdin, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_text_report_exit_code_and_plot(logs: Path, tmp_path: Path) -> None:
+    plot = tmp_path / "busbw.svg"
+    results = tmp_path / "results.json"
+    code, out, _ = invoke(
+        str(RENDERED), "--logs", str(logs), "--plot", str(plot), "--results-file", str(results)
+    )
+    assert code == 1
+    assert "WorkloadRun Report" in out
+    assert (
+        "group-0 (2 nodes: gpu-node-01, gpu-node-02)\n  TrainJob:   nccl-pairs-group-0\n  Status:     Passed"
+        in out
+    )
+    assert "  Status:     Failed" in out
+    # the table rows, out-of-place, read from aws-batch-p5 lines 5 and 36
+    assert "           8 B        0.00        0.00            0" in out
+    assert "        16 GiB      276.03      483.05            0" in out
+    assert "HardwareFailureDetected: nccl-tests found 108 out-of-bounds values" in out
+    assert "WorkloadFailed: no log found for TrainJob nccl-pairs-group-2-overflow" in out
+    assert "Groups:       2/4 passed" in out
+    assert out.rstrip().endswith("Result:       FAILED")
+    root = ET.parse(plot).getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert len(root.findall(".//{http://www.w3.org/2000/svg}polyline")) == 2
+    jsonschema.validate(json.loads(results.read_text()), SCHEMA)
+
+
+def test_only_passing_runs_exit_zero(logs: Path) -> None:
+    code, out, _ = invoke(str(RENDERED), "--logs", str(logs), "--workload-run", "llm-pretrain")
+    assert code == 0
+    assert "Goodput:         0.999 (99.9%)" in out
+    assert out.rstrip().endswith("Result:       PASSED")
+
+
+def test_json_output_validates(logs: Path) -> None:
+    code, out, _ = invoke(str(RENDERED), "--logs", str(logs), "-o", "json")
+    assert code == 1
+    data = json.loads(out)
+    jsonschema.validate(data, SCHEMA)
+    assert [g["status"] for run in data["workloadRuns"] for g in run["groups"]] == [
+        "Passed",
+        "Failed",
+        "Failed",
+        "Passed",
+    ]
+
+
+def test_markdown_output(logs: Path) -> None:
+    code, out, _ = invoke(str(RENDERED), "--logs", str(logs), "-o", "md")
+    assert code == 1
+    assert out.startswith("# WorkloadRun report")
+    assert "| group-0 | gpu-node-01, gpu-node-02 | ✅ Passed |" in out
+
+
+def test_logs_from_stdin_with_trainjob_headers(tmp_path: Path) -> None:
+    rendered = tmp_path / "r.yaml"
+    rendered.write_text(
+        trainjob_yaml(
+            bandwidth='{"testType": "all_reduce"}',
+            thresholds='{"busBandwidthGBps": "value >= 180"}',
+        )
+    )
+    body = nccl_log("oci-hpc-oke_bm-gpu-b4-8-2node-slinky_all_reduce_v2.17.9.txt").read_text()
+    code, out, _ = invoke(str(rendered), "--logs", "-", stdin=f"# trainjob: run-group-0\n{body}")
+    assert code == 0, out
+    assert "busBandwidthGBps  value >= 180  PASS  189.60 GB/s" in out  # line 24: busbw 189.60
+
+
+def test_unmatched_log_is_warned_about(tmp_path: Path) -> None:
+    rendered = tmp_path / "r.yaml"
+    rendered.write_text(trainjob_yaml())
+    stray = tmp_path / "someone-else.log"
+    stray.write_text("x\n")
+    code, out, err = invoke(str(rendered), "--logs", str(stray))
+    assert code == 1
+    assert f"warning: log {stray} matched no TrainJob" in err
+    assert "no log found for TrainJob run-group-0" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        pytest.param(["RENDERED"], "Missing option '--logs'", id="logs-required"),
+        pytest.param(
+            ["RENDERED", "--logs", "/nonexistent/x.log"], "does not exist", id="missing-log-path"
+        ),
+        pytest.param(["-", "--logs", "-"], "stdin ('-') can be read only once", id="stdin-twice"),
+        pytest.param(
+            ["RENDERED", "--logs", "LOGS", "-o", "html"], "Invalid value for '-o'", id="bad-output"
+        ),
+        pytest.param(
+            ["RENDERED", "--logs", "LOGS", "--workload-run", "nope"],
+            "no WorkloadRun nope",
+            id="unknown-run",
+        ),
+        pytest.param(
+            ["BAD", "--logs", "LOGS"], "unknown threshold key 'latency'", id="bad-rendered-input"
+        ),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], fragment: str, logs: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(trainjob_yaml(thresholds='{"latency": "value < 1"}'))
+    mapping = {"RENDERED": str(RENDERED), "LOGS": str(logs), "BAD": str(bad)}
+    code, _, err = invoke(*[mapping.get(a, a) for a in args], stdin="")
+    assert code == 2
+    assert fragment in err
+
+
+def test_import_is_light() -> None:
+    # What importing the command adds, beyond the package itself: click and stdlib only.
+    code = (
+        "import sys, krm_fn; before = set(sys.modules); "
+        "import krm_fn.report.command as c; "
+        "new = sorted(set(sys.modules) - before); "
+        "print([m for m in new if m.split('.')[0] in ('yaml', 'pydantic', 'jsonschema') "
+        "or (m.startswith('krm_fn.') and m not in ('krm_fn.report', 'krm_fn.report.command'))]); "
+        "assert c.report.name == 'report'"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == "[]"
