@@ -116,8 +116,11 @@ def render_all(
     """
     context = _Context.of(objects)
     out = RenderOutput()
-    for option, msg in check_forced_names(options):
+    forced = check_forced_names(options)
+    for option, msg in forced:
         results.error(f"functionConfig option {option}: {msg}")
+    if forced:
+        return out
     password = _registry_password(options, results)
     parsed: list[tuple[models.WorkloadRun, dict[str, Any], FileRef | None]] = []
     for raw, file in runs:
