@@ -970,6 +970,76 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
         ),
         None,
     ),
+    "overrides-job-template-patch-mpi-args-and-pre-command": (
+        rl(
+            [
+                wr(
+                    "ov",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": {**MPI, "mpiArgs": ["--tag-output"]}},
+                        "numNodes": 2,
+                        "overrides": [
+                            {
+                                "when": {"platform": {"equals": "aws"}},
+                                "mpiArgs": ["--mca", "btl_tcp_if_include", "eth0"],
+                                "preCommand": [
+                                    "ulimit -l unlimited",
+                                    "echo 'starting $(hostname)'",
+                                ],
+                            },
+                            {
+                                "when": {"gpuArchitecture": {"in": ["h100", "h200"]}},
+                                "jobTemplate": {
+                                    "metadata": {"labels": {"team": "fleet"}},
+                                    "spec": {"trainer": {"env": [{"name": "EXTRA", "value": "1"}]}},
+                                },
+                                "jobTemplatePatch": [
+                                    {
+                                        "op": "add",
+                                        "path": "/metadata/annotations/owner",
+                                        "value": "sre",
+                                    }
+                                ],
+                            },
+                            {"when": {"platform": {"equals": "gcp"}}, "mpiArgs": ["--never"]},
+                        ],
+                    },
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "override-dependency-naming-an-object-not-generated-is-an-error": (
+        rl(
+            [
+                wr(
+                    "dep",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 1,
+                        "overrides": [
+                            {
+                                "when": {},
+                                "dependencies": [
+                                    {
+                                        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                                        "kind": "TrainingRuntime",
+                                        "metadata": {"name": "dep-runtim"},
+                                        "spec": {},
+                                    }
+                                ],
+                            }
+                        ],
+                    },
+                ),
+                *nodes(1),
+            ]
+        ),
+        None,
+    ),
 }
 
 STREAM_CASE = "plain-stream-in-plain-stream-out"
