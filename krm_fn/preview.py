@@ -91,6 +91,12 @@ def summary_lines(summaries: list[RunSummary]) -> list[str]:
             extra = f" (overlaps {g.overlaps}: runs after it)" if g.overlaps else ""
             lines.append(f"  {g.name}: {len(g.nodes) or '-'} node(s): {nodes}{extra}")
         lines.append("  untested nodes: " + (", ".join(s.untested) if s.untested else "none"))
+        if len(s.waves) > 1:
+            lines.append(
+                f"  {len(s.waves)} waves (later waves are rendered suspended; release each when "
+                "the previous one completed): "
+                + "; ".join(f"wave {i}: {', '.join(w)}" for i, w in enumerate(s.waves))
+            )
         if s.excluded:
             lines.append("  left out: " + ", ".join(s.excluded))
     return lines
