@@ -10,7 +10,6 @@ Invariants:
       all (all or nothing).
     * Output depends only on the input's content: runs are rendered in (namespace, name)
       order, nodes in name order, so shuffling the input changes nothing.
-    * Accepted fields whose behaviour is not implemented yet produce a warning naming them.
 """
 
 from __future__ import annotations
@@ -60,7 +59,6 @@ MPI_DEFAULT_ARGS_TAIL = (
     "-o StrictHostKeyChecking=no -o ConnectionAttempts=10",
 )
 
-NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 @dataclass
@@ -83,17 +81,6 @@ class RenderOutput:
 
     objects: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
     summaries: list[RunSummary] = field(default_factory=list)
-
-
-def _set_paths(spec: Mapping[str, Any], wanted: Sequence[str]) -> list[str]:
-    found = []
-    for path in wanted:
-        cur: Any = spec
-        for part in path.removeprefix("spec.").split("."):
-            cur = cur.get(part) if isinstance(cur, Mapping) else None
-        if cur not in (None, [], {}):
-            found.append(path)
-    return found
 
 
 def render_all(
@@ -314,12 +301,6 @@ def _render_one(
     ]:
         build_failed(msg, path)
     trainjob_annotations = _measurement_annotations(spec, context, err, warn)
-    for path in _set_paths(raw.get("spec") or {}, list(NOT_IMPLEMENTED)):
-        warn(
-            f"{path} is accepted but not implemented yet ({NOT_IMPLEMENTED[path]}): it has no "
-            "effect on the rendered objects",
-            path,
-        )
 
     orch = spec.orchestration
     unpinned = bool(orch and orch.placement == "Unpinned")
