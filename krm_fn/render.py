@@ -60,7 +60,6 @@ MPI_DEFAULT_ARGS_TAIL = (
 )
 
 
-
 @dataclass
 class RunSummary:
     """What was rendered for one run (for the stderr summary)."""
@@ -105,7 +104,9 @@ def render_all(
     out = RenderOutput()
     forced = check_forced_names(options)
     for option, msg in forced:
-        results.error(f"functionConfig option {option}: {msg}")
+        results.error(
+            f"option {option} (functionConfig or --{'gpu-arch' if option == 'gpuArch' else option}): {msg}"
+        )
     if forced:
         return out
     password = _registry_password(options, results)

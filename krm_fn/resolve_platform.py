@@ -56,8 +56,18 @@ class PlatformPlan:
     products: tuple[str, ...]
 
 
+def _topology_keys() -> list[str]:
+    """Every topology label the catalog may partition by (synthetic nodes share one domain)."""
+    cat = pcat.load_catalog()
+    return sorted({e.topology_key for e in cat.entries if e.topology_key})
+
+
 def synthetic_nodes(count: int, platform: str | None, arch: str | None) -> list[NodeInfo]:
-    """Stand-in nodes for an offline preview (``render --platform X --gpu-arch Y``)."""
+    """Stand-in nodes for an offline preview (``render --platform X --gpu-arch Y``).
+
+    They carry every topology label of the catalog with one shared value, so a platform
+    default topology key partitions them as one domain instead of failing.
+    """
     nodes = []
     for i in range(count):
         name = f"{SYNTHETIC_PREFIX}{i}"
@@ -66,6 +76,8 @@ def synthetic_nodes(count: int, platform: str | None, arch: str | None) -> list[
             labels[GPU_PRODUCT_LABEL] = _PRODUCT.get(arch, arch)
         if platform == "coreweave":
             labels["node.coreweave.cloud/type"] = "synthetic"
+        for key in _topology_keys():
+            labels.setdefault(key, "synthetic-domain-0")
         provider = _PROVIDER_PREFIX.get(platform or "", "")
         obj: dict[str, Any] = {
             "apiVersion": "v1",
