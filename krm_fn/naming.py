@@ -56,6 +56,12 @@ def pull_secret_name(run: str) -> str:
 
 def run_name_problem(run: str) -> str | None:
     """Why a WorkloadRun name cannot prefix TrainJob names, or ``None`` when it can."""
+    if len(run) > 63:
+        return (
+            f"a WorkloadRun name of {len(run)} characters cannot be used: it becomes the value "
+            "of the nvcre.nvidia.com/workload-run label on every object, and label values are "
+            "at most 63 characters"
+        )
     if not RFC1035_RE.match(run):
         return (
             f"{run!r} cannot prefix TrainJob names, which must be RFC 1035 labels "

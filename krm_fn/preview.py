@@ -45,6 +45,16 @@ def preview(
         if config_file:
             cdocs = [d for d in yamlio.load_all(Path(config_file).read_bytes(), config_file) if d]
             fc = cdocs[0] if cdocs else None
+            if fc is not None and not isinstance(fc, dict):
+                return (
+                    1,
+                    "",
+                    [
+                        f"[error] {config_file}: the function config must be a ConfigMap or "
+                        f"WorkloadRunRender mapping, not a {type(fc).__name__}",
+                        "workloadrun-fn render: nothing rendered",
+                    ],
+                )
         else:
             fcs = [o for o, _ in items if is_function_config(o)]
             fc = fcs[0] if fcs else None

@@ -52,6 +52,7 @@ from krm_fn.results import FileRef, ResourceRef, Results
 from krm_fn.validate import parse_workloadrun
 
 DEFAULT_TIMEOUT = "1h"
+MAX_TRAINJOBS = 20_000
 MPI_DEFAULT_ARGS_TAIL = (
     "--allow-run-as-root",
     "--mca",
@@ -102,12 +103,14 @@ def render_all(
     """
     context = _Context.of(objects)
     out = RenderOutput()
+    results_before = len(results.items)
+    _check_inputs(objects, nodes, results)
     forced = check_forced_names(options)
     for option, msg in forced:
         results.error(
             f"option {option} (functionConfig or --{'gpu-arch' if option == 'gpuArch' else option}): {msg}"
         )
-    if forced:
+    if forced or any(r.severity == "error" for r in results.items[results_before:]):
         return out
     password = _registry_password(options, results)
     parsed: list[tuple[models.WorkloadRun, dict[str, Any], FileRef | None]] = []
@@ -243,6 +246,44 @@ def _measurement_annotations(
             dict(spec.thresholds), sort_keys=True, separators=(",", ":")
         )
     return out
+
+
+OWN_KINDS = ("WorkloadRun", "LogProfile")
+
+
+def _check_inputs(
+    objects: Sequence[Mapping[str, Any]], nodes: Sequence[NodeInfo], results: Results
+) -> None:
+    """Refuse what would otherwise be silently ignored or corrupt the output."""
+    import difflib
+
+    from krm_fn.api.models import DNS1123_SUBDOMAIN_RE
+
+    for o in objects:
+        api = o.get("apiVersion")
+        kind = o.get("kind")
+        if isinstance(api, str) and api.startswith("nvcre.nvidia.com/") and kind not in OWN_KINDS:
+            close = difflib.get_close_matches(str(kind), OWN_KINDS, n=1, cutoff=0.6)
+            results.error(
+                f"unknown kind {kind!r} in the nvcre.nvidia.com API group"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+                + f" (this function reads {' and '.join(OWN_KINDS)})",
+                resource=ResourceRef.of(dict(o)),
+                field_path="kind",
+            )
+    for n in nodes:
+        if n.name and (len(n.name) > 253 or not DNS1123_SUBDOMAIN_RE.match(n.name)):
+            results.error(
+                f"Node name {n.name!r} is not a DNS-1123 subdomain (lower-case letters, digits, "
+                "'-' and '.'), so it cannot be a kubernetes.io/hostname value to pin pods to",
+                resource=ResourceRef("v1", "Node", n.name),
+                field_path="metadata.name",
+            )
+
+
+def kubelet_literal(text: str) -> str:
+    """Escape ``$`` so the kubelet's ``$(VAR)`` expansion leaves the text exactly as written."""
+    return text.replace("$", "$$")
 
 
 def _forced_arch(name: str | None) -> str | None:
@@ -520,6 +561,22 @@ def _render_one(
     if sum(1 for r in results.items if r.severity == "error") > errors_before:
         return
 
+    # The kubelet expands $(VAR) and turns $$ into $ in command, args and env values: escape
+    # every value derived from the WorkloadRun so the process sees it exactly as written.
+    env = [
+        Env(e.name, kubelet_literal(e.value), e.value_from) if e.value_from is None else e
+        for e in env
+    ]
+    command = [kubelet_literal(c) for c in command]
+    args = [kubelet_literal(a) for a in args]
+    repeat = (orch.repeat_count if orch and orch.repeat_count else None) or 1
+    if len(part.groups) * repeat > MAX_TRAINJOBS:
+        err(
+            f"{len(part.groups)} group(s) x repeatCount {repeat} would render "
+            f"{len(part.groups) * repeat} TrainJobs, more than the {MAX_TRAINJOBS} allowed per run",
+            "spec.orchestration.repeatCount",
+        )
+        return
     base_sc: dict[str, Any] = (
         {"capabilities": {"add": ["IPC_LOCK", "SYS_CHROOT"]}} if fw.name == "mpi" else {}
     )
@@ -597,7 +654,6 @@ def _render_one(
     else:
         objs.append(torch_runtime.build_torch_runtime(plan))
 
-    repeat = (orch.repeat_count if orch and orch.repeat_count else None) or 1
     jobs = _jobs(wr.name, part.groups, repeat, names if unpinned else None)
     waves = topology.run_waves(
         [Group(j.name, j.nodes) for j in jobs], (orch.max_concurrent if orch else None) or 0

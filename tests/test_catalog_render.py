@@ -559,9 +559,14 @@ def env_dict(c: Mapping[str, Any]) -> dict[str, str]:
 
 
 def trainer_argv(job: Mapping[str, Any]) -> tuple[list[str], list[str]]:
-    """(preCommand lines, argv) of a TrainJob; a preCommand wraps the argv in bash -c."""
+    """(preCommand lines, argv) of a TrainJob, as the process sees them.
+
+    A preCommand wraps the argv in bash -c. The kubelet turns ``$$`` into ``$`` in command
+    and args (the render escapes ``$`` so that values arrive exactly as written).
+    """
     trainer = job["spec"]["trainer"]
-    command, args = list(trainer.get("command") or []), list(trainer.get("args") or [])
+    command = [c.replace("$$", "$") for c in trainer.get("command") or []]
+    args = [a.replace("$$", "$") for a in trainer.get("args") or []]
     if command == ["/bin/bash", "-c"]:
         *pre, last = args[0].split("\n")
         assert last.startswith("exec "), args[0]

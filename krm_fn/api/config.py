@@ -26,7 +26,7 @@ class FunctionOptions(BaseModel):
     registry: str | None = None
     registry_username: str | None = Field(default=None, alias="registryUsername")
     registry_password_env: str | None = Field(default=None, alias="registryPasswordEnv")
-    registry_password: str | None = Field(default=None, alias="registryPassword", repr=False)
+    registry_password: Any = Field(default=None, alias="registryPassword", repr=False)
     remainder: Literal["overflow", "skip"] = "overflow"
     output_dir: str = Field(default="generated", alias="outputDir")
     platform: str | None = None

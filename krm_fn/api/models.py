@@ -28,6 +28,26 @@ NIC_RESOURCE_RE = re.compile(
     r"[a-zA-Z0-9]([-A-Za-z0-9_.]{0,61}[a-zA-Z0-9])?$"
 )
 QUANTITY_RE = re.compile(r"^([0-9]+(\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei)?$")
+DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")
+ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
+MAX_REPEAT_COUNT = 1000
+
+
+def _dns_label(value: str, what: str) -> str:
+    if len(value) > 63 or not DNS1123_LABEL_RE.match(value):
+        raise ValueError(
+            f"{what} {value!r} must be a DNS-1123 label: at most 63 lower-case letters, digits "
+            "or '-', starting and ending with a letter or digit"
+        )
+    return value
+
+
+def _label_key(value: str, what: str) -> str:
+    problem = label_key_problem(value)
+    if problem:
+        raise ValueError(f"{what} {value!r} is not a valid label key: {problem}")
+    return value
 
 
 def label_key_problem(key: str) -> str | None:
@@ -79,6 +99,16 @@ class EnvVar(Strict):
     name: str = Field(min_length=1)
     value: str | None = None
     value_from: dict[str, Any] | None = Field(default=None, alias="valueFrom")
+
+    @field_validator("name")
+    @classmethod
+    def _env_name(cls, v: str) -> str:
+        if not ENV_NAME_RE.match(v):
+            raise ValueError(
+                f"environment variable name {v!r} must consist of letters, digits, '_', '-' or "
+                "'.', and must not start with a digit"
+            )
+        return v
 
     @model_validator(mode="after")
     def _one_source(self) -> EnvVar:
@@ -146,6 +176,11 @@ class Volume(Open):
 
     name: str = Field(min_length=1)
 
+    @field_validator("name")
+    @classmethod
+    def _volume_name(cls, v: str) -> str:
+        return _dns_label(v, "volume name")
+
     @model_validator(mode="after")
     def _one_source(self) -> Volume:
         extra = dict(self.__pydantic_extra__ or {})
@@ -181,6 +216,12 @@ class Container(Strict):
     """A core/v1 Container (used for ``spec.initContainers``)."""
 
     name: str = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _container_name(cls, v: str) -> str:
+        return _dns_label(v, "container name")
+
     image: str | None = None
     command: list[str] | None = None
     args: list[str] | None = None
@@ -301,6 +342,11 @@ class NodeSelectorRequirement(Strict):
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
     values: list[str] = Field(default_factory=list)
 
+    @field_validator("key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        return _label_key(v, "key")
+
     @model_validator(mode="after")
     def _values_fit_operator(self) -> NodeSelectorRequirement:
         op, vals = self.operator, self.values
@@ -327,6 +373,11 @@ class TaintSelector(Strict):
     value: str | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
 
+    @field_validator("key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        return _label_key(v, "taint key")
+
     def to_toleration(self) -> dict[str, Any]:
         """The pod toleration this selector implies."""
         tol: dict[str, Any] = {"key": self.key}
@@ -350,6 +401,21 @@ class Target(Strict):
     node_names: list[str] = Field(default_factory=list, alias="nodeNames")
     taint_selectors: list[TaintSelector] = Field(default_factory=list, alias="taintSelectors")
 
+    @field_validator("node_selector")
+    @classmethod
+    def _selector(cls, v: dict[str, str]) -> dict[str, str]:
+        problems = []
+        for key, value in v.items():
+            kp = label_key_problem(key)
+            vp = label_value_problem(value)
+            if kp:
+                problems.append(f"key {key!r}: {kp}")
+            if vp:
+                problems.append(f"value {value!r} of {key!r}: {vp}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return v
+
 
 class Topology(Strict):
     """``spec.orchestration.topology``."""
@@ -366,7 +432,7 @@ class Orchestration(Strict):
     )
     placement: Literal["Pinned", "Unpinned"] | None = None
     topology: Topology | None = None
-    repeat_count: int | None = Field(default=None, alias="repeatCount", ge=1)
+    repeat_count: int | None = Field(default=None, alias="repeatCount", ge=1, le=MAX_REPEAT_COUNT)
     max_concurrent: int | None = Field(default=None, alias="maxConcurrent", ge=0)
     timeout_per_job: str | None = Field(default=None, alias="timeoutPerJob")
 
@@ -386,6 +452,17 @@ class ConfigSpec(Strict):
 
     inline: dict[str, str] | None = None
     config_map_ref: LocalObjectReference | None = Field(default=None, alias="configMapRef")
+
+    @field_validator("inline")
+    @classmethod
+    def _keys(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        bad = [k for k in (v or {}) if len(k) > 253 or not CONFIG_KEY_RE.match(k)]
+        if bad:
+            raise ValueError(
+                f"ConfigMap keys {bad} must consist of letters, digits, '-', '_' or '.' "
+                "(they become file names under /config)"
+            )
+        return v
 
     @model_validator(mode="after")
     def _one_form(self) -> ConfigSpec:
@@ -537,6 +614,11 @@ class ObjectMeta(Open):
     namespace: str | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str | None) -> str | None:
+        return v if v is None else _dns_label(v, "namespace")
 
 
 class WorkloadRun(Strict):
