@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from krm_fn import yamlio
-from krm_fn.api.config import CONFIG_KIND
 from krm_fn.output import INDEX_KEYS, PATH_KEYS
 from krm_fn.resourcelist import RL_KIND, check_items
 from krm_fn.results import FileRef
@@ -69,7 +68,10 @@ def load_files(paths: Sequence[Path], display_base: Path | None = None) -> Loade
 
 def file_ref_of(item: dict[str, Any]) -> FileRef | None:
     """The orchestrator-provided file reference of an item, when annotated."""
-    ann = (item.get("metadata") or {}).get("annotations") or {}
+    meta = item.get("metadata")
+    ann = meta.get("annotations") if isinstance(meta, dict) else None
+    if not isinstance(ann, dict):
+        return None
     path = next((ann[k] for k in PATH_KEYS if isinstance(ann.get(k), str)), None)
     if path is None:
         return None
@@ -92,4 +94,6 @@ def is_workloadrun(item: dict[str, Any]) -> bool:
 
 def is_function_config(item: dict[str, Any]) -> bool:
     """Whether an item is our typed function config kind."""
+    from krm_fn.api.config import CONFIG_KIND
+
     return item.get("kind") == CONFIG_KIND

@@ -1,7 +1,7 @@
 """Bounds on the input, checked before any YAML is constructed into Python objects.
 
 A KRM function reads whatever the orchestrator hands it, and a package can hold files from
-anyone. Three kinds of input cost far more than their size suggests:
+anyone. Four kinds of input cost far more than their size suggests:
 
 * **Alias bombs** ("billion laughs"): ten anchors that each repeat the previous one nine times
   are 1 KiB of text but 3.5 billion strings once expanded. PyYAML shares the aliased objects
@@ -10,6 +10,7 @@ anyone. Three kinds of input cost far more than their size suggests:
 * **Deep nesting**: every level costs Python stack in the constructor, the validators and the
   dumper; aliases can stack nesting deeper than the text shows.
 * **Sheer size**: constructing YAML costs roughly 0.5 KiB of memory and 10 µs per node.
+* **Tiny input, huge output**: ``repeatCount: 10000000`` is one line and ten million TrainJobs.
 
 Invariants:
     * Pure functions over the raw text or over a stream of ``yaml.Event`` objects: nothing is
@@ -26,7 +27,13 @@ How ``krm_fn.yamlio.load_all`` is meant to call it (after decoding, before ``yam
         raise YAMLInputError(f"{source}: {exc}") from None
 
 ``check_yaml`` raises ``yaml.YAMLError`` for malformed text, exactly as ``yaml.load_all``
-would, so the existing ``except yaml.YAMLError`` branch reports it unchanged.
+would, so the existing ``except yaml.YAMLError`` branch reports it unchanged. A reader that
+bypasses ``load_all`` for large inputs (``krm_fn.fastio``) must call ``check_size`` on the raw
+bytes first; its strict grammar already refuses anchors, aliases and flow collections, so
+only the items it hands to PyYAML need ``check_yaml`` (through ``load_all``).
+
+The fourth kind (a one-line ``repeatCount`` asking for millions of TrainJobs) is bounded where
+the groups are known: ``krm_fn.render.MAX_TRAINJOBS``.
 """
 
 from __future__ import annotations

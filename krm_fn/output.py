@@ -9,6 +9,7 @@ Invariants:
     * Generated items get a path under the run's directory
       (``<dir>/<outputDir>/[<namespace>/]<name>.yaml``) and their index in that file, in both
       the ``internal.config.kubernetes.io`` and the legacy ``config.kubernetes.io`` form.
+    * Cheap to import (no models): the fast reader uses the predicates here.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from krm_fn import MANAGER
-from krm_fn.builders.plan import LABEL_MANAGED_BY
+
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+"""Same value as :data:`krm_fn.builders.plan.LABEL_MANAGED_BY` (a test checks it)."""
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 PATH_KEYS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -57,8 +60,13 @@ def _is_node_list(item: dict[str, Any]) -> bool:
 
 
 def mark_local_config(item: dict[str, Any]) -> None:
-    """Add ``config.kubernetes.io/local-config: "true"`` (keeps every other annotation)."""
-    meta = item.setdefault("metadata", {})
+    """Add ``config.kubernetes.io/local-config: "true"`` (keeps every other annotation).
+
+    A missing ``metadata`` is added last; a null one becomes a mapping in place.
+    """
+    meta = item.get("metadata")
+    if not isinstance(meta, dict):
+        meta = item["metadata"] = {}
     ann = meta.get("annotations")
     if not isinstance(ann, dict):
         ann = meta["annotations"] = {}
@@ -102,16 +110,31 @@ def assemble(
         if is_input_kind(it):
             mark_local_config(it)
         out.append(it)
+    out.extend(place_generated(generated, output_dir, with_paths))
+    return out
+
+
+def place_generated(
+    generated: Sequence[tuple[dict[str, Any], dict[str, Any]]],
+    output_dir: str,
+    with_paths: bool = True,
+) -> list[dict[str, Any]]:
+    """The new objects, annotated with the file (and index) kpt writes each one to."""
+    out: list[dict[str, Any]] = []
     counters: dict[str, int] = {}
+    paths: dict[int, str] = {}
     for obj, run in generated:
         if with_paths:
-            path = output_path(run, output_dir)
+            path = paths.get(id(run))
+            if path is None:
+                path = paths[id(run)] = output_path(run, output_dir)
             idx = counters.get(path, 0)
             counters[path] = idx + 1
             ann = obj["metadata"].setdefault("annotations", {})
             for k in PATH_KEYS:
                 ann[k] = path
+            index = str(idx)
             for k in INDEX_KEYS:
-                ann[k] = str(idx)
+                ann[k] = index
         out.append(obj)
     return out

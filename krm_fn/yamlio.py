@@ -4,6 +4,9 @@ Invariants:
     * Only the safe loader is used: ``!!python/*`` tags are never constructed.
     * The libyaml C loader/dumper is used when available (5x faster than pure Python).
     * Duplicate mapping keys are an error, not a silent last-wins.
+    * Every text is checked against :mod:`krm_fn.limits` (size, alias bombs, depth, node
+      count) before anything is constructed; a refusal is a :class:`YAMLInputError`.
+    * Error messages are one line, naming the input and the line and column.
     * Dumping is block style, keeps key insertion order, never folds long lines and writes
       multi-line strings as literal blocks, so output is byte-stable across runs.
 """
@@ -99,19 +102,68 @@ def load_all(text: str | bytes, source: str = "<stdin>") -> list[Any]:
                 f"{source}: input is not valid UTF-8 (byte {exc.start}); KRM functions read UTF-8"
             ) from None
     try:
+        _check_limits(text, source)
         return list(yaml.load_all(text, Loader=_StrictLoader))
     except yaml.YAMLError as exc:
-        raise YAMLInputError(f"{source}: malformed YAML: {_describe(exc)}") from None
+        raise YAMLInputError(f"{source}: malformed YAML: {_describe(exc, text)}") from None
     except RecursionError:
         raise YAMLInputError(f"{source}: YAML nested too deeply") from None
 
 
-def _describe(exc: yaml.YAMLError) -> str:
+def _check_limits(text: str, source: str) -> None:
+    from krm_fn import limits
+
+    try:
+        limits.check_yaml(text)
+    except limits.LimitExceeded as exc:
+        raise YAMLInputError(f"{source}: {exc}") from None
+
+
+def compose_and_load(text: str) -> tuple[yaml.Node | None, Any]:
+    """Parse a single-document stream, keeping the node graph (with its marks) too.
+
+    Args:
+        text: The YAML text.
+
+    Returns:
+        The root node (``None`` for an empty stream) and the data built from it, with the
+        same strict rules as :func:`load_all`.
+
+    Raises:
+        YAMLInputError: On malformed YAML, more than one document or duplicate keys.
+
+    """
+    try:
+        _check_limits(text, "<input>")
+    except yaml.YAMLError as exc:
+        raise YAMLInputError(f"malformed YAML: {_describe(exc, text)}") from None
+    except RecursionError:
+        raise YAMLInputError("YAML nested too deeply") from None
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        raise YAMLInputError(f"malformed YAML: {_describe(exc, text)}") from None
+    except RecursionError:
+        raise YAMLInputError("YAML nested too deeply") from None
+    finally:
+        loader.dispose()
+    return node, data
+
+
+def _describe(exc: yaml.YAMLError, text: str) -> str:
+    """One line: what is wrong and where (line and column in ``text``)."""
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
         return f"{exc.problem or exc.context}{where}"
-    return str(exc)
+    if isinstance(exc, yaml.reader.ReaderError):
+        pos = max(0, min(int(exc.position), len(text)))
+        line = text.count("\n", 0, pos) + 1
+        column = pos - (text.rfind("\n", 0, pos) + 1) + 1
+        return f"{exc.reason} (line {line}, column {column})"
+    return " ".join(str(exc).split())
 
 
 def dump(doc: Any) -> str:
