@@ -1,7 +1,7 @@
 """YAML bombs, deep nesting, oversized input and Python tags: bounded, refused, never run.
 
 The console-script cases here pass with the current loader; the ones that need
-``krm_fn.limits`` wired into ``krm_fn.yamlio`` are in ``test_found_bugs.py``. The pure checks of
+``krm_fn.limits`` wired into ``krm_fn.yamlio`` are in ``test_regressions.py``. The pure checks of
 ``krm_fn.limits`` are tested directly below.
 """
 

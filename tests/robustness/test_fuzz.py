@@ -4,7 +4,7 @@ Raw bytes, "token soup" (random sequences of YAML syntax, tags, anchors, bad byt
 mutations of the golden inputs and random WorkloadRun specs are fed to ``parse_input`` and
 ``run_krm`` (see :mod:`tests.robustness.fuzzing` for the contract). The fuzzers that currently
 find crashes (``run_krm`` on mutated golden inputs, random Node fields, random WorkloadRun
-metadata) are in ``test_found_bugs.py``. Examples are derandomized: a failure reproduces on
+metadata) are in ``test_regressions.py``. Examples are derandomized: a failure reproduces on
 every run.
 """
 

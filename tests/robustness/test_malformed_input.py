@@ -127,7 +127,7 @@ def test_broken_document_is_refused_with_its_location(
     for fragment in fragments:
         assert fragment in proc.stderr, proc.stderr
     assert proc.stderr.rstrip().endswith("nothing rendered")
-    if case != "resourcelist-item-not-a-mapping-named-by-index":  # see test_found_bugs.py
+    if case != "resourcelist-item-not-a-mapping-named-by-index":  # see test_regressions.py
         assert_stdout_is_echo_or_empty(data, proc.stdout)
 
 
