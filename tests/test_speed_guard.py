@@ -2,8 +2,8 @@
 
 Not a timing test: it fails only when the function takes more than three times the target
 (0.4 s for 1,000 Nodes, see bench/run.py), which no machine noise explains but an O(n²)
-lookup does. Generating the inventory is not timed. A run over the limit is repeated once
-before failing, so that a single stall of a shared CI machine does not fail the suite.
+lookup does. Generating the inventory is not timed. A run over the limit is repeated (up to
+three runs, the best counts) before failing, so that a single stall of a shared CI machine does not fail the suite.
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ def test_one_thousand_nodes_is_not_accidentally_quadratic(tmp_path: Path) -> Non
     inventory = tmp_path / "rl-1000.yaml"
     _generate(inventory, 1000)
     elapsed = _run_once(inventory)
-    if elapsed > LIMIT_SECONDS:
+    for _ in range(2):  # the best of up to three runs: a stalled CI machine is not a regression
+        if elapsed <= LIMIT_SECONDS:
+            break
         elapsed = min(elapsed, _run_once(inventory))
     assert elapsed <= LIMIT_SECONDS, (
         f"1,000 Nodes took {elapsed:.2f} s, more than 3x the {TARGET_SECONDS} s target: "
