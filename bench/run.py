@@ -34,9 +34,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-
-import make_inventory  # noqa: E402
 
 FIXTURE = REPO / "fixtures" / "krm" / "resourcelist.yaml"
 PASSWORD_ENV = {"NGC_API_KEY": "bench-registry-password"}
@@ -94,17 +91,19 @@ def run_once(cmd: list[str], stdin: Path | None, runs: Runs, env: dict[str, str]
 
 
 def prepare(nodes: int, work: Path) -> tuple[Path, Path, Path]:
-    """The ResourceList (per-item and as a v1 List) and the kustomization for ``nodes``."""
+    """The ResourceList (per-item and as a v1 List) and the kustomization for ``nodes``.
+
+    Generated in child processes: a child's peak RSS (``ru_maxrss``) starts from this
+    process's own high-water mark at fork time, so this process must stay small.
+    """
     rl = work / f"rl-{nodes}.yaml"
     rl_list = work / f"rl-list-{nodes}.yaml"
     kdir = work / f"kust-{nodes}"
     kdir.mkdir(exist_ok=True)
-    with rl.open("w") as fh:
-        make_inventory.write(fh, nodes, 0, "aws", False, True, False)
-    with rl_list.open("w") as fh:
-        make_inventory.write(fh, nodes, 0, "aws", False, True, True)
-    with (kdir / "nodes.yaml").open("w") as fh:
-        make_inventory.write(fh, nodes, 0, "aws", False, False, False)
+    gen = [sys.executable, str(HERE / "make_inventory.py"), "--nodes", str(nodes), "--seed", "0"]
+    subprocess.run([*gen, "--resourcelist", "--out", str(rl)], check=True)
+    subprocess.run([*gen, "--resourcelist", "--as-list", "--out", str(rl_list)], check=True)
+    subprocess.run([*gen, "--out", str(kdir / "nodes.yaml")], check=True)
     (kdir / "kustomization.yaml").write_text(
         "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
         "resources:\n- nodes.yaml\nlabels:\n- pairs:\n    fleet: gpu\n    owner: bench\n"

@@ -13,10 +13,11 @@ Invariants (NVCRE's precedence, lowest to highest):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from krm_fn.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Env:
     """One container environment variable; ``value_from`` set means a ``valueFrom`` source."""
 

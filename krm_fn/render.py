@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn import MANAGER, naming, rules, topology
@@ -42,6 +41,7 @@ from krm_fn.overrides.when import WhenContext, WhenError
 from krm_fn.overrides.when import describe as describe_when
 from krm_fn.overrides.when import matches as when_matches
 from krm_fn.partition import Group, Partition, PartitionError, partition_simple
+from krm_fn.records import field, record
 from krm_fn.resolve_platform import (
     PlatformPlan,
     check_forced_names,
@@ -61,7 +61,7 @@ MPI_DEFAULT_ARGS_TAIL = (
 )
 
 
-@dataclass
+@record
 class RunSummary:
     """What was rendered for one run (for the stderr summary)."""
 
@@ -75,7 +75,7 @@ class RunSummary:
     waves: list[list[str]] = field(default_factory=list)
 
 
-@dataclass
+@record
 class RenderOutput:
     """All generated objects (in output order) and per-run summaries."""
 
@@ -146,7 +146,7 @@ def render_all(
     return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Context:
     """Input objects other runs may refer to."""
 
@@ -195,8 +195,6 @@ def _measurement_annotations(
     """Validate measurements and thresholds; carry them onto TrainJobs for ``report``."""
     import json
 
-    from krm_fn.report import thresholds as th
-
     out: dict[str, str] = {}
     measurements: list[tuple[str, Any, str]] = [
         (ANN_BANDWIDTH, spec.bandwidth_measurement, "spec.bandwidthMeasurement"),
@@ -222,6 +220,8 @@ def _measurement_annotations(
             "spec.bandwidthMeasurement.testType",
         )
     if spec.thresholds:
+        from krm_fn.report import thresholds as th  # the report's language; only when used
+
         for k, expr in spec.thresholds.items():
             try:
                 th.check_threshold_key(k)
@@ -703,7 +703,7 @@ def _render_one(
     )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Job:
     name: str
     group: Group

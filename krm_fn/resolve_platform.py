@@ -12,7 +12,6 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from krm_fn.api import models
@@ -21,6 +20,7 @@ from krm_fn.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, NodeInfo, nod
 from krm_fn.platforms import catalog as pcat
 from krm_fn.platforms import detect as pdetect
 from krm_fn.platforms import gpu as pgpu
+from krm_fn.records import record
 
 SYNTHETIC_PREFIX = "synthetic-node-"
 _PROVIDER_PREFIX = {
@@ -43,7 +43,7 @@ _PRODUCT = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PlatformPlan:
     """What detection and the catalog resolved for one run."""
 

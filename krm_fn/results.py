@@ -10,13 +10,14 @@ Invariants:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from krm_fn.records import field, record
 
 Severity = Literal["error", "warning", "info"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ResourceRef:
     """Identifies the object a result is about."""
 
@@ -44,7 +45,7 @@ class ResourceRef:
         return f"{self.kind} {ns}{self.name}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileRef:
     """The file (and document index) an object came from, when known."""
 
@@ -52,7 +53,7 @@ class FileRef:
     index: int = 0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Result:
     """One KRM result."""
 
@@ -99,7 +100,7 @@ class Result:
         return " ".join(parts)
 
 
-@dataclass
+@record
 class Results:
     """Ordered collector of results."""
 

@@ -17,13 +17,13 @@ import gc
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from krm_fn import yamlio
 from krm_fn.inputs import expand_paths, file_ref_of, load_files
 from krm_fn.inventory import NodeInfo, collect_nodes
+from krm_fn.records import record
 from krm_fn.resourcelist import FunctionInput, InputError, StaleInput, parse_input, write_output
 from krm_fn.results import FileRef, ResourceRef, Results
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from krm_fn.render import RenderOutput
 
 
-@dataclass
+@record
 class RunOutcome:
     """What the process writes and returns."""
 

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import jsonpatch
 
 from krm_fn.overrides.smp import SMPError, dotted, strategic_merge
 from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
+from krm_fn.records import field, record
 
 __all__ = ["AppliedOverride", "OverrideOutcome", "apply_overrides"]
 
@@ -52,7 +52,7 @@ ORCHESTRATION_UNSUPPORTED: Final = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AppliedOverride:
     """One matching override, as NVCRE records it in ``status.orchestration.appliedOverrides``.
 
@@ -71,7 +71,7 @@ class AppliedOverride:
     no_op: bool
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OverrideOutcome:
     """The result of :func:`apply_overrides`.
 
@@ -174,7 +174,7 @@ def _without_namespace(patch: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-@dataclass
+@record
 class _Step:
     """The work of one matching override, on a private copy of the objects."""
 

@@ -23,8 +23,9 @@ import json
 import operator
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
+
+from krm_fn.records import field, record
 
 __all__ = ["WhenContext", "WhenError", "describe", "matches"]
 
@@ -45,7 +46,7 @@ class WhenError(ValueError):
     """A ``when`` that cannot be evaluated (bad shape or bad expression)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WhenContext:
     """What a ``when`` is matched against.
 
@@ -261,7 +262,7 @@ _ESCAPES: Final[Mapping[str, str]] = {
 _HINTS: Final[Mapping[str, str]] = {"=": "==", "&": "&&", "|": "||"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Tok:
     kind: str  # "op", "int", "bool", "ident", "str", "end"
     text: str
@@ -269,7 +270,7 @@ class _Tok:
     value: str | int | bool | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Node:
     op: str  # "lit", "var", "!", "&&", "||", "==", "!=", "<", ">", "<=", ">=", "in"
     typ: type
