@@ -64,8 +64,27 @@ class Runs:
 
 
 def fn_command() -> list[str]:
+    """The function as installed beside the running interpreter (``--in-place``)."""
     exe = Path(sys.executable).with_name("workloadrun-fn")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "krm_fn"]
+
+
+def install_fn(work: Path) -> list[str]:
+    """Install the repository into a fresh venv, as the README's first command does.
+
+    What users run is a regular (non-editable) install, byte-compiled by pip; an editable
+    development install adds a finder to every start-up and, with PYTHONDONTWRITEBYTECODE
+    set (as on these machines), recompiles the package from source on every run.
+    """
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", str(REPO)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return [str(venv / "bin" / "workloadrun-fn")]
 
 
 def run_once(cmd: list[str], stdin: Path | None, runs: Runs, env: dict[str, str]) -> None:
@@ -111,11 +130,11 @@ def prepare(nodes: int, work: Path) -> tuple[Path, Path, Path]:
     return rl, rl_list, kdir
 
 
-def importtime_top(env: dict[str, str], count: int = 15) -> list[tuple[int, int, str]]:
+def importtime_top(python: str, env: dict[str, str], count: int = 15) -> list[tuple[int, int, str]]:
     """The ``-X importtime`` entries of one cold run on the fixture, by cumulative time."""
     with FIXTURE.open("rb") as fin:
         proc = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "krm_fn"],
+            [python, "-X", "importtime", "-m", "krm_fn"],
             stdin=fin,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -169,19 +188,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kustomize-runs", type=int, default=5, help="kustomize runs at 100/1k")
     ap.add_argument("--kustomize-10k-runs", type=int, default=2, help="kustomize runs at 10k")
     ap.add_argument("--cold-runs", type=int, default=15, help="cold-start runs (default 15)")
+    ap.add_argument(
+        "--in-place",
+        action="store_true",
+        help="time the package installed beside this interpreter instead of a fresh install",
+    )
     ap.add_argument("--out", default=str(HERE / "results.md"), help="results file")
     args = ap.parse_args(argv)
     if not shutil.which("kubectl"):
         raise SystemExit("kubectl (with its embedded kustomize) must be on PATH")
     env = {**os.environ, **PASSWORD_ENV}
-    # Byte-compile the package as `pip install` does: with PYTHONDONTWRITEBYTECODE set (as
-    # in this environment) stale .pyc files would make every run recompile from source.
-    compile_env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(REPO / "krm_fn")],
-        env=compile_env,
-        check=True,
-    )
+    if args.in_place:
+        # Byte-compile the package as `pip install` does: with PYTHONDONTWRITEBYTECODE set
+        # (as in this environment) every run would otherwise recompile it from source.
+        compile_env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(REPO / "krm_fn")],
+            env=compile_env,
+            check=True,
+        )
     sizes = [100, 1000] if args.quick else [100, 1000, 10000]
     info = machine()
     print("machine:", info, flush=True)
@@ -191,16 +216,20 @@ def main(argv: list[str] | None = None) -> int:
     sizes_mb: dict[int, float] = {}
     with tempfile.TemporaryDirectory(prefix="wlr-bench-") as tmp:
         work = Path(tmp)
+        fn_cmd = fn_command() if args.in_place else install_fn(work)
+        info["function"] = (
+            "this checkout, in place" if args.in_place else "`pip install .` into a fresh venv"
+        )
         for n in sizes:
             rl, rl_list, kdir = prepare(n, work)
             sizes_mb[n] = rl.stat().st_size / 1e6
             fn[n], fn_list[n], kust[n] = Runs(), Runs(), Runs()
             k_runs = args.kustomize_10k_runs if n >= 10000 else args.kustomize_runs
-            run_once(fn_command(), rl, Runs(), env)  # warm the page cache, not counted
+            run_once(fn_cmd, rl, Runs(), env)  # warm the page cache, not counted
             for i in range(max(args.fn_runs, k_runs)):
                 if i < args.fn_runs:
-                    run_once(fn_command(), rl, fn[n], env)
-                    run_once(fn_command(), rl_list, fn_list[n], env)
+                    run_once(fn_cmd, rl, fn[n], env)
+                    run_once(fn_cmd, rl_list, fn_list[n], env)
                 if i < k_runs:
                     run_once(["kubectl", "kustomize", str(kdir)], None, kust[n], env)
                 print(
@@ -211,8 +240,9 @@ def main(argv: list[str] | None = None) -> int:
                 )
         cold = Runs()
         for _ in range(args.cold_runs):
-            run_once(fn_command(), FIXTURE, cold, env)
-        imports = importtime_top(env)
+            run_once(fn_cmd, FIXTURE, cold, env)
+        python = sys.executable if args.in_place else str(Path(fn_cmd[0]).with_name("python"))
+        imports = importtime_top(python, env)
     info["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
     checks: list[tuple[str, str, bool]] = []

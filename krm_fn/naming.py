@@ -12,7 +12,6 @@ Invariants:
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 TRAINJOB_NAME_MAX = 44
@@ -24,6 +23,8 @@ def shorten(name: str, limit: int) -> str:
     """Return ``name`` or, when longer than ``limit``, a deterministic hashed form."""
     if len(name) <= limit:
         return name
+    import hashlib  # long names only
+
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
     prefix = name[: limit - len(digest) - 1].rstrip("-.")
     return f"{prefix}-{digest}"

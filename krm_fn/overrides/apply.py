@@ -26,8 +26,6 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import jsonpatch
-
 from krm_fn.overrides.smp import SMPError, dotted, strategic_merge
 from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
 from krm_fn.records import field, record
@@ -274,6 +272,8 @@ class _Step:
             ):
                 self.error(f"{suffix}[{j}]", "an RFC 6902 operation needs string 'op' and 'path'")
                 return
+        import jsonpatch  # only runs that use jobTemplatePatch pay for it
+
         targets = self.trainjobs()
         for i in targets:
             doc: Any = self.objects[i]
