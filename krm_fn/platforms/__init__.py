@@ -7,9 +7,9 @@ settings apply to it" for the render pipeline.
 * :mod:`krm_fn.platforms.gpu` — GPU product parsing, architecture vote, GPU defaults.
 * :mod:`krm_fn.platforms.catalog` — ``krm_fn/data/platforms.yaml`` model, loader, resolver.
 
-Invariants: detection and GPU helpers are stdlib-only and imported eagerly; the catalog
-names (which need pydantic) are imported on first use, and the YAML is parsed on the
-first :func:`load_catalog` call only.
+Invariants: nothing here imports a third-party package. Detection and GPU helpers are
+imported eagerly; the catalog names are imported on first use, and the bundled catalog is
+read (from its JSON snapshot) on the first :func:`load_catalog` call only.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ _LAZY_CATALOG_NAMES = frozenset(
 
 
 def __getattr__(name: str) -> Any:
-    """Import catalog names (and pydantic) only when first used."""
+    """Import catalog names only when first used."""
     if name in _LAZY_CATALOG_NAMES:
         value = getattr(importlib.import_module("krm_fn.platforms.catalog"), name)
         globals()[name] = value

@@ -1,6 +1,6 @@
 """The platform override catalog: typed model, loader, and resolver.
 
-One job: read ``krm_fn/data/platforms.yaml`` into validated pydantic models and, for one
+One job: read ``krm_fn/data/platforms.yaml`` into validated, immutable objects and, for one
 :class:`PlatformContext` (platform × GPU architecture × framework × node shape), merge
 every matching entry into one :class:`ResolvedOverlay` that the render applies.
 
@@ -8,7 +8,16 @@ Invariants:
     * A loaded :class:`Catalog` is immutable and fully validated: unknown fields,
       unknown platform/architecture/framework names, bad env names, unknown template
       placeholders and unpaired volumes are refused with a :class:`CatalogError` whose
-      message names the entry and the field.
+      message names the entry and the field. Validation is hand-written (no pydantic) and
+      reports every problem of the document at once; the cross-field checks of an entry
+      (volume pairing, "sets nothing") run once that entry's fields are valid.
+    * The bundled catalog is read from ``krm_fn/data/platforms.json``, a snapshot of the
+      parsed YAML written by :func:`snapshot_text` (``python -m krm_fn.platforms.catalog``
+      rewrites it; a test fails when it is stale). The snapshot embeds the YAML text it was
+      made from: when that differs from ``platforms.yaml`` (an edit without regenerating),
+      the YAML itself is parsed and validated instead, so a stale snapshot is never used.
+      The snapshot is not re-validated at run time (the tests validate it); any other
+      catalog (:func:`load_catalog` with a path, :func:`parse_catalog`) always is.
     * :func:`resolve` is pure: the same catalog and context always give an equal
       overlay, and every mapping/list in the overlay is a fresh copy (mutating it never
       changes the catalog).
@@ -28,36 +37,28 @@ Invariants:
       exactly ``"{nicsPerNode|int}"`` (or ``gpusPerNode``) renders as an integer; a
       templated resources value that renders to 0 is dropped (no zero-count request).
       ``${VAR}`` shell syntax is never treated as a template.
+    * Cheap to import: stdlib only, no regular expressions, no ``dataclasses``; the model
+      classes are plain ``__slots__`` classes.
 """
 
 from __future__ import annotations
 
-import copy
-import re
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
-from typing import Annotated, Any, Literal
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from typing import TYPE_CHECKING, Any, Literal
 
 from krm_fn.platforms.detect import PLATFORMS, node_gke_accelerators, node_instance_types
 from krm_fn.platforms.gpu import GPU_ARCHITECTURES, UNKNOWN_ARCH, gpu_defaults, parse_gpu_product
+from krm_fn.records import FrozenInstanceError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
+    "DEFAULT_CATALOG_PATH",
     "DEFAULT_CATALOG_RESOURCE",
     "FRAMEWORKS",
+    "SNAPSHOT_PATH",
     "Catalog",
     "CatalogEntry",
     "CatalogError",
@@ -74,10 +75,20 @@ __all__ = [
     "matching_entries",
     "parse_catalog",
     "resolve",
+    "snapshot_text",
+    "validate_catalog_data",
+    "write_snapshot",
 ]
 
 DEFAULT_CATALOG_RESOURCE = "data/platforms.yaml"
 """Location of the bundled catalog inside the ``krm_fn`` package."""
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(__file__))
+DEFAULT_CATALOG_PATH = os.path.join(_PACKAGE_DIR, "data", "platforms.yaml")
+"""The bundled catalog file (wheel and editable installs alike)."""
+
+SNAPSHOT_PATH = os.path.join(_PACKAGE_DIR, "data", "platforms.json")
+"""The generated JSON snapshot of :data:`DEFAULT_CATALOG_PATH` (see :func:`snapshot_text`)."""
 
 FRAMEWORKS: tuple[str, ...] = ("exec", "mpi", "torch")
 """WorkloadRun framework kinds an entry can be restricted to, sorted."""
@@ -85,9 +96,9 @@ FRAMEWORKS: tuple[str, ...] = ("exec", "mpi", "torch")
 Framework = Literal["mpi", "torch", "exec"]
 
 TEMPLATE_VARIABLES: tuple[str, ...] = ("gpusPerNode", "nicsPerNode")
-_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z][A-Za-z0-9_]*)(\|[A-Za-z]+)?\}")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ENTRY_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_WORD = _LETTERS | frozenset("0123456789_")
+_ENTRY_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 _CONTAINER_SECURITY_CONTEXT_FIELDS = frozenset(
     {
         "allowPrivilegeEscalation",
@@ -129,40 +140,94 @@ class CatalogError(ValueError):
 
 
 # --------------------------------------------------------------------------- templates
+# A placeholder is ``{name}`` or ``{name|filter}`` (name: a letter, then letters, digits or
+# "_"; filter: letters) not preceded by "$". Scanned by hand: the equivalent regular
+# expression costs more to compile than the whole bundled catalog costs to load.
 
 
-def _check_templates(value: str, *, allow_int: bool = False) -> None:
-    """Raise ValueError for unknown placeholders or a misplaced ``|int`` filter."""
-    for match in _PLACEHOLDER.finditer(value):
-        variable, flt = match.group(1), match.group(2)
+def _placeholder_at(value: str, start: int) -> tuple[int, str, str | None] | None:
+    """The placeholder whose ``{`` is at ``start``: (end, name, ``|filter`` or None)."""
+    if start > 0 and value[start - 1] == "$":
+        return None
+    size = len(value)
+    end = start + 1
+    if end >= size or value[end] not in _LETTERS:
+        return None
+    end += 1
+    while end < size and value[end] in _WORD:
+        end += 1
+    name = value[start + 1 : end]
+    flt = None
+    if end < size and value[end] == "|":
+        stop = end + 1
+        while stop < size and value[stop] in _LETTERS:
+            stop += 1
+        if stop == end + 1:
+            return None
+        flt, end = value[end:stop], stop
+    if end < size and value[end] == "}":
+        return end + 1, name, flt
+    return None
+
+
+def _placeholders(value: str) -> list[tuple[int, int, str, str | None]]:
+    """Every placeholder in ``value``: (start, end, name, filter), left to right."""
+    found = []
+    start = value.find("{")
+    while start >= 0:
+        match = _placeholder_at(value, start)
+        if match is None:
+            start = value.find("{", start + 1)
+        else:
+            found.append((start, *match))
+            start = value.find("{", match[0])
+    return found
+
+
+def _template_problem(value: str, *, allow_int: bool = False) -> str | None:
+    """The first unknown placeholder or misplaced ``|int`` filter in ``value``, if any."""
+    if "{" not in value:
+        return None
+    for start, end, variable, flt in _placeholders(value):
+        text = value[start:end]
         if variable not in TEMPLATE_VARIABLES:
-            raise ValueError(
-                f"unknown template placeholder {match.group(0)!r} in {value!r}: "
+            return (
+                f"unknown template placeholder {text!r} in {value!r}: "
                 f"allowed are {', '.join('{' + v + '}' for v in TEMPLATE_VARIABLES)}"
             )
         if flt is None:
             continue
         if flt != "|int":
-            raise ValueError(f"unknown template filter {flt!r} in {value!r}: only '|int' exists")
-        if not allow_int or match.group(0) != value:
-            raise ValueError(
+            return f"unknown template filter {flt!r} in {value!r}: only '|int' exists"
+        if not allow_int or text != value:
+            return (
                 f"{value!r}: the '|int' filter is only allowed as a whole resources value, "
                 "e.g. '{nicsPerNode|int}'"
             )
+    return None
 
 
 def _render(value: str, variables: Mapping[str, int]) -> str:
-    return _PLACEHOLDER.sub(lambda m: str(variables[m.group(1)]), value)
+    if "{" not in value:
+        return value
+    parts: list[str] = []
+    last = 0
+    for start, end, variable, _flt in _placeholders(value):
+        parts += (value[last:start], str(variables[variable]))
+        last = end
+    parts.append(value[last:])
+    return "".join(parts)
 
 
 def _render_resource(value: str | int, variables: Mapping[str, int]) -> str | int | None:
     """Render one resources value; ``None`` means "drop it" (templated and zero)."""
     if isinstance(value, int):
         return value
-    match = _PLACEHOLDER.fullmatch(value)
-    if match is not None and match.group(2) == "|int":
-        number = variables[match.group(1)]
-        return number if number != 0 else None
+    if value.startswith("{") and value.endswith("|int}"):
+        match = _placeholder_at(value, 0)
+        if match is not None and match[0] == len(value):
+            number = variables[match[1]]
+            return number if number != 0 else None
     rendered = _render(value, variables)
     if rendered != value and rendered.strip() == "0":
         return None
@@ -171,37 +236,65 @@ def _render_resource(value: str | int, variables: Mapping[str, int]) -> str | in
 
 # --------------------------------------------------------------------------- model
 
-_MODEL_CONFIG = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+class _Frozen:
+    """An immutable value: its fields are its ``__slots__``, set once by ``__init__``.
+
+    ``==`` compares the fields of two objects of exactly the same class, ``hash`` and
+    ``repr`` use them; assignment raises :class:`~krm_fn.records.FrozenInstanceError`.
+    ``copy`` and ``pickle`` restore the fields without calling ``__init__`` again.
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple([getattr(self, name) for name in self.__slots__])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Frozen) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r} of a frozen object")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r} of a frozen object")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_restore, (self.__class__, self._fields()))
 
 
-def _as_tuple(value: object) -> object:
-    """Accept a single string where a list of strings is expected."""
-    return (value,) if isinstance(value, str) else value
+def _restore(cls: type[_Frozen], values: tuple[Any, ...]) -> _Frozen:
+    obj = object.__new__(cls)
+    for name, value in zip(cls.__slots__, values, strict=True):
+        _set(obj, name, value)
+    return obj
 
 
-class EnvVarSpec(BaseModel):
+_set = object.__setattr__  # how __init__ sets the fields of a frozen object
+
+
+class EnvVarSpec(_Frozen):
     """One ``{name, value}`` environment variable in the catalog."""
 
-    model_config = _MODEL_CONFIG
+    __slots__ = ("name", "value")
+    name: str
+    value: str
 
-    name: StrictStr
-    value: StrictStr
-
-    @field_validator("name")
-    @classmethod
-    def _valid_name(cls, name: str) -> str:
-        if not _ENV_NAME.match(name):
-            raise ValueError(f"invalid environment variable name {name!r}")
-        return name
-
-    @field_validator("value")
-    @classmethod
-    def _valid_value(cls, value: str) -> str:
-        _check_templates(value)
-        return value
+    def __init__(self, name: str, value: str) -> None:
+        _set(self, "name", name)
+        _set(self, "value", value)
 
 
-class WhenSpec(BaseModel):
+class WhenSpec(_Frozen):
     """When an entry applies. Every condition that is set must hold (logical AND).
 
     Attributes:
@@ -216,246 +309,150 @@ class WhenSpec(BaseModel):
 
     """
 
-    model_config = _MODEL_CONFIG
-
-    platform: tuple[StrictStr, ...] | None = None
-    gpu_architecture: tuple[StrictStr, ...] | None = Field(default=None, alias="gpuArchitecture")
-    frameworks: tuple[Framework, ...] | None = None
-    instance_types: tuple[StrictStr, ...] | None = Field(default=None, alias="instanceTypes")
-    gke_accelerator: tuple[StrictStr, ...] | None = Field(default=None, alias="gkeAccelerator")
-    default_shape: StrictBool = Field(default=False, alias="defaultShape")
-
-    @field_validator(
-        "platform", "gpu_architecture", "frameworks", "instance_types", "gke_accelerator",
-        mode="before",
-    )  # fmt: skip
-    @classmethod
-    def _normalise_lists(cls, value: object) -> object:
-        return _as_tuple(value)
-
-    @field_validator("platform")
-    @classmethod
-    def _known_platforms(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        for name in value or ():
-            if name not in PLATFORMS:
-                raise ValueError(
-                    f"unknown platform {name!r}: must be one of {', '.join(PLATFORMS)}"
-                )
-        return value
-
-    @field_validator("gpu_architecture")
-    @classmethod
-    def _known_archs(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        allowed = (*GPU_ARCHITECTURES, UNKNOWN_ARCH)
-        for name in value or ():
-            if name not in allowed:
-                raise ValueError(
-                    f"unknown GPU architecture {name!r}: must be one of {', '.join(allowed)}"
-                )
-        return value
-
-    @field_validator(
-        "platform", "gpu_architecture", "frameworks", "instance_types", "gke_accelerator"
+    __slots__ = (
+        "default_shape",
+        "frameworks",
+        "gke_accelerator",
+        "gpu_architecture",
+        "instance_types",
+        "platform",
     )
-    @classmethod
-    def _non_empty(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        if value is not None and (not value or any(not v for v in value)):
-            raise ValueError("must be a non-empty name or a non-empty list of non-empty names")
-        return value
+    platform: tuple[str, ...] | None
+    gpu_architecture: tuple[str, ...] | None
+    frameworks: tuple[Framework, ...] | None
+    instance_types: tuple[str, ...] | None
+    gke_accelerator: tuple[str, ...] | None
+    default_shape: bool
 
-    @model_validator(mode="after")
-    def _default_shape_needs_shape(self) -> WhenSpec:
-        if self.default_shape and self.instance_types is None and self.gke_accelerator is None:
-            raise ValueError("defaultShape needs instanceTypes or gkeAccelerator")
-        return self
+    def __init__(
+        self,
+        platform: tuple[str, ...] | None = None,
+        gpu_architecture: tuple[str, ...] | None = None,
+        frameworks: tuple[Framework, ...] | None = None,
+        instance_types: tuple[str, ...] | None = None,
+        gke_accelerator: tuple[str, ...] | None = None,
+        default_shape: bool = False,
+    ) -> None:
+        _set(self, "platform", platform)
+        _set(self, "gpu_architecture", gpu_architecture)
+        _set(self, "frameworks", frameworks)
+        _set(self, "instance_types", instance_types)
+        _set(self, "gke_accelerator", gke_accelerator)
+        _set(self, "default_shape", default_shape)
 
 
-ResourceValue = StrictStr | StrictInt
-
-
-class ResourcesSpec(BaseModel):
+class ResourcesSpec(_Frozen):
     """Container resource ``limits``/``requests`` added by an entry (values may be templates)."""
 
-    model_config = _MODEL_CONFIG
+    __slots__ = ("limits", "requests")
+    limits: Mapping[str, str | int]
+    requests: Mapping[str, str | int]
 
-    limits: dict[StrictStr, ResourceValue] = Field(default_factory=dict)
-    requests: dict[StrictStr, ResourceValue] = Field(default_factory=dict)
-
-    @field_validator("limits", "requests")
-    @classmethod
-    def _valid_values(cls, value: dict[str, str | int]) -> dict[str, str | int]:
-        for name, quantity in value.items():
-            if not name:
-                raise ValueError("empty resource name")
-            if isinstance(quantity, int) and quantity < 0:
-                raise ValueError(f"{name}: negative quantity {quantity}")
-            if isinstance(quantity, str):
-                try:
-                    _check_templates(quantity, allow_int=True)
-                except ValueError as exc:
-                    raise ValueError(f"{name}: {exc}") from None
-        return value
+    def __init__(
+        self,
+        limits: Mapping[str, str | int] | None = None,
+        requests: Mapping[str, str | int] | None = None,
+    ) -> None:
+        _set(self, "limits", {} if limits is None else limits)
+        _set(self, "requests", {} if requests is None else requests)
 
 
-def _require_keys(items: Iterable[Mapping[str, Any]], keys: Sequence[str], what: str) -> None:
-    for index, item in enumerate(items):
-        for key in keys:
-            if not isinstance(item.get(key), str) or not item[key]:
-                raise ValueError(f"item {index} of {what} needs a non-empty string {key!r}")
+class CatalogEntry(_Frozen):
+    """One ordered catalog entry: a ``when`` condition and the settings it contributes.
 
+    ``None`` means "not set" for every setting (an explicit ``[]`` is a value).
+    """
 
-class CatalogEntry(BaseModel):
-    """One ordered catalog entry: a ``when`` condition and the settings it contributes."""
-
-    model_config = _MODEL_CONFIG
-
-    name: StrictStr
-    source: StrictStr
-    inferred: StrictBool = False
-    when: WhenSpec = Field(default_factory=WhenSpec)
-    env: tuple[EnvVarSpec, ...] | None = None
-    forward_env: tuple[EnvVarSpec, ...] | None = Field(default=None, alias="forwardEnv")
-    mpi_args: tuple[StrictStr, ...] | None = Field(default=None, alias="mpiArgs")
-    resources: ResourcesSpec | None = None
-    nic_resource_name: StrictStr | None = Field(default=None, alias="nicResourceName")
-    volumes: tuple[dict[StrictStr, Any], ...] | None = None
-    volume_mounts: tuple[dict[StrictStr, Any], ...] | None = Field(
-        default=None, alias="volumeMounts"
+    __slots__ = (
+        "env",
+        "forward_env",
+        "gpus_per_node",
+        "inferred",
+        "mpi_args",
+        "name",
+        "nic_resource_name",
+        "nics_per_node",
+        "pod_annotations",
+        "pre_command",
+        "resources",
+        "security_context",
+        "source",
+        "tolerations",
+        "topology_key",
+        "volume_mounts",
+        "volumes",
+        "when",
     )
-    security_context: dict[StrictStr, Any] | None = Field(default=None, alias="securityContext")
-    tolerations: tuple[dict[StrictStr, Any], ...] | None = None
-    pod_annotations: dict[StrictStr, StrictStr] | None = Field(default=None, alias="podAnnotations")
-    topology_key: StrictStr | None = Field(default=None, alias="topologyKey")
-    pre_command: tuple[StrictStr, ...] | None = Field(default=None, alias="preCommand")
-    gpus_per_node: Annotated[StrictInt, Field(ge=1)] | None = Field(
-        default=None, alias="gpusPerNode"
-    )
-    nics_per_node: Annotated[StrictInt, Field(ge=0)] | None = Field(
-        default=None, alias="nicsPerNode"
-    )
+    name: str
+    source: str
+    inferred: bool
+    when: WhenSpec
+    env: tuple[EnvVarSpec, ...] | None
+    forward_env: tuple[EnvVarSpec, ...] | None
+    mpi_args: tuple[str, ...] | None
+    resources: ResourcesSpec | None
+    nic_resource_name: str | None
+    volumes: tuple[dict[str, Any], ...] | None
+    volume_mounts: tuple[dict[str, Any], ...] | None
+    security_context: dict[str, Any] | None
+    tolerations: tuple[dict[str, Any], ...] | None
+    pod_annotations: dict[str, str] | None
+    topology_key: str | None
+    pre_command: tuple[str, ...] | None
+    gpus_per_node: int | None
+    nics_per_node: int | None
 
-    @field_validator("name")
-    @classmethod
-    def _valid_name(cls, name: str) -> str:
-        if not _ENTRY_NAME.match(name) or len(name) > 63:
-            raise ValueError(f"invalid entry name {name!r}: use lower-case letters, digits, '-'")
-        return name
-
-    @field_validator("source")
-    @classmethod
-    def _non_empty_source(cls, source: str) -> str:
-        if not source.strip():
-            raise ValueError("source must cite where the values come from")
-        return source
-
-    @field_validator("env", "forward_env")
-    @classmethod
-    def _unique_env(cls, value: tuple[EnvVarSpec, ...] | None) -> tuple[EnvVarSpec, ...] | None:
-        seen: set[str] = set()
-        for var in value or ():
-            if var.name in seen:
-                raise ValueError(f"{var.name} is set twice")
-            seen.add(var.name)
-        return value
-
-    @field_validator("mpi_args", "pre_command")
-    @classmethod
-    def _string_templates(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        for item in value or ():
-            _check_templates(item)
-        return value
-
-    @field_validator("pod_annotations")
-    @classmethod
-    def _annotation_templates(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        for item in (value or {}).values():
-            _check_templates(item)
-        return value
-
-    @field_validator("topology_key", "nic_resource_name")
-    @classmethod
-    def _non_empty_scalar(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("must not be empty")
-        return value
-
-    @field_validator("volumes")
-    @classmethod
-    def _valid_volumes(
-        cls, value: tuple[dict[str, Any], ...] | None
-    ) -> tuple[dict[str, Any], ...] | None:
-        _require_keys(value or (), ("name",), "volumes")
-        return value
-
-    @field_validator("volume_mounts")
-    @classmethod
-    def _valid_mounts(
-        cls, value: tuple[dict[str, Any], ...] | None
-    ) -> tuple[dict[str, Any], ...] | None:
-        _require_keys(value or (), ("name", "mountPath"), "volumeMounts")
-        return value
-
-    @field_validator("security_context")
-    @classmethod
-    def _valid_security_context(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        unknown = sorted(set(value or {}) - _CONTAINER_SECURITY_CONTEXT_FIELDS)
-        if unknown:
-            raise ValueError(f"unknown container securityContext field(s): {', '.join(unknown)}")
-        return value
-
-    @field_validator("tolerations")
-    @classmethod
-    def _valid_tolerations(
-        cls, value: tuple[dict[str, Any], ...] | None
-    ) -> tuple[dict[str, Any], ...] | None:
-        for index, toleration in enumerate(value or ()):
-            operator = toleration.get("operator", "Equal")
-            effect = toleration.get("effect")
-            if operator not in _TOLERATION_OPERATORS:
-                raise ValueError(f"item {index}: unknown operator {operator!r}")
-            if effect is not None and effect not in _TOLERATION_EFFECTS:
-                raise ValueError(f"item {index}: unknown effect {effect!r}")
-        return value
-
-    @model_validator(mode="after")
-    def _consistent(self) -> CatalogEntry:
-        if (self.volumes is None) != (self.volume_mounts is None):
-            raise ValueError("field 'volumes' and field 'volumeMounts' must be set together")
-        names = {v["name"] for v in self.volumes or ()}
-        for mount in self.volume_mounts or ():
-            if mount["name"] not in names:
-                raise ValueError(
-                    f"field 'volumeMounts': mount {mount['name']!r} names no volume of this entry"
-                )
-        settings = (
-            "env", "forward_env", "mpi_args", "resources", "nic_resource_name", "volumes",
-            "security_context", "tolerations", "pod_annotations", "topology_key",
-            "pre_command", "gpus_per_node", "nics_per_node",
-        )  # fmt: skip
-        if all(getattr(self, s) is None for s in settings):
-            raise ValueError("entry sets nothing (no env, mpiArgs, resources, ...)")
-        return self
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        inferred: bool = False,
+        when: WhenSpec | None = None,
+        env: tuple[EnvVarSpec, ...] | None = None,
+        forward_env: tuple[EnvVarSpec, ...] | None = None,
+        mpi_args: tuple[str, ...] | None = None,
+        resources: ResourcesSpec | None = None,
+        nic_resource_name: str | None = None,
+        volumes: tuple[dict[str, Any], ...] | None = None,
+        volume_mounts: tuple[dict[str, Any], ...] | None = None,
+        security_context: dict[str, Any] | None = None,
+        tolerations: tuple[dict[str, Any], ...] | None = None,
+        pod_annotations: dict[str, str] | None = None,
+        topology_key: str | None = None,
+        pre_command: tuple[str, ...] | None = None,
+        gpus_per_node: int | None = None,
+        nics_per_node: int | None = None,
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "source", source)
+        _set(self, "inferred", inferred)
+        _set(self, "when", WhenSpec() if when is None else when)
+        _set(self, "env", env)
+        _set(self, "forward_env", forward_env)
+        _set(self, "mpi_args", mpi_args)
+        _set(self, "resources", resources)
+        _set(self, "nic_resource_name", nic_resource_name)
+        _set(self, "volumes", volumes)
+        _set(self, "volume_mounts", volume_mounts)
+        _set(self, "security_context", security_context)
+        _set(self, "tolerations", tolerations)
+        _set(self, "pod_annotations", pod_annotations)
+        _set(self, "topology_key", topology_key)
+        _set(self, "pre_command", pre_command)
+        _set(self, "gpus_per_node", gpus_per_node)
+        _set(self, "nics_per_node", nics_per_node)
 
 
-class Catalog(BaseModel):
+class Catalog(_Frozen):
     """The whole catalog: a format version and the ordered entries."""
 
-    model_config = _MODEL_CONFIG
-
+    __slots__ = ("entries", "version")
     version: Literal[1]
     entries: tuple[CatalogEntry, ...]
 
-    @model_validator(mode="after")
-    def _unique_names(self) -> Catalog:
-        first: dict[str, int] = {}
-        for index, entry in enumerate(self.entries):
-            if entry.name in first:
-                raise ValueError(
-                    f"entry {entry.name!r} (#{index}): field 'name': duplicate entry name "
-                    f"(first used by entry #{first[entry.name]})"
-                )
-            first[entry.name] = index
-        return self
+    def __init__(self, version: Literal[1], entries: tuple[CatalogEntry, ...]) -> None:
+        _set(self, "version", version)
+        _set(self, "entries", entries)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -481,40 +478,454 @@ class Catalog(BaseModel):
         raise KeyError(name)
 
 
+# --------------------------------------------------------------------------- validation
+# Messages follow the wording users of the pydantic model saw ("Field required", "Extra
+# inputs are not permitted", "Input should be a valid string (got 1; ...)"); a location is
+# written with the YAML names: ``env[0].value``, ``when.platform``, ``resources.limits``.
+
+_ENTRY_FIELDS = frozenset(
+    {
+        "name",
+        "source",
+        "inferred",
+        "when",
+        "env",
+        "forwardEnv",
+        "mpiArgs",
+        "resources",
+        "nicResourceName",
+        "volumes",
+        "volumeMounts",
+        "securityContext",
+        "tolerations",
+        "podAnnotations",
+        "topologyKey",
+        "preCommand",
+        "gpusPerNode",
+        "nicsPerNode",
+    }
+)
+_SETTINGS = (
+    "env", "forwardEnv", "mpiArgs", "resources", "nicResourceName", "volumes",
+    "securityContext", "tolerations", "podAnnotations", "topologyKey", "preCommand",
+    "gpusPerNode", "nicsPerNode",
+)  # fmt: skip
+_WHEN_FIELDS = frozenset(
+    {"platform", "gpuArchitecture", "frameworks", "instanceTypes", "gkeAccelerator", "defaultShape"}
+)
+_WHEN_NAMES: dict[str, tuple[str, ...] | None] = {
+    "platform": PLATFORMS,
+    "gpuArchitecture": (*GPU_ARCHITECTURES, UNKNOWN_ARCH),
+    "frameworks": None,
+    "instanceTypes": None,
+    "gkeAccelerator": None,
+}
+_FRAMEWORK_CHOICES = "Input should be 'mpi', 'torch' or 'exec'"
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _valid_entry_name(name: str) -> bool:
+    return (
+        0 < len(name) <= 63
+        and set(name) <= _ENTRY_NAME_CHARS
+        and not name.startswith("-")
+        and not name.endswith("-")
+    )
+
+
+def _valid_env_name(name: str) -> bool:
+    return bool(name) and name[0] in _LETTERS | {"_"} and set(name) <= _WORD
+
+
+class _Report:
+    """The problems found so far; ``where`` prefixes those of the current entry."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.where = ""
+
+    def add(self, loc: str, message: str) -> None:
+        """Record ``message`` for the field at ``loc`` ("" = the entry or document)."""
+        text = f"field {loc!r}: {message}" if loc else message
+        self.problems.append(f"{self.where}: {text}" if self.where else text)
+
+    def is_str(self, loc: str, value: object) -> bool:
+        if isinstance(value, str):
+            return True
+        self.add(
+            loc,
+            f"Input should be a valid string (got {value!r}; "
+            "quote numbers and booleans meant as text)",
+        )
+        return False
+
+    def is_bool(self, loc: str, value: object) -> bool:
+        if isinstance(value, bool):
+            return True
+        self.add(loc, f"Input should be a valid boolean (got {value!r})")
+        return False
+
+    def is_int(self, loc: str, value: object, minimum: int) -> bool:
+        if not _is_int(value):
+            self.add(loc, f"Input should be a valid integer (got {value!r})")
+            return False
+        if value < minimum:  # type: ignore[operator]
+            self.add(loc, f"Input should be greater than or equal to {minimum}")
+            return False
+        return True
+
+    def is_list(self, loc: str, value: object) -> bool:
+        if isinstance(value, list | tuple):
+            return True
+        self.add(loc, f"Input should be a valid list (got {value!r})")
+        return False
+
+    def is_mapping(self, loc: str, value: object, *, string_keys: bool = False) -> bool:
+        if not isinstance(value, dict):
+            self.add(loc, "Input should be a valid dictionary")
+            return False
+        bad = [key for key in value if not isinstance(key, str)]
+        for key in bad if string_keys else ():
+            self.add(loc, f"keys should be strings (got {key!r})")
+        return not (string_keys and bad)
+
+    def fields(
+        self, loc: str, value: Mapping[Any, Any], allowed: frozenset[str], required: Sequence[str]
+    ) -> None:
+        for name in required:
+            if name not in value:
+                self.add(f"{loc}.{name}" if loc else name, "Field required")
+        for name in value:
+            if name not in allowed:
+                self.add(f"{loc}.{name}" if loc else str(name), "Extra inputs are not permitted")
+
+
+def _check_when(r: _Report, when: object) -> None:
+    if not r.is_mapping("when", when):
+        return
+    assert isinstance(when, dict)
+    before = len(r.problems)
+    r.fields("when", when, _WHEN_FIELDS, ())
+    for key, allowed in _WHEN_NAMES.items():
+        value = when.get(key)
+        if value is None:
+            continue
+        loc = f"when.{key}"
+        names = [value] if isinstance(value, str) else value
+        if not r.is_list(loc, names):
+            continue
+        typed = True
+        for index, name in enumerate(names):
+            if key == "frameworks":
+                if not isinstance(name, str) or name not in FRAMEWORKS:
+                    r.add(f"{loc}[{index}]", f"{_FRAMEWORK_CHOICES} (got {name!r})")
+                    typed = False
+            elif not r.is_str(f"{loc}[{index}]", name):
+                typed = False
+        if not typed:
+            continue
+        unknown = [name for name in names if allowed is not None and name not in allowed]
+        for name in unknown:
+            what = "platform" if key == "platform" else "GPU architecture"
+            r.add(loc, f"unknown {what} {name!r}: must be one of {', '.join(allowed or ())}")
+        if not unknown and (not names or not all(names)):
+            r.add(loc, "must be a non-empty name or a non-empty list of non-empty names")
+    if "defaultShape" in when:
+        r.is_bool("when.defaultShape", when["defaultShape"])
+    if (
+        len(r.problems) == before
+        and when.get("defaultShape") is True
+        and when.get("instanceTypes") is None
+        and when.get("gkeAccelerator") is None
+    ):
+        r.add("when", "defaultShape needs instanceTypes or gkeAccelerator")
+
+
+def _check_env(r: _Report, key: str, items: object) -> None:
+    if not r.is_list(key, items):
+        return
+    assert isinstance(items, list | tuple)
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for index, item in enumerate(items):
+        loc = f"{key}[{index}]"
+        if not r.is_mapping(loc, item):
+            continue
+        assert isinstance(item, dict)
+        r.fields(loc, item, frozenset({"name", "value"}), ("name", "value"))
+        if "name" in item and r.is_str(f"{loc}.name", item["name"]):
+            name = item["name"]
+            if not _valid_env_name(name):
+                r.add(f"{loc}.name", f"invalid environment variable name {name!r}")
+            elif name in seen and name not in twice:
+                twice.add(name)
+                r.add(key, f"{name} is set twice")
+            seen.add(name)
+        if "value" in item and r.is_str(f"{loc}.value", item["value"]):
+            problem = _template_problem(item["value"])
+            if problem:
+                r.add(f"{loc}.value", problem)
+
+
+def _check_strings(r: _Report, key: str, items: object) -> None:
+    if not r.is_list(key, items):
+        return
+    assert isinstance(items, list | tuple)
+    for index, item in enumerate(items):
+        if r.is_str(f"{key}[{index}]", item):
+            problem = _template_problem(item)
+            if problem:
+                r.add(key, problem)
+
+
+def _check_resources(r: _Report, resources: object) -> None:
+    if not r.is_mapping("resources", resources):
+        return
+    assert isinstance(resources, dict)
+    r.fields("resources", resources, frozenset({"limits", "requests"}), ())
+    for section in ("limits", "requests"):
+        if section not in resources:
+            continue
+        loc = f"resources.{section}"
+        quantities = resources[section]
+        if not r.is_mapping(loc, quantities, string_keys=True):
+            continue
+        for name, quantity in quantities.items():
+            if not isinstance(quantity, str) and not _is_int(quantity):
+                r.add(
+                    f"{loc}.{name}", f"Input should be a valid string or integer (got {quantity!r})"
+                )
+            elif not name:
+                r.add(loc, "empty resource name")
+            elif isinstance(quantity, int) and quantity < 0:
+                r.add(loc, f"{name}: negative quantity {quantity}")
+            elif isinstance(quantity, str):
+                problem = _template_problem(quantity, allow_int=True)
+                if problem:
+                    r.add(loc, f"{name}: {problem}")
+
+
+def _check_objects(r: _Report, key: str, items: object, required: Sequence[str]) -> bool:
+    """A list of Kubernetes objects (volumes, mounts, tolerations) with ``required`` keys."""
+    if not r.is_list(key, items):
+        return False
+    assert isinstance(items, list | tuple)
+    ok = True
+    for index, item in enumerate(items):
+        if not r.is_mapping(f"{key}[{index}]", item, string_keys=True):
+            ok = False
+            continue
+        for name in required:
+            if not isinstance(item.get(name), str) or not item[name]:
+                r.add(key, f"item {index} of {key} needs a non-empty string {name!r}")
+                ok = False
+    return ok
+
+
+def _check_tolerations(r: _Report, items: object) -> None:
+    if not _check_objects(r, "tolerations", items, ()):
+        return
+    assert isinstance(items, list | tuple)
+    for index, toleration in enumerate(items):
+        operator = toleration.get("operator", "Equal")
+        effect = toleration.get("effect")
+        if not isinstance(operator, str) or operator not in _TOLERATION_OPERATORS:
+            r.add("tolerations", f"item {index}: unknown operator {operator!r}")
+        if effect is not None and (
+            not isinstance(effect, str) or effect not in _TOLERATION_EFFECTS
+        ):
+            r.add("tolerations", f"item {index}: unknown effect {effect!r}")
+
+
+def _check_entry(r: _Report, entry: object) -> None:
+    if not r.is_mapping("", entry):
+        return
+    assert isinstance(entry, dict)
+    before = len(r.problems)
+    r.fields("", entry, _ENTRY_FIELDS, ("name", "source"))
+    if "name" in entry and r.is_str("name", entry["name"]):
+        name = entry["name"]
+        if not _valid_entry_name(name):
+            r.add("name", f"invalid entry name {name!r}: use lower-case letters, digits, '-'")
+    source: Any = entry.get("source")
+    if "source" in entry and r.is_str("source", source) and not source.strip():
+        r.add("source", "source must cite where the values come from")
+    if "inferred" in entry:
+        r.is_bool("inferred", entry["inferred"])
+    if "when" in entry:
+        _check_when(r, entry["when"])
+    value = entry.get
+    for key in ("env", "forwardEnv"):
+        if value(key) is not None:
+            _check_env(r, key, entry[key])
+    for key in ("mpiArgs", "preCommand"):
+        if value(key) is not None:
+            _check_strings(r, key, entry[key])
+    if value("resources") is not None:
+        _check_resources(r, entry["resources"])
+    for key in ("nicResourceName", "topologyKey"):
+        if value(key) is not None and r.is_str(key, entry[key]) and not entry[key].strip():
+            r.add(key, "must not be empty")
+    if value("volumes") is not None:
+        _check_objects(r, "volumes", entry["volumes"], ("name",))
+    if value("volumeMounts") is not None:
+        _check_objects(r, "volumeMounts", entry["volumeMounts"], ("name", "mountPath"))
+    context = value("securityContext")
+    if context is not None and r.is_mapping("securityContext", context, string_keys=True):
+        unknown = sorted(set(context) - _CONTAINER_SECURITY_CONTEXT_FIELDS)
+        if unknown:
+            r.add(
+                "securityContext",
+                f"unknown container securityContext field(s): {', '.join(unknown)}",
+            )
+    if value("tolerations") is not None:
+        _check_tolerations(r, entry["tolerations"])
+    annotations = value("podAnnotations")
+    if annotations is not None and r.is_mapping("podAnnotations", annotations, string_keys=True):
+        for key, text in annotations.items():
+            if r.is_str(f"podAnnotations.{key}", text):
+                problem = _template_problem(text)
+                if problem:
+                    r.add("podAnnotations", problem)
+    for key, minimum in (("gpusPerNode", 1), ("nicsPerNode", 0)):
+        if value(key) is not None:
+            r.is_int(key, entry[key], minimum)
+    if len(r.problems) == before:
+        _check_entry_as_a_whole(r, entry)
+
+
+def _check_entry_as_a_whole(r: _Report, entry: Mapping[str, Any]) -> None:
+    """Cross-field rules, checked once every field of the entry is valid."""
+    volumes, mounts = entry.get("volumes"), entry.get("volumeMounts")
+    if (volumes is None) != (mounts is None):
+        r.add("", "field 'volumes' and field 'volumeMounts' must be set together")
+    names = {v["name"] for v in volumes or ()}
+    for mount in mounts or ():
+        if mount["name"] not in names:
+            r.add(
+                "", f"field 'volumeMounts': mount {mount['name']!r} names no volume of this entry"
+            )
+    if all(entry.get(key) is None for key in _SETTINGS):
+        r.add("", "entry sets nothing (no env, mpiArgs, resources, ...)")
+
+
+def validate_catalog_data(data: object) -> list[str]:
+    """Check a parsed catalog document against the catalog format.
+
+    Args:
+        data: The document as parsed from YAML or JSON.
+
+    Returns:
+        Every problem found (empty when the document is valid), one line each, naming the
+        entry (``entry 'aws-p5' (#4)``) and the field (``field 'when.platform'``).
+
+    """
+    if not isinstance(data, dict):
+        return ["the document must be a mapping with 'version' and 'entries'"]
+    r = _Report()
+    r.fields("", data, frozenset({"version", "entries"}), ("version", "entries"))
+    if "version" in data and not (_is_int(data["version"]) and data["version"] == 1):
+        r.add("version", f"Input should be 1 (got {data['version']!r})")
+    entries = data.get("entries")
+    if "entries" not in data or not r.is_list("entries", entries):
+        return r.problems
+    assert isinstance(entries, list | tuple)
+    first: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        r.where = f"entry {name!r} (#{index})" if name else f"entry #{index}"
+        _check_entry(r, entry)
+        if isinstance(name, str):
+            if name in first:
+                r.add("name", f"duplicate entry name (first used by entry #{first[name]})")
+            else:
+                first[name] = index
+    return r.problems
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _items(value: Any) -> tuple[Any, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def _env(items: Any) -> tuple[EnvVarSpec, ...] | None:
+    if items is None:
+        return None
+    return tuple([EnvVarSpec(item["name"], item["value"]) for item in items])
+
+
+def _build_entry(raw: Mapping[str, Any]) -> CatalogEntry:
+    get = raw.get
+    when = get("when")
+    resources = get("resources")
+    return CatalogEntry(
+        raw["name"],
+        raw["source"],
+        get("inferred", False),
+        None
+        if not when
+        else WhenSpec(
+            _names(when.get("platform")),
+            _names(when.get("gpuArchitecture")),
+            _names(when.get("frameworks")),  # type: ignore[arg-type]
+            _names(when.get("instanceTypes")),
+            _names(when.get("gkeAccelerator")),
+            when.get("defaultShape", False),
+        ),
+        _env(get("env")),
+        _env(get("forwardEnv")),
+        _items(get("mpiArgs")),
+        None
+        if resources is None
+        else ResourcesSpec(resources.get("limits"), resources.get("requests")),
+        get("nicResourceName"),
+        _items(get("volumes")),
+        _items(get("volumeMounts")),
+        get("securityContext"),
+        _items(get("tolerations")),
+        get("podAnnotations"),
+        get("topologyKey"),
+        _items(get("preCommand")),
+        get("gpusPerNode"),
+        get("nicsPerNode"),
+    )
+
+
+def _build(data: Mapping[str, Any]) -> Catalog:
+    """The catalog of a document :func:`validate_catalog_data` accepts (not checked again)."""
+    return Catalog(data["version"], tuple([_build_entry(raw) for raw in data["entries"]]))
+
+
 # --------------------------------------------------------------------------- loading
 
 
-def _format_location(loc: Sequence[int | str]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
+def _parse_yaml(text: str, origin: str) -> Any:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise CatalogError(origin, [f"not valid YAML: {exc}"]) from exc
 
 
-def _problems(error: ValidationError, data: object) -> list[str]:
-    entries = data.get("entries") if isinstance(data, Mapping) else None
-    problems = []
-    for detail in error.errors():
-        loc = list(detail["loc"])
-        message = str(detail["ctx"]["error"]) if detail["type"] == "value_error" else detail["msg"]
-        if detail["type"] == "string_type":
-            message += f" (got {detail['input']!r}; quote numbers and booleans meant as text)"
-        elif detail["type"] in {"bool_type", "int_type"}:
-            message += f" (got {detail['input']!r})"
-        if len(loc) >= 2 and loc[0] == "entries" and isinstance(loc[1], int):
-            index = loc[1]
-            raw = entries[index] if isinstance(entries, list) and index < len(entries) else None
-            name = raw.get("name") if isinstance(raw, Mapping) else None
-            where = f"entry {name!r} (#{index})" if name else f"entry #{index}"
-            field = _format_location(loc[2:])
-            problems.append(
-                f"{where}: field {field!r}: {message}" if field else f"{where}: {message}"
-            )
-        elif loc:
-            problems.append(f"field {_format_location(loc)!r}: {message}")
-        else:
-            problems.append(message)
-    return problems
+def _validated(data: Any, origin: str) -> Mapping[str, Any]:
+    problems = validate_catalog_data(data)
+    if problems:
+        raise CatalogError(origin, problems)
+    assert isinstance(data, dict)
+    return data
 
 
 def parse_catalog(text: str, origin: str = "<string>") -> Catalog:
@@ -528,38 +939,118 @@ def parse_catalog(text: str, origin: str = "<string>") -> Catalog:
         The validated catalog.
 
     Raises:
-        CatalogError: The YAML is malformed or does not match the model.
+        CatalogError: The YAML is malformed or does not match the catalog format; the
+            error lists every problem.
 
     """
-    import yaml
+    return _build(_validated(_parse_yaml(text, origin), origin))
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _read_text(path: str | Path, origin: str) -> str:
     try:
-        data = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        raise CatalogError(origin, [f"not valid YAML: {exc}"]) from exc
-    if not isinstance(data, Mapping):
-        raise CatalogError(origin, ["the document must be a mapping with 'version' and 'entries'"])
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise CatalogError(origin, [f"cannot read: {exc}"]) from exc
+
+
+def snapshot_text(yaml_text: str, origin: str = "<string>") -> str:
+    """The JSON snapshot of catalog YAML text, as ``krm_fn/data/platforms.json`` holds it.
+
+    The snapshot is ``{"yaml": <the YAML text>, "catalog": <the parsed document>}``: the
+    loader uses ``catalog`` only while ``yaml`` equals the bundled YAML file.
+
+    Args:
+        yaml_text: The catalog YAML.
+        origin: Name used in error messages.
+
+    Returns:
+        The JSON text (one key per line, ending in a newline).
+
+    Raises:
+        CatalogError: The YAML is not a valid catalog (no snapshot is made of it).
+
+    """
+    import json
+
+    data = _validated(_parse_yaml(yaml_text, origin), origin)
+    snapshot = {
+        "comment": "generated from platforms.yaml by python -m krm_fn.platforms.catalog; "
+        "do not edit",
+        "yaml": yaml_text,
+        "catalog": data,
+    }
+    return json.dumps(snapshot, ensure_ascii=False, indent=1) + "\n"
+
+
+def write_snapshot(
+    yaml_path: str | Path | None = None, json_path: str | Path | None = None
+) -> bool:
+    """Regenerate the JSON snapshot of a catalog file.
+
+    Args:
+        yaml_path: The catalog YAML (default: the bundled ``platforms.yaml``).
+        json_path: The snapshot to write (default: the bundled ``platforms.json``).
+
+    Returns:
+        Whether the snapshot file changed.
+
+    Raises:
+        CatalogError: The YAML is unreadable or invalid.
+
+    """
+    yaml_path = DEFAULT_CATALOG_PATH if yaml_path is None else yaml_path
+    json_path = SNAPSHOT_PATH if json_path is None else json_path
+    wanted = snapshot_text(_read_text(yaml_path, str(yaml_path)), str(yaml_path))
     try:
-        return Catalog.model_validate(data)
-    except ValidationError as exc:
-        raise CatalogError(origin, _problems(exc, data)) from exc
+        with open(json_path, encoding="utf-8") as handle:
+            if handle.read() == wanted:
+                return False
+    except OSError:
+        pass
+    with open(json_path, "w", encoding="utf-8", newline="\n") as handle:
+        handle.write(wanted)
+    return True
 
 
-@lru_cache(maxsize=1)
+def _read_snapshot() -> Mapping[str, Any] | None:
+    try:
+        with open(SNAPSHOT_PATH, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError:
+        return None
+    import json  # the render imports it anyway (Secret builder)
+
+    try:
+        snapshot = json.loads(text)
+    except ValueError:
+        return None
+    return snapshot if isinstance(snapshot, dict) else None
+
+
+_DEFAULT: Catalog | None = None
+
+
 def _load_default() -> Catalog:
-    from importlib import resources
+    global _DEFAULT
+    if _DEFAULT is None:
+        origin = f"krm_fn/{DEFAULT_CATALOG_RESOURCE}"
+        text = _read_text(DEFAULT_CATALOG_PATH, origin)
+        snapshot = _read_snapshot()
+        if snapshot is not None and snapshot.get("yaml") == text:
+            _DEFAULT = _build(snapshot["catalog"])
+        else:  # no snapshot, or made from another version of the YAML
+            _DEFAULT = parse_catalog(text, origin)
+    return _DEFAULT
 
-    resource = resources.files("krm_fn").joinpath(DEFAULT_CATALOG_RESOURCE)
-    return parse_catalog(resource.read_text(encoding="utf-8"), f"krm_fn/{DEFAULT_CATALOG_RESOURCE}")
 
-
-def load_catalog(path: Path | None = None) -> Catalog:
+def load_catalog(path: str | Path | None = None) -> Catalog:
     """Load and validate a catalog.
 
     Args:
-        path: A catalog file; ``None`` loads the bundled ``krm_fn/data/platforms.yaml``
-            (parsed once per process, then cached).
+        path: A catalog YAML file, always fully validated; ``None`` loads the bundled
+            ``krm_fn/data/platforms.yaml`` (from its JSON snapshot when that is current;
+            once per process, then cached).
 
     Returns:
         The validated catalog.
@@ -570,26 +1061,25 @@ def load_catalog(path: Path | None = None) -> Catalog:
     """
     if path is None:
         return _load_default()
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogError(str(path), [f"cannot read: {exc}"]) from exc
-    return parse_catalog(text, str(path))
+    return parse_catalog(_read_text(path, str(path)), str(path))
 
 
 # --------------------------------------------------------------------------- resolving
 
 
-@dataclass(frozen=True)
-class EnvVar:
+class EnvVar(_Frozen):
     """A resolved environment variable."""
 
+    __slots__ = ("name", "value")
     name: str
     value: str
 
+    def __init__(self, name: str, value: str) -> None:
+        _set(self, "name", name)
+        _set(self, "value", value)
 
-@dataclass(frozen=True)
-class PlatformContext:
+
+class PlatformContext(_Frozen):
     """What the resolver matches catalog entries against.
 
     Attributes:
@@ -604,6 +1094,15 @@ class PlatformContext:
 
     """
 
+    __slots__ = (
+        "framework",
+        "gke_accelerators",
+        "gpu_architecture",
+        "gpus_per_node",
+        "instance_types",
+        "nics_per_node",
+        "platform",
+    )
     platform: str
     gpu_architecture: str
     framework: str
@@ -612,27 +1111,57 @@ class PlatformContext:
     gpus_per_node: int
     nics_per_node: int
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        platform: str,
+        gpu_architecture: str,
+        framework: str,
+        instance_types: frozenset[str],
+        gke_accelerators: frozenset[str],
+        gpus_per_node: int,
+        nics_per_node: int,
+    ) -> None:
         """Refuse contexts the catalog cannot match meaningfully.
 
         Any platform string is accepted (e.g. ``"unknown"`` after a failed detection): it
         simply matches only entries without ``when.platform``.
         """
-        if self.framework not in FRAMEWORKS:
+        if framework not in FRAMEWORKS:
             raise ValueError(
-                f"unknown framework {self.framework!r}: must be one of {', '.join(FRAMEWORKS)}"
+                f"unknown framework {framework!r}: must be one of {', '.join(FRAMEWORKS)}"
             )
-        if self.gpus_per_node < 0 or self.nics_per_node < 0:
+        if gpus_per_node < 0 or nics_per_node < 0:
             raise ValueError("gpus_per_node and nics_per_node must be >= 0")
+        _set(self, "platform", platform)
+        _set(self, "gpu_architecture", gpu_architecture)
+        _set(self, "framework", framework)
+        _set(self, "instance_types", instance_types)
+        _set(self, "gke_accelerators", gke_accelerators)
+        _set(self, "gpus_per_node", gpus_per_node)
+        _set(self, "nics_per_node", nics_per_node)
 
 
-@dataclass(frozen=True)
-class ResolvedOverlay:
+class ResolvedOverlay(_Frozen):
     """The merged settings of every catalog entry that matched a context.
 
     See the module docstring for the merge rules. Mappings and lists are fresh copies.
     """
 
+    __slots__ = (
+        "applied",
+        "env",
+        "forward_env",
+        "mpi_args",
+        "nic_resource_name",
+        "pod_annotations",
+        "pre_command",
+        "resources",
+        "security_context",
+        "tolerations",
+        "topology_key",
+        "volume_mounts",
+        "volumes",
+    )
     applied: tuple[str, ...]
     env: tuple[EnvVar, ...]
     forward_env: tuple[EnvVar, ...]
@@ -646,6 +1175,36 @@ class ResolvedOverlay:
     topology_key: str | None
     pre_command: tuple[str, ...]
     nic_resource_name: str | None
+
+    def __init__(
+        self,
+        applied: tuple[str, ...],
+        env: tuple[EnvVar, ...],
+        forward_env: tuple[EnvVar, ...],
+        mpi_args: tuple[str, ...],
+        resources: Mapping[str, Mapping[str, str | int]],
+        volumes: tuple[Mapping[str, Any], ...],
+        volume_mounts: tuple[Mapping[str, Any], ...],
+        security_context: Mapping[str, Any],
+        tolerations: tuple[Mapping[str, Any], ...],
+        pod_annotations: Mapping[str, str],
+        topology_key: str | None,
+        pre_command: tuple[str, ...],
+        nic_resource_name: str | None,
+    ) -> None:
+        _set(self, "applied", applied)
+        _set(self, "env", env)
+        _set(self, "forward_env", forward_env)
+        _set(self, "mpi_args", mpi_args)
+        _set(self, "resources", resources)
+        _set(self, "volumes", volumes)
+        _set(self, "volume_mounts", volume_mounts)
+        _set(self, "security_context", security_context)
+        _set(self, "tolerations", tolerations)
+        _set(self, "pod_annotations", pod_annotations)
+        _set(self, "topology_key", topology_key)
+        _set(self, "pre_command", pre_command)
+        _set(self, "nic_resource_name", nic_resource_name)
 
 
 def _shape_matches(allowed: tuple[str, ...] | None, actual: frozenset[str], default: bool) -> bool:
@@ -719,12 +1278,21 @@ def matching_entries(catalog: Catalog, ctx: PlatformContext) -> tuple[CatalogEnt
     )
 
 
+def _clone(value: Any) -> Any:
+    """A deep copy of parsed YAML/JSON data (only dicts and lists are mutable there)."""
+    if isinstance(value, dict):
+        return {key: _clone(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clone(item) for item in value]
+    return value
+
+
 def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
             _deep_merge(base[key], value)
         else:
-            base[key] = copy.deepcopy(value)
+            base[key] = _clone(value)
     return base
 
 
@@ -778,12 +1346,12 @@ def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
                     else:
                         target[name] = rendered
         if entry.volumes is not None and entry.volume_mounts is not None:
-            volumes = copy.deepcopy(entry.volumes)
-            volume_mounts = copy.deepcopy(entry.volume_mounts)
+            volumes = tuple([_clone(v) for v in entry.volumes])
+            volume_mounts = tuple([_clone(m) for m in entry.volume_mounts])
         if entry.security_context is not None:
             _deep_merge(security_context, entry.security_context)
         if entry.tolerations is not None:
-            tolerations = copy.deepcopy(entry.tolerations)
+            tolerations = tuple([_clone(t) for t in entry.tolerations])
         for key, value in (entry.pod_annotations or {}).items():
             pod_annotations[key] = _render(value, variables)
         if entry.topology_key is not None:
@@ -813,8 +1381,7 @@ def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
 # --------------------------------------------------------------------------- contexts
 
 
-@dataclass(frozen=True)
-class NodeCounts:
+class NodeCounts(_Frozen):
     """Default GPUs and NICs per node for a context, and where each value came from.
 
     Attributes:
@@ -826,11 +1393,21 @@ class NodeCounts:
 
     """
 
+    __slots__ = ("gpus_from", "gpus_per_node", "mnnvl", "nics_from", "nics_per_node")
     gpus_per_node: int
     nics_per_node: int
     mnnvl: bool
     gpus_from: str
     nics_from: str
+
+    def __init__(
+        self, gpus_per_node: int, nics_per_node: int, mnnvl: bool, gpus_from: str, nics_from: str
+    ) -> None:
+        _set(self, "gpus_per_node", gpus_per_node)
+        _set(self, "nics_per_node", nics_per_node)
+        _set(self, "mnnvl", mnnvl)
+        _set(self, "gpus_from", gpus_from)
+        _set(self, "nics_from", nics_from)
 
 
 def default_node_counts(
@@ -935,3 +1512,7 @@ def make_context(
         gpus_per_node=counts.gpus_per_node,
         nics_per_node=counts.nics_per_node,
     )
+
+
+if __name__ == "__main__":  # python -m krm_fn.platforms.catalog: regenerate platforms.json
+    print(f"{SNAPSHOT_PATH}: {'rewritten' if write_snapshot() else 'up to date'}")

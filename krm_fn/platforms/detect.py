@@ -17,8 +17,9 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from krm_fn.records import field, record
 
 __all__ = [
     "COREWEAVE_LABELS",
@@ -35,6 +36,7 @@ __all__ = [
     "detect_platform",
     "node_gke_accelerators",
     "node_instance_types",
+    "node_label",
     "node_labels",
     "node_name",
     "summarize_node_groups",
@@ -93,6 +95,27 @@ def node_labels(node: Mapping[str, Any]) -> Mapping[str, str]:
     return {str(k): "" if v is None else str(v) for k, v in labels.items()}
 
 
+def node_label(node: Mapping[str, Any], key: str) -> str:
+    """Return one label of the node as a string (``""`` when absent or null).
+
+    The per-node lookups of detection use this instead of :func:`node_labels`, which
+    copies all (often a hundred) labels: at 10,000 Nodes the copies were most of the
+    detection time.
+
+    Args:
+        node: A Node object as a plain dict.
+        key: The label key.
+
+    Returns:
+        The value, converted with ``str`` when it is not a string.
+
+    """
+    value = _mapping(_mapping(node.get("metadata")).get("labels")).get(key)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
 def node_name(node: Mapping[str, Any]) -> str:
     """Return ``metadata.name``, or ``"<unnamed>"`` when the node has none.
 
@@ -134,7 +157,7 @@ def detect_platform(node: Mapping[str, Any]) -> str:
     """
     provider_id = _mapping(node.get("spec")).get("providerID")
     provider_id = provider_id.strip() if isinstance(provider_id, str) else ""
-    labels = node_labels(node)
+    labels = _mapping(_mapping(node.get("metadata")).get("labels"))
 
     for prefix, platform in _CLOUD_PREFIXES:
         if provider_id.startswith(prefix):
@@ -149,7 +172,7 @@ def detect_platform(node: Mapping[str, Any]) -> str:
     if provider_id.startswith("metal3://"):
         return "mistral"
     if not provider_id and (
-        "forge" in labels.get(HOSTNAME_LABEL, "").lower() or FORGE_SITE_LABEL in labels
+        "forge" in node_label(node, HOSTNAME_LABEL).lower() or FORGE_SITE_LABEL in labels
     ):
         return "forge"
     return DEFAULT_PLATFORM
@@ -180,7 +203,7 @@ def summarize_node_groups(groups: Mapping[str, Sequence[str]], limit: int = 3) -
     return "; ".join(parts)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PlatformDetection:
     """Result of :func:`detect_fleet_platform`.
 
@@ -250,7 +273,7 @@ def check_platform_name(name: str) -> str:
 
 
 def _distinct_label_values(nodes: Iterable[Mapping[str, Any]], key: str) -> frozenset[str]:
-    values = (node_labels(node).get(key, "") for node in nodes)
+    values = (node_label(node, key) for node in nodes)
     return frozenset(v for v in values if v)
 
 

@@ -16,12 +16,11 @@ Invariants:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from krm_fn.platforms.detect import node_labels, node_name, summarize_node_groups
+from krm_fn.platforms.detect import node_label, node_name, summarize_node_groups
+from krm_fn.records import field, record
 
 __all__ = [
     "GPU_ARCHITECTURES",
@@ -57,7 +56,7 @@ MNNVL_ARCHITECTURES: frozenset[str] = frozenset({"gb200", "gb300"})
 """Grace-Blackwell NVL systems: multi-node NVLink (MNNVL) on by default."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GpuDefaults:
     """Per-node defaults for one GPU architecture on one platform.
 
@@ -96,11 +95,19 @@ _PLATFORM_OVERRIDES: Mapping[tuple[str, str], tuple[int | None, int | None]] = {
     ("nscale", "gb300"): (None, 4),
 }
 
-_SEPARATORS = re.compile(r"[\s_]+")
-_DASHES = re.compile(r"-{2,}")
-_MIG = re.compile(r"-MIG(-.*)?$")
 _VENDOR_PREFIX = "NVIDIA-"
 _RTX_PRO_6000 = ("RTX-PRO-6000", "RTXPRO-6000", "RTXPRO6000")
+
+
+def _strip_mig(text: str) -> str:
+    """Cut a MIG suffix: the first ``-MIG`` that ends the text or is followed by ``-``."""
+    start = text.find("-MIG")
+    while start >= 0:
+        end = start + len("-MIG")
+        if end == len(text) or text[end] == "-":
+            return text[:start]
+        start = text.find("-MIG", start + 1)
+    return text
 
 
 def parse_gpu_product(product: str) -> str:
@@ -119,12 +126,15 @@ def parse_gpu_product(product: str) -> str:
     """
     if not isinstance(product, str):
         return UNKNOWN_ARCH
-    text = _DASHES.sub("-", _SEPARATORS.sub("-", product.strip().upper())).strip("-")
+    # Runs of blanks, "_" and "-" become one "-"; no leading or trailing "-" (string
+    # methods rather than regular expressions: compiling those cost more than a parse).
+    words = "-".join(product.strip().upper().replace("_", " ").split())
+    text = "-".join(part for part in words.split("-") if part)
     if text.startswith(_VENDOR_PREFIX):
         text = text[len(_VENDOR_PREFIX) :]
     if text.endswith("-SHARED"):
         text = text[: -len("-SHARED")]
-    text = _MIG.sub("", text)
+    text = _strip_mig(text)
     if text.startswith(_RTX_PRO_6000):
         return "rtxpro6000"
     arch = text.split("-", 1)[0].lower()
@@ -174,7 +184,7 @@ def gpu_defaults(arch: str, platform: str = "") -> GpuDefaults:
     return GpuDefaults(gpus_per_node=gpus, nics_per_node=nics, mnnvl=name in MNNVL_ARCHITECTURES)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GpuDetection:
     """Result of :func:`detect_gpu_architecture`.
 
@@ -228,7 +238,7 @@ def detect_gpu_architecture(
     unlabelled: list[str] = []
     first_index: dict[str, int] = {}
     for index, node in enumerate(ordered):
-        product = node_labels(node).get(GPU_PRODUCT_LABEL, "").strip()
+        product = node_label(node, GPU_PRODUCT_LABEL).strip()
         if not product:
             unlabelled.append(node_name(node))
             continue

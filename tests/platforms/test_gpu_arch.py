@@ -96,6 +96,50 @@ def test_parse_gpu_product_variants_keep_the_arch(
     assert parse_gpu_product(expected) == expected
 
 
+def _regex_parse_gpu_product(product: str) -> str:
+    """The former regular-expression normalisation, the reference for the string version."""
+    import re
+
+    text = re.sub(r"-{2,}", "-", re.sub(r"[\s_]+", "-", product.strip().upper())).strip("-")
+    text = text.removeprefix("NVIDIA-").removesuffix("-SHARED")
+    text = re.sub(r"-MIG(-.*)?$", "", text)
+    if text.startswith(("RTX-PRO-6000", "RTXPRO-6000", "RTXPRO6000")):
+        return "rtxpro6000"
+    arch = text.split("-", 1)[0].lower()
+    return arch if arch in GPU_ARCHITECTURES else "unknown"
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "-",
+                "_",
+                "\t",
+                "\u2003",
+                "\n",
+                "NVIDIA",
+                "H100",
+                "gb300",
+                "RTX",
+                "PRO",
+                "6000",
+                "-MIG",
+                "MIG",
+                "-SHARED",
+                "1g.10gb",
+                "x",
+                "l40s",
+            ]
+        ),
+        max_size=8,
+    ).map("".join)
+    | st.text()
+)
+def test_parse_gpu_product_matches_the_regular_expressions_it_replaced(product: str) -> None:
+    assert parse_gpu_product(product) == _regex_parse_gpu_product(product)
+
+
 def test_gpu_architectures_are_sorted() -> None:
     assert list(GPU_ARCHITECTURES) == sorted(GPU_ARCHITECTURES)
     assert GPU_ARCHITECTURES == (
