@@ -46,6 +46,7 @@ class _Unsupported(Exception):
 _VALUES: dict[str, str] = {}
 _KEYS: dict[str, str] = {}
 _RESOLVER = yaml.resolver.Resolver()
+_ONLY_STR = {str}
 
 
 def _resolves_to_str(text: str) -> bool:
@@ -153,6 +154,13 @@ def _sequence(seq: list[Any], ind: str, out: list[str], inline: bool) -> None:
     """Write a non-empty sequence whose ``-`` sit at indentation ``ind``."""
     values = _VALUES
     dash = ind + "- "
+    if len(seq) > 2 and set(map(type, seq)) == _ONLY_STR:
+        # A list of strings (command lines, host names): one join when all are spelled.
+        spelled = list(map(values.get, seq))
+        if None not in spelled:
+            lines = ("\n" + dash).join(spelled)  # type: ignore[arg-type]  # no None in it
+            out.append(("- " if inline else dash) + lines + "\n")
+            return
     deeper = ind + "  "
     for v in seq:
         lead = "- " if inline else dash

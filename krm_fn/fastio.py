@@ -23,9 +23,11 @@ How (each step checked, nothing assumed):
        aliases, tags, quoted or complex keys, full-line comments, odd indentation. This is
        what makes step 2 and 3 sound; an item that fails it is read again by PyYAML.
 
-For a large input a forked helper process (:class:`_Helper`) classifies part of the items
-and then runs the characters check and the grammar, while this process classifies the rest,
-imports the render and goes on; :meth:`FastList.confirm` waits for the verdict, and the
+For a large input a forked helper process (:class:`_Helper`) shares the classification
+and then the characters check and the grammar with this process: the helper works from the
+last item down while this process imports the render and goes on; each job is split where
+the two meet, so the split adapts to how long this process was busy. :meth:`FastList.confirm`
+does this process's share of the grammar and waits for the rest of the verdict, and the
 caller only releases output after it (recomputing when an item had to be read again).
 
 Invariants:
@@ -46,18 +48,21 @@ Invariants:
 
 from __future__ import annotations
 
+import bisect
 import copy
+import itertools
+import operator
 import os
 import pickle
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from krm_fn import yamlio
 from krm_fn.inventory import NodeInfo, collect_nodes, node_problems
+from krm_fn.records import field, record
 
 __all__ = [
     "FastList",
@@ -82,8 +87,8 @@ The fast reader needs about 5 to 6 times its input in memory, so this keeps a ru
 1 GiB the function is allowed; the full path needs far more per byte, hence its lower limit.
 """
 
-CLASSIFY_SECONDS_PER_BYTE = 1.2e-8
-"""Rough cost of classifying regular items (measured: ~135 us per 11 KB Node)."""
+PICKLE_COST = 0.13
+"""Pickling a classified item (helper) or unpickling it (parent), relative to classifying it."""
 
 
 class Irregular(Exception):
@@ -158,7 +163,8 @@ def _strict_pattern() -> re.Pattern[str]:
         dq = rf'"[^"\\\n]*+(?:(?:{esc}|{cont})[^"\\\n]*+)*+"{comment}'
         pl = rf"{plain_first}{plain_body}(?:{cont}[^\s\#]{plain_body})*+{comment}"
         blk = rf"[|>](?:[-+][1-9]?|[1-9][-+]?)?{comment}(?=\n)(?:\n(?:{cont[2:]}[^\n]*+)?(?=\n))*+"
-        return rf"(?:{sq}|{dq}|\[\]{comment}|\{{\}}{comment}|{blk}|{pl})"
+        # The alternatives are told apart by their first character; common ones first.
+        return rf"(?:{dq}|{pl}|{sq}|\[\]{comment}|\{{\}}{comment}|{blk})"
 
     deeper = r"\n(?P=i)\ +"  # a continuation of a scalar started on a key line at (?P=i)
     deeper3 = r"\n(?P=i)\ \ \ +"  # ... started on "- key:" (its mapping sits at i + 2)
@@ -166,20 +172,24 @@ def _strict_pattern() -> re.Pattern[str]:
     line = rf"""
         (?P<i>(?:\ \ )++)
         (?:
-            {_KEY}:\ {value(deeper)}\n(?!(?P=i)\ |(?P=i)-\ )
-          | {_KEY}:{comment}\n{child}
+            {_KEY}:(?:
+                \ {value(deeper)}\n(?!(?P=i)\ |(?P=i)-\ )
+              | {comment}\n{child}
+            )
           | -\ (?:
-                {_KEY}:\ {value(deeper3)}\n(?=(?P=i)\ \ {_KEYC}|(?!(?P=i)\ ))
-              | {_KEY}:{comment}\n(?=(?P=i)\ \ \ \ {_KEYC}|(?P=i)\ \ -\ )
+                {_KEY}:(?:
+                    \ {value(deeper3)}\n(?=(?P=i)\ \ {_KEYC}|(?!(?P=i)\ ))
+                  | {comment}\n(?=(?P=i)\ \ \ \ {_KEYC}|(?P=i)\ \ -\ )
+                )
               | {value(deeper)}\n(?!(?P=i)\ )
             )
         )
     """
     first_value = value(r"\n\ \ \ +")  # the first line's mapping sits at column 2
     first = rf"""
-        -\ (?:
-            {_KEY}:\ {first_value}\n(?=\ \ {_KEYC}|(?!\ ))
-          | {_KEY}:{comment}\n(?=\ \ \ \ {_KEYC}|\ \ -\ )
+        -\ {_KEY}:(?:
+            \ {first_value}\n(?=\ \ {_KEYC}|(?!\ ))
+          | {comment}\n(?=\ \ \ \ {_KEYC}|\ \ -\ )
         )
     """
     return re.compile(rf"(?:{first})(?:{line})*+", re.VERBOSE)
@@ -309,7 +319,7 @@ def _key(raw: str) -> str:
 # --------------------------------------------------------------------------- items
 
 
-@dataclass
+@record
 class Item:
     """One item of the ResourceList as read from its text.
 
@@ -345,7 +355,7 @@ class Item:
     top: list[re.Match[str]] = field(default_factory=list)
 
 
-@dataclass
+@record
 class FastList:
     """A ResourceList read by :func:`read_resource_list`.
 
@@ -359,7 +369,9 @@ class FastList:
     text: str
     header: dict[str, Any]
     items: list[Item]
-    _pending: tuple[list[tuple[int, int]], Callable[[], list[int] | None]] | None = None
+    _pending: (
+        tuple[list[tuple[int, int]], Callable[[], list[int] | None], Callable[[], None]] | None
+    ) = None
 
     def confirm(self) -> bool | None:
         """Wait for the strict-grammar check of the items read on the fast path.
@@ -373,7 +385,7 @@ class FastList:
         """
         if self._pending is None:
             return True
-        spans, verdict = self._pending
+        spans, verdict, _ = self._pending
         self._pending = None
         bad = verdict()
         if bad is None:
@@ -396,7 +408,7 @@ class FastList:
     def abandon(self) -> None:
         """Stop waiting for the check (the input goes to the full path)."""
         if self._pending is not None:
-            self._pending[1]()
+            self._pending[2]()
             self._pending = None
 
     def item_text(self, item: Item) -> str:
@@ -469,7 +481,8 @@ def read_resource_list(
         data: The raw input.
         meanwhile: Work for this process while a helper classifies items (e.g. importing
             the render); called at most once, never when the input is not regular.
-        meanwhile_seconds: About how long ``meanwhile`` takes (balances the work).
+        meanwhile_seconds: Ignored (kept for callers): the helper's share of the work
+            adapts to however long ``meanwhile`` takes (see :class:`_Helper`).
 
     Returns:
         The header and the items, Nodes already extracted, or ``None``.
@@ -533,36 +546,42 @@ def read_resource_list(
     fast = FastList(text=text, header=header, items=items)
     regular = [i for i, it in enumerate(items) if it.regular]
     spans = [(items[i].start, items[i].end) for i in regular]
-    helper = _Helper.start(fast, raw, regular, spans, meanwhile_seconds if meanwhile else 0.0)
+    helper = _Helper.start(fast, raw, regular, spans)
     if big and helper is None and not _clean_chars(raw):
         return None
     if meanwhile is not None:
         meanwhile()
     try:
-        mine = regular if helper is None else regular[: helper.split]
-        for i in mine:
-            _classify_or_reset(fast, items[i])
-        if helper is not None:
-            theirs = regular[helper.split :]
+        if helper is None:
+            for i in regular:
+                _classify_or_reset(fast, items[i])
+        else:
+            split = helper.split()
+            for i in regular[:split]:
+                _classify_or_reset(fast, items[i])
             results = helper.classified()
-            if results is None:
-                for i in theirs:
-                    _classify_or_reset(fast, items[i])
-            else:
-                for i, state in results:
-                    _apply(items[i], state)
+            for k in range(split, len(regular)):
+                state = results.get(k)
+                if state is None:  # the helper failed: do it here
+                    _classify_or_reset(fast, items[regular[k]])
+                else:
+                    _apply(items[regular[k]], state)
         for it in items:
             if not it.regular:
                 _classify_loaded(fast, it)
     except (Irregular, yamlio.YAMLInputError, RecursionError):
         if helper is not None:
-            helper.verdict()
+            helper.cancel()
         return None
     if helper is not None:
-        fast._pending = (spans, helper.verdict)
+        fast._pending = (spans, helper.verdict, helper.cancel)
     else:
-        fast._pending = (spans, lambda: _validate_all(text, spans))
+        fast._pending = (spans, lambda: _validate_all(text, spans), _nothing)
     return fast
+
+
+def _nothing() -> None:
+    pass
 
 
 def _verdict(raw: bytes, text: str, spans: list[tuple[int, int]]) -> list[int] | None:
@@ -582,35 +601,25 @@ def _classify_or_reset(fast: FastList, it: Item) -> None:
 
 
 _State = tuple[Any, ...]
-
-
-def _state(it: Item) -> _State:
-    """What classification found about an item (sent from the helper to the parent)."""
-    return (
-        it.regular,
-        it.api_version,
-        it.kind,
-        it.obj,
-        it.nodes,
-        it.generated,
-        it.input_kind,
-        it.workloadrun,
-        it.edit,
-    )
+_STATE_FIELDS = (
+    "regular",
+    "api_version",
+    "kind",
+    "obj",
+    "nodes",
+    "generated",
+    "input_kind",
+    "workloadrun",
+    "edit",
+)
+"""What classification finds about an item (sent from the helper to the parent)."""
+_state: Callable[[Item], _State] = operator.attrgetter(*_STATE_FIELDS)
 
 
 def _apply(it: Item, state: _State) -> None:
-    (
-        it.regular,
-        it.api_version,
-        it.kind,
-        it.obj,
-        it.nodes,
-        it.generated,
-        it.input_kind,
-        it.workloadrun,
-        it.edit,
-    ) = state
+    """Set what the helper found about an item (see :data:`_STATE_FIELDS`)."""
+    for name, value in zip(_STATE_FIELDS, state, strict=True):
+        setattr(it, name, value)
     it.top = []
 
 
@@ -642,55 +651,59 @@ def _validate_all(text: str, spans: list[tuple[int, int]]) -> list[int]:
 
 
 class _Helper:
-    """A forked child that classifies the second half of the items, then checks the grammar.
+    """A forked child that shares the classification, then the grammar check, with us.
 
-    A large input is worth two cores: the child classifies the items from ``split`` on
-    and sends their results back (pickled: the strings they share are sent once), then
-    checks every regular item against the strict grammar and sends the failing ones; the
-    parent classifies the first half meanwhile and goes on with the render, and only asks
-    for the grammar's verdict before writing. Whenever anything about the child goes
-    wrong (no ``fork``, a crash, a short read), the parent does that work itself: the
-    results never depend on the child.
+    A large input is worth two cores. Both jobs are split the same way: the child works
+    through the regular items from the last one down, publishing how far it got in shared
+    memory, while this process does other work (the imports, the render); when this
+    process turns to the job it reads the child's progress, tells the child where to stop
+    (about half of what is left, by size: :meth:`split`) and does the items below that
+    point itself. The child then sends what it found (classification states, pickled: the
+    strings they share are sent once; the items failing the grammar). So the split adapts
+    to however long the other work takes. Whenever anything about the child goes wrong (no
+    ``fork``, a crash, a short read, an item it did not cover), this process does that
+    work itself: the results never depend on the child.
+
+    Shared memory (four 64-bit counters): the lowest item classified, where to stop
+    classifying, the lowest item checked, where to stop checking. Each is written by one
+    side only and moves one way; a stale read only makes both sides do an item twice.
     """
 
+    _DONE, _STOP, _CHECKED, _STOP_CHECK = range(4)
+
     def __init__(
-        self, pid: int, fd: int, split: int, fast: FastList, raw: bytes, regular: list[int]
-    ):
+        self,
+        pid: int,
+        fd: int,
+        shared: Any,
+        fast: FastList,
+        raw: bytes,
+        spans: list[tuple[int, int]],
+    ) -> None:
         """Remember the child and what it was given."""
-        self.pid, self.split = pid, split
+        self.pid = pid
         self._file: Any = os.fdopen(fd, "rb")
-        self._fast, self._raw, self._regular = fast, raw, regular
-        self._spans = [(fast.items[i].start, fast.items[i].end) for i in regular]
+        self._shared = shared
+        self._fast, self._raw, self._spans = fast, raw, spans
+        self._cum = list(itertools.accumulate((e - s for s, e in spans), initial=0))
         self._ok = True
+        self._reaped = False
 
     @classmethod
     def start(
-        cls,
-        fast: FastList,
-        raw: bytes,
-        regular: list[int],
-        spans: list[tuple[int, int]],
-        busy: float,
+        cls, fast: FastList, raw: bytes, regular: list[int], spans: list[tuple[int, int]]
     ) -> _Helper | None:
-        """Fork the helper for a large input; ``None`` when the work stays in this process.
-
-        The split balances both sides: the parent does ``busy`` seconds of other work
-        plus its items, the helper its items plus pickling them (about 10% more); the
-        helper's grammar check afterwards overlaps the parent's render and writing.
-        """
+        """Fork the helper for a large input; ``None`` when the work stays in this process."""
         if len(fast.text) < FORK_MIN_BYTES or not hasattr(os, "fork") or _cpus() < 2:
             return None
+        import mmap
+
         items = fast.items
-        total = sum(e - s for s, e in spans)
-        cost = total * CLASSIFY_SECONDS_PER_BYTE
-        share = max(0.0, min(0.5, (1.1 * cost - busy) / (2.1 * cost))) if cost else 0.0
-        acc, split = 0, 0
-        for k, i in enumerate(regular):
-            if acc >= total * share:
-                break
-            acc += items[i].end - items[i].start
-            split = k + 1
+        n = len(regular)
         try:
+            counters = memoryview(mmap.mmap(-1, 32)).cast("q")
+            counters[cls._DONE] = counters[cls._CHECKED] = n
+            counters[cls._STOP] = counters[cls._STOP_CHECK] = 0
             rfd, wfd = os.pipe()
             pid = os.fork()
         except OSError:
@@ -700,16 +713,47 @@ class _Helper:
             try:
                 os.close(rfd)
                 results = []
-                for i in regular[split:]:
-                    _classify_or_reset(fast, items[i])
-                    results.append((i, _state(items[i])))
+                for k in range(n - 1, -1, -1):
+                    if k < counters[cls._STOP]:
+                        break
+                    _classify_or_reset(fast, items[regular[k]])
+                    results.append((k, _state(items[regular[k]])))
+                    counters[cls._DONE] = k
                 _send(wfd, pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL))
-                _send(wfd, pickle.dumps(_verdict(raw, fast.text, spans)))
+                clean = _clean_chars(raw)
+                bad, low = [], n
+                for k in range(n - 1, -1, -1) if clean else ():
+                    if k < counters[cls._STOP_CHECK]:
+                        break
+                    if not strict_ok(fast.text, *spans[k]):
+                        bad.append(k)
+                    low = counters[cls._CHECKED] = k
+                _send(wfd, pickle.dumps((clean, low, bad)))
                 code = 0
             finally:
                 os._exit(code)
         os.close(wfd)
-        return cls(pid, rfd, split, fast, raw, regular)
+        return cls(pid, rfd, counters, fast, raw, spans)
+
+    def _meet(self, done: int, stop: int, extra: float) -> int:
+        """Where the child must stop: this process takes about half of what is left.
+
+        ``extra``: the child's additional cost per byte it handled (pickling its results),
+        as a fraction of the cost of the job; the split evens both sides out.
+        """
+        shared, cum = self._shared, self._cum
+        left = shared[done]
+        left = min(max(left, 0), len(cum) - 1)
+        rest, handled = cum[left], cum[-1] - cum[left]
+        share = min(1.0, ((1 + extra) * rest + extra * handled) / ((2 + extra) * rest or 1))
+        at = bisect.bisect_left(cum, rest * share, 0, left)
+        shared[stop] = at
+        return at
+
+    def split(self) -> int:
+        """Tell the child where to stop classifying; this process classifies items below it."""
+        self._split = self._meet(self._DONE, self._STOP, PICKLE_COST)
+        return self._split
 
     def _frame(self) -> Any:
         if not self._ok:
@@ -725,19 +769,50 @@ class _Helper:
             self._ok = False
             return None
 
-    def classified(self) -> list[tuple[int, _State]] | None:
-        """The child's classification of items ``regular[split:]`` (``None``: do it here)."""
+    def classified(self) -> dict[int, _State]:
+        """The child's classification states by index into the regular items.
+
+        Only items from :meth:`split` on are asked for; missing ones (the child failed)
+        must be classified here.
+        """
         got = self._frame()
-        return got if isinstance(got, list) else None
+        if not isinstance(got, list):
+            self._ok = False
+            return {}
+        return {k: state for k, state in got if k >= self._split}
 
     def verdict(self) -> list[int] | None:
         """Indices (into the regular items) failing the grammar; ``None``: see :func:`_verdict`."""
+        text, spans = self._fast.text, self._spans
+        if not self._ok:
+            self.cancel()
+            return _verdict(self._raw, text, spans)
+        at = self._meet(self._CHECKED, self._STOP_CHECK, 0.0)
+        mine = [k for k in range(at) if not strict_ok(text, *spans[k])]
         got = self._frame()
+        if not self._reap() or not self._ok or not isinstance(got, tuple) or len(got) != 3:
+            return _verdict(self._raw, text, spans)
+        clean, low, bad = got
+        if not clean:
+            return None
+        rest = range(at, max(at, min(int(low), len(spans))))
+        mine += [k for k in rest if not strict_ok(text, *spans[k])]
+        return sorted({*mine, *(int(k) for k in bad if k >= at)})
+
+    def cancel(self) -> None:
+        """Stop the child (its results are not needed) and wait for it."""
+        self._shared[self._STOP] = self._shared[self._STOP_CHECK] = len(self._spans)
+        self._ok = False
+        self._reap()
+
+    def _reap(self) -> bool:
+        """Wait for the child; whether it exited cleanly."""
+        if self._reaped:
+            return False
+        self._reaped = True
         self._file.close()
         _, status = os.waitpid(self.pid, 0)
-        if status != 0 or not (got is None or isinstance(got, list)) or not self._ok:
-            return _verdict(self._raw, self._fast.text, self._spans)
-        return None if got is None else [int(x) for x in got]
+        return status == 0
 
 
 def _send(fd: int, payload: bytes) -> None:
@@ -888,6 +963,7 @@ def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
 
     Other keys are not read: the strict grammar guarantees that their lines (including
     multi-line messages) are deeper than ``b + 2`` or are other ``key:`` lines at ``b + 2``.
+    One scan finds every entry start (``- ``) and every ``type``/``status`` line.
     """
     raw = m.group(2)
     s, e = m.span(3)
@@ -895,28 +971,36 @@ def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
         if raw == "[]" and s == e:
             return []
         raise Irregular
-    dash = "\n" + " " * b + "- "
-    block = text[s - 1 : e]
-    if not block.startswith(dash):
+    if not text.startswith("\n" + " " * b + "- ", s - 1):
         raise Irregular
-    finder = _COND_LINE[b].finditer
-    deeper = " " * (b + 3)
     out: list[dict[str, Any]] = []
-    for part in block.split(dash)[1:]:
-        entry: dict[str, Any] = {}
-        for line in finder(part):
-            key = line.group(1)
-            if key in entry or part.startswith(deeper, line.end() + 1):
-                raise Irregular  # a duplicate, or a value that spans lines
-            entry[key] = _any(line.group(2)) if line.group(2) is not None else None
-        out.append(entry)
+    entry: dict[str, Any] = {}
+    for dash, k1, v1, d1, k2, v2, d2 in _COND_LINE[b].findall(text, s - 1, e):
+        if dash:
+            entry = {}
+            out.append(entry)
+            if not k1:
+                continue
+            key, value, deeper = k1, v1, d1
+        else:
+            key, value, deeper = k2, v2, d2
+        if key in entry or deeper:
+            raise Irregular  # a duplicate, or a value that spans lines
+        entry[key] = _any(value[1:]) if value else None
     return out
 
 
-_COND_LINE = _Patterns(
-    lambda b: re.compile(rf"(?:\A|\n{' ' * (b + 2)})(type|status):(?: ([^\n]*+))?(?=\n|\Z)")
-)
-_COND_KEYS = ("type", "status")
+def _cond_line(b: int) -> re.Pattern[str]:
+    """An entry start (``- `` at ``b``, maybe on a ``type``/``status`` line) or such a line.
+
+    Groups: the dash, then (key, `` value``, deeper next line) for a key on the dash line,
+    then the same for a key line at ``b + 2``.
+    """
+    key = rf"(type|status):( [^\n]*+)?(?=\n(\ {{{b + 3}}})?)"
+    return re.compile(rf"\n{' ' * b}(?:(- )(?:{key})?|\ \ {key})")
+
+
+_COND_LINE = _Patterns(_cond_line)
 
 
 def _classify(fast: FastList, it: Item) -> None:

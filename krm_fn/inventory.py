@@ -18,8 +18,9 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from krm_fn.records import record
 
 if TYPE_CHECKING:  # the models import pydantic: keep this module cheap to import
     from krm_fn.api.models import Target
@@ -66,7 +67,7 @@ def node_view(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NodeInfo:
     """The render-relevant view of one Node."""
 
@@ -227,7 +228,7 @@ def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, Any]
     return False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Exclusion:
     """A node that matched the target but cannot be used, and why."""
 
@@ -235,7 +236,7 @@ class Exclusion:
     reason: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Eligibility:
     """The outcome of node selection."""
 

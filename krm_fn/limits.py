@@ -39,9 +39,10 @@ the groups are known: ``krm_fn.render.MAX_TRAINJOBS``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import yaml
+
+from krm_fn.records import record
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 """Largest input accepted: 64 MiB (a 1000-node ``kubectl get nodes -o yaml`` is ~15 MiB)."""
@@ -63,7 +64,7 @@ class LimitExceeded(ValueError):
     """The input crosses one of the bounds above; the message says which, where and why."""
 
 
-@dataclass
+@record
 class _Open:
     """A sequence or mapping whose end event has not been seen yet."""
 

@@ -12,11 +12,12 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from krm_fn.records import record
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class Group:
     """One job group: the nodes of one TrainJob."""
 
@@ -26,7 +27,7 @@ class Group:
     overlaps: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Partition:
     """The groups and the nodes no group tests."""
 

@@ -366,17 +366,14 @@ def test_realistic_inventory_is_read_on_the_fast_path() -> None:
         assert all(it.regular for it in regular), "a generated Node left the fast path"
 
 
-def test_the_helper_process_gives_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+def _helper_case() -> str:
     bench = _bench_generator()
     out = __import__("io").StringIO()
     bench.write(out, 60, 2, "aws", True, True, False)
-    text = out.getvalue()
-    inline = fastio.read_resource_list(text)
-    assert inline is not None and inline.confirm() is not None
-    monkeypatch.setattr(fastio, "FORK_MIN_BYTES", 0)
-    monkeypatch.setattr(fastio, "_cpus", lambda: 2)
-    forked = fastio.read_resource_list(text, meanwhile=lambda: None, meanwhile_seconds=0.0)
-    assert forked is not None and forked.confirm() is not None
+    return out.getvalue()
+
+
+def _assert_same_reading(inline: fastio.FastList, forked: fastio.FastList) -> None:
     for a, b in zip(inline.items, forked.items, strict=True):
         assert (a.nodes, a.generated, a.input_kind, a.regular) == (
             b.nodes,
@@ -385,6 +382,53 @@ def test_the_helper_process_gives_the_same_answer(monkeypatch: pytest.MonkeyPatc
             b.regular,
         )
         assert inline.marked_text(a) == forked.marked_text(b)
+
+
+@pytest.mark.parametrize("busy", [None, 0.0, 0.3], ids=["no-meanwhile", "quick", "slow"])
+def test_the_helper_process_gives_the_same_answer(
+    monkeypatch: pytest.MonkeyPatch, busy: float | None
+) -> None:
+    """However the work is shared (the parent busy for long or not at all), same result."""
+    text = _helper_case()
+    inline = fastio.read_resource_list(text)
+    assert inline is not None and inline.confirm() is not None
+    monkeypatch.setattr(fastio, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(fastio, "_cpus", lambda: 2)
+    meanwhile = None if busy is None else (lambda: __import__("time").sleep(busy))
+    forked = fastio.read_resource_list(text, meanwhile=meanwhile)
+    assert forked is not None and forked.confirm() is True
+    _assert_same_reading(inline, forked)
+
+
+@pytest.mark.parametrize("frame", [0, 1])
+def test_a_failing_helper_changes_nothing(monkeypatch: pytest.MonkeyPatch, frame: int) -> None:
+    """The child dies before sending its classification or its verdict: all done here."""
+    text = _helper_case()
+    inline = fastio.read_resource_list(text)
+    assert inline is not None and inline.confirm() is not None
+    monkeypatch.setattr(fastio, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(fastio, "_cpus", lambda: 2)
+    real_send, sent = fastio._send, [0]
+
+    def send(fd: int, payload: bytes) -> None:  # runs in the child
+        if sent[0] == frame:
+            raise OSError("helper failure")
+        sent[0] += 1
+        real_send(fd, payload)
+
+    monkeypatch.setattr(fastio, "_send", send)
+    forked = fastio.read_resource_list(text, meanwhile=lambda: None)
+    assert forked is not None and forked.confirm() is True
+    _assert_same_reading(inline, forked)
+
+
+def test_an_abandoned_helper_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fastio, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(fastio, "_cpus", lambda: 2)
+    forked = fastio.read_resource_list(_helper_case())
+    assert forked is not None
+    forked.abandon()
+    assert forked.confirm() is True  # nothing pending any more
 
 
 def test_node_view_is_what_both_paths_give() -> None:
