@@ -30,8 +30,10 @@ def run_function(config_path: str | None) -> int:
 
     stdin = sys.stdin.buffer.read()
     outcome = run_krm(stdin, config_path=config_path)
-    sys.stdout.write(outcome.stdout)
-    sys.stdout.flush()
+    out = sys.stdout
+    for chunk in outcome.chunks:  # not joined: the output of a fleet is over 100 MB
+        out.write(chunk)
+    out.flush()
     for line in outcome.stderr:
         sys.stderr.write(line + "\n")
     return outcome.exit_code

@@ -24,10 +24,10 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from krm_fn import yamlio
+from krm_fn.records import field, record
 from krm_fn.results import Result, Results
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class StaleInput(Exception):
         self.full = full
 
 
-@dataclass
+@record
 class Entry:
     """One input item as the pipeline sees it.
 
@@ -412,9 +412,29 @@ def write_output(
         StaleInput: See :meth:`FunctionInput.confirm` (checked before the text is returned).
 
     """
-    text = _write(inp, entries, generated, results, mark)
+    return "".join(write_output_chunks(inp, entries, generated, results, mark))
+
+
+def write_output_chunks(
+    inp: FunctionInput,
+    entries: Sequence[Entry],
+    generated: Sequence[dict[str, Any]],
+    results: list[Result],
+    mark: bool,
+) -> list[str]:
+    """:func:`write_output` as the pieces whose concatenation is the output.
+
+    At fleet size the output is over 100 MB: writing the pieces one after the other
+    saves joining them into one string and encoding that string in one piece (two full
+    copies, and on these machines fresh memory costs more than the copying itself).
+
+    Raises:
+        StaleInput: As :func:`write_output`.
+
+    """
+    chunks = _write(inp, entries, generated, results, mark)
     inp.confirm()
-    return text
+    return chunks
 
 
 def _write(
@@ -423,7 +443,7 @@ def _write(
     generated: Sequence[dict[str, Any]],
     results: list[Result],
     mark: bool,
-) -> str:
+) -> list[str]:
     from krm_fn import fastdump
     from krm_fn.output import mark_local_config
 
@@ -435,7 +455,7 @@ def _write(
             if mark and e.input_kind:
                 mark_local_config(obj)
             docs.append(obj)
-        return fastdump.dump_all([*docs, *generated])
+        return [fastdump.dump_all([*docs, *generated])]
     pieces = [f"apiVersion: {fastdump.scalar_value(inp.api_version)}\nkind: {RL_KIND}\n"]
     body: list[str] = []
     if fl is not None:
@@ -454,4 +474,4 @@ def _write(
         pieces.append("items: []\n")
     if results:
         pieces.append(fastdump.dump({"results": [r.to_krm() for r in results]}))
-    return "".join(pieces)
+    return pieces

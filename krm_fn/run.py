@@ -24,7 +24,13 @@ from krm_fn import yamlio
 from krm_fn.inputs import expand_paths, file_ref_of, load_files
 from krm_fn.inventory import NodeInfo, collect_nodes
 from krm_fn.records import record
-from krm_fn.resourcelist import FunctionInput, InputError, StaleInput, parse_input, write_output
+from krm_fn.resourcelist import (
+    FunctionInput,
+    InputError,
+    StaleInput,
+    parse_input,
+    write_output_chunks,
+)
 from krm_fn.results import FileRef, ResourceRef, Results
 
 if TYPE_CHECKING:
@@ -33,12 +39,21 @@ if TYPE_CHECKING:
 
 @record
 class RunOutcome:
-    """What the process writes and returns."""
+    """What the process writes and returns.
 
-    stdout: str
+    ``chunks`` concatenated are standard output; :attr:`stdout` joins them (tests and small
+    outputs), the command line writes them one by one.
+    """
+
+    chunks: list[str]
     stderr: list[str]
     exit_code: int
     render: RenderOutput | None = None
+
+    @property
+    def stdout(self) -> str:
+        """The whole standard output."""
+        return "".join(self.chunks)
 
 
 _IMPORT_SECONDS = 0.25
@@ -177,8 +192,8 @@ def _render(
     if legacy:
         keep = [e for e in keep if not e.input_kind and not _is_local(inp.load(e))]
     generated = place_generated(rendered.objects, options.output_dir, with_paths=not legacy)
-    text = write_output(inp, keep, generated, results.safe_items(), mark=True)
-    return RunOutcome(text, _stderr(results), 0, rendered)
+    chunks = write_output_chunks(inp, keep, generated, results.safe_items(), mark=True)
+    return RunOutcome(chunks, _stderr(results), 0, rendered)
 
 
 def _is_workloadrun(item: Mapping[str, Any]) -> bool:
@@ -225,7 +240,7 @@ def _failed(
         )
     elif inp is not None:
         text = (
-            write_output(inp, inp.entries(), [], results.safe_items(), mark=False)
+            "".join(write_output_chunks(inp, inp.entries(), [], results.safe_items(), False))
             if inp.form == "resourcelist"
             else ""
         )
@@ -242,4 +257,4 @@ def _failed(
         )
     else:
         text = ""
-    return RunOutcome(text, lines, 1)
+    return RunOutcome([text], lines, 1)
