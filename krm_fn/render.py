@@ -183,6 +183,25 @@ NCCL_TEST_TYPES = frozenset(
         "hypercube",
     ]
 )
+LEFT_OUT_LISTED = 10
+"""Up to this many left-out nodes are listed one by one; more are summarised per reason."""
+
+
+def _left_out(excluded: Sequence[Any]) -> str:
+    """``a: NotReady; b: cordoned`` or, for many nodes, counts and examples per reason."""
+    if len(excluded) <= LEFT_OUT_LISTED:
+        return "; ".join(f"{x.node}: {x.reason}" for x in excluded)
+    by_reason: dict[str, list[str]] = {}
+    for x in excluded:
+        by_reason.setdefault(x.reason, []).append(x.node)
+    parts = []
+    for reason, names in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shown = ", ".join(sorted(names)[:3])
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        parts.append(f"{reason}: {len(names)} ({shown}{more})")
+    return "; ".join(parts)
+
+
 ANN_THRESHOLDS = "nvcre.nvidia.com/thresholds"
 ANN_APPLIED = "nvcre.nvidia.com/applied-overrides"
 ANN_BANDWIDTH = "nvcre.nvidia.com/bandwidth-measurement"
@@ -371,7 +390,7 @@ def _render_one(
     if sel.excluded:
         warn(
             f"{len(sel.excluded)} node(s) matching the target are left out: "
-            + "; ".join(f"{x.node}: {x.reason}" for x in sel.excluded)
+            + _left_out(sel.excluded)
         )
     eligible = list(sel.eligible)
     if not eligible:
