@@ -1,20 +1,19 @@
 """Turn a raw ``WorkloadRun`` mapping into the typed model, reporting every problem at once.
 
 Invariants:
-    * Every pydantic error becomes one result with the object's reference, the field path in
-      ``spec.env[0].name`` form, the offending value (shortened) and what is allowed.
+    * Every validation error (:mod:`krm_fn.api.schema`, with pydantic's error types) becomes
+      one result with the object's reference, the field path in ``spec.env[0].name`` form,
+      the offending value (shortened) and what is allowed.
     * Unknown fields are errors with a "did you mean" hint when a known field is close.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from krm_fn.api import models
+from krm_fn.api.schema import Model, ValidationError, iter_models
 from krm_fn.results import FileRef, ResourceRef, Results
 
 
@@ -33,27 +32,18 @@ def _known_fields() -> dict[str, list[str]]:
     """Every field name of the WorkloadRun API → the paths where it is defined."""
     where: dict[str, list[str]] = {}
 
-    def walk(m: type[BaseModel], prefix: str, depth: int) -> None:
+    def walk(m: type[Model], prefix: str, depth: int) -> None:
         if depth > 6:
             return
         for n, f in m.model_fields.items():
             alias = f.alias or n
             path = f"{prefix}.{alias}" if prefix else alias
             where.setdefault(alias, []).append(path)
-            for sub in _models_in(f.annotation):
+            for sub in iter_models(f.annotation):
                 walk(sub, path, depth + 1)
 
     walk(models.WorkloadRun, "", 0)
     return where
-
-
-def _models_in(tp: Any) -> list[type[BaseModel]]:
-    out: list[type[BaseModel]] = []
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        out.append(tp)
-    for arg in getattr(tp, "__args__", ()) or ():
-        out += _models_in(arg)
-    return out
 
 
 _KNOWN: dict[str, list[str]] | None = None
@@ -87,6 +77,8 @@ def parse_workloadrun(
                     hint = f"; {leaf!r} belongs under {homes}" if homes else ""
                     msg = f"unknown field {leaf!r} in {parent or 'the object'}{hint}"
                 else:
+                    import difflib  # only unknown-field errors need it
+
                     close = difflib.get_close_matches(leaf, list(_KNOWN), n=1, cutoff=0.75)
                     hint = f"; did you mean {close[0]!r}?" if close else ""
                     msg = f"unknown field {leaf!r}: not part of the WorkloadRun API{hint}"

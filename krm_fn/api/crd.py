@@ -1,94 +1,98 @@
-"""Generate the ``WorkloadRun`` CustomResourceDefinition from the pydantic models.
+"""Generate the ``WorkloadRun`` CustomResourceDefinition from the API models.
 
 Invariants:
-    * The schema is structural (every node has a ``type``; ``$ref``s are inlined; ``null``
-      alternatives become ``nullable``), so ``kubectl apply --dry-run=client`` and editors
+    * The schema is structural (every node has a ``type``; nested models are inlined;
+      optional fields are ``nullable``), so ``kubectl apply --dry-run=client`` and editors
       accept it.
     * Free-form Kubernetes pieces (volume sources, probes, dependency objects) are
       ``x-kubernetes-preserve-unknown-fields``; everything else rejects unknown fields.
+    * It is what the pydantic models' JSON schema gave once made structural: a model's
+      ``description`` is its docstring (whitespace collapsed), its ``required`` list names
+      the fields without a default, ``min_length`` / ``ge`` / ``le`` become ``minLength`` /
+      ``minItems``, ``minimum``, ``maximum``, and integers are ``int32``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import types
+import typing
+from typing import Any, Literal
 
 from krm_fn.api.models import API_GROUP, KIND, WorkloadRunSpec
+from krm_fn.api.schema import FieldInfo, Model
 
 
-def _structural(node: Any, defs: dict[str, Any]) -> dict[str, Any]:
-    if not isinstance(node, dict):
-        return {}
-    if "$ref" in node:
-        name = node["$ref"].rsplit("/", 1)[-1]
-        merged = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
-        return _structural(merged, defs)
-    for key in ("anyOf", "oneOf"):
-        if key in node:
-            alts = [a for a in node[key] if a.get("type") != "null"]
-            nullable = len(alts) != len(node[key])
-            alt: dict[str, Any]
-            if len(alts) == 1:
-                alt = _structural({**alts[0], **{k: v for k, v in node.items() if k != key}}, defs)
-            elif all(a.get("type") in ("string", "integer") for a in alts):
-                alt = {"x-kubernetes-int-or-string": True}
-            else:
-                alt = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
-            if nullable:
-                alt["nullable"] = True
-            return alt
+def _model_schema(model: type[Model]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if "description" in node:
-        out["description"] = " ".join(str(node["description"]).split())
-    typ = node.get("type")
-    if "const" in node:
-        out["type"] = "string"
-        out["enum"] = [node["const"]]
+    if model.__doc__:
+        out["description"] = " ".join(model.__doc__.split())
+    out["type"] = "object"
+    fields = model.model_fields.values()
+    if not fields:
+        out["x-kubernetes-preserve-unknown-fields"] = True
         return out
-    if "enum" in node:
-        out["type"] = typ or "string"
-        out["enum"] = node["enum"]
-        return out
-    if typ == "object" or "properties" in node:
-        out["type"] = "object"
-        props = node.get("properties")
-        if props:
-            out["properties"] = {k: _structural(v, defs) for k, v in props.items()}
-            if node.get("required"):
-                out["required"] = list(node["required"])
-            if node.get("additionalProperties") not in (None, False):
-                out["x-kubernetes-preserve-unknown-fields"] = True
+    out["properties"] = {f.key: _structural(f.annotation, f) for f in fields}
+    required = [f.key for f in fields if f.required]
+    if required:
+        out["required"] = required
+    if model.__extra__ == "allow":
+        out["x-kubernetes-preserve-unknown-fields"] = True
+    return out
+
+
+_SCALARS = {str: "string", int: "integer", bool: "boolean", float: "number"}
+
+
+def _structural(tp: Any, spec: FieldInfo | None = None) -> dict[str, Any]:
+    """The structural schema of annotation ``tp`` (``spec``: the field's constraints)."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        args = typing.get_args(tp)
+        alts = [a for a in args if a is not type(None)]
+        alt: dict[str, Any]
+        if len(alts) == 1:
+            alt = _structural(alts[0], spec)
+        elif all(a in (str, int) for a in alts):
+            alt = {"x-kubernetes-int-or-string": True}
         else:
-            ap = node.get("additionalProperties")
-            if isinstance(ap, dict) and ap:
-                out["additionalProperties"] = _structural(ap, defs)
-            else:
-                out["x-kubernetes-preserve-unknown-fields"] = True
+            alt = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        if len(alts) != len(args):
+            alt["nullable"] = True
+        return alt
+    if isinstance(tp, type) and issubclass(tp, Model):
+        return _model_schema(tp)
+    if origin is Literal:
+        return {"type": "string", "enum": list(typing.get_args(tp))}
+    if origin is dict:
+        _, value = typing.get_args(tp)
+        if value is Any:
+            return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        return {"type": "object", "additionalProperties": _structural(value)}
+    if origin is list:
+        (item,) = typing.get_args(tp)
+        out: dict[str, Any] = {"type": "array", "items": _structural(item)}
+        if spec is not None and spec.min_length is not None:
+            out["minItems"] = spec.min_length
         return out
-    if typ == "array":
-        out["type"] = "array"
-        out["items"] = _structural(node.get("items", {}), defs) or {
-            "x-kubernetes-preserve-unknown-fields": True
-        }
-        if "minItems" in node:
-            out["minItems"] = node["minItems"]
-        return out
-    if typ in ("string", "integer", "number", "boolean"):
-        out["type"] = typ
-        for k in ("minimum", "maximum", "minLength", "maxLength", "pattern", "format"):
-            if k in node:
-                out[k] = node[k]
-        if typ == "integer" and "format" not in out:
+    if tp in _SCALARS:
+        out = {"type": _SCALARS[tp]}
+        if spec is not None:
+            bounds = (
+                ("minimum", spec.ge),
+                ("maximum", spec.le),
+                ("minLength", spec.min_length),
+                ("maxLength", spec.max_length),
+            )
+            out.update((k, v) for k, v in bounds if v is not None)
+        if tp is int:
             out["format"] = "int32"
         return out
-    out["x-kubernetes-preserve-unknown-fields"] = True
-    return out
+    return {"x-kubernetes-preserve-unknown-fields": True}
 
 
 def workloadrun_crd() -> dict[str, Any]:
     """The CRD object for ``workloadruns.nvcre.nvidia.com``."""
-    schema = WorkloadRunSpec.model_json_schema(by_alias=True, mode="validation")
-    defs = schema.pop("$defs", {})
-    spec_schema = _structural(schema, defs)
+    spec_schema = _model_schema(WorkloadRunSpec)
     spec_schema.pop("description", None)
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
