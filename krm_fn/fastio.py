@@ -473,16 +473,15 @@ def _clean_chars(data: bytes) -> bool:
 def read_resource_list(
     data: bytes | str,
     meanwhile: Callable[[], object] | None = None,
-    meanwhile_seconds: float = 0.0,
 ) -> FastList | None:
     """Read a ResourceList in the regular shape; ``None`` when the full path must read it.
 
     Args:
         data: The raw input.
         meanwhile: Work for this process while a helper classifies items (e.g. importing
-            the render); called at most once, never when the input is not regular.
-        meanwhile_seconds: Ignored (kept for callers): the helper's share of the work
-            adapts to however long ``meanwhile`` takes (see :class:`_Helper`).
+            the render); called at most once, never when the input is not regular. The
+            helper's share of the work adapts to however long it takes (see
+            :class:`_Helper`).
 
     Returns:
         The header and the items, Nodes already extracted, or ``None``.

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from krm_fn.records import record
 
-if TYPE_CHECKING:  # the models import pydantic: keep this module cheap to import
+if TYPE_CHECKING:  # only for annotations: the reader imports this before the models
     from krm_fn.api.models import Target
 
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"

@@ -274,14 +274,14 @@ def _check_inputs(
     objects: Sequence[Mapping[str, Any]], nodes: Sequence[NodeInfo], results: Results
 ) -> None:
     """Refuse what would otherwise be silently ignored or corrupt the output."""
-    import difflib
-
     from krm_fn.api.models import DNS1123_SUBDOMAIN_RE
 
     for o in objects:
         api = o.get("apiVersion")
         kind = o.get("kind")
         if isinstance(api, str) and api.startswith("nvcre.nvidia.com/") and kind not in OWN_KINDS:
+            import difflib  # only for the hint of this error
+
             close = difflib.get_close_matches(str(kind), OWN_KINDS, n=1, cutoff=0.6)
             results.error(
                 f"unknown kind {kind!r} in the nvcre.nvidia.com API group"

@@ -211,7 +211,6 @@ def parse_input(
     source: str = "<stdin>",
     fast: bool = True,
     meanwhile: Callable[[], object] | None = None,
-    meanwhile_seconds: float = 0.0,
 ) -> FunctionInput:
     """Parse stdin into a :class:`FunctionInput`.
 
@@ -221,7 +220,6 @@ def parse_input(
         fast: Try the fast reader first (a ResourceList in the regular shape).
         meanwhile: Work to overlap with the fast reader's helper process (see
             :func:`krm_fn.fastio.read_resource_list`); not called on the full path.
-        meanwhile_seconds: About how long ``meanwhile`` takes.
 
     Raises:
         InputError: With one result per problem found.
@@ -229,7 +227,7 @@ def parse_input(
 
     """
     if fast:
-        got = _parse_fast(text, meanwhile, meanwhile_seconds)
+        got = _parse_fast(text, meanwhile)
         if got is not None:
             return got
     docs = [d for d in yamlio.load_all(text, source) if d is not None]
@@ -242,13 +240,11 @@ FAST_READER_BUGS_RAISE = False
 """Tests set this to see a bug in the fast reader instead of the silent fallback."""
 
 
-def _parse_fast(
-    text: str | bytes, meanwhile: Callable[[], object] | None, meanwhile_seconds: float
-) -> FunctionInput | None:
+def _parse_fast(text: str | bytes, meanwhile: Callable[[], object] | None) -> FunctionInput | None:
     from krm_fn import fastio
 
     try:
-        fl = fastio.read_resource_list(text, meanwhile, meanwhile_seconds)
+        fl = fastio.read_resource_list(text, meanwhile)
     except Exception:
         # A bug in the fast reader must never cost a user their render: the full reader
         # gives the same answer, only slower.

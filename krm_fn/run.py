@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gc
 import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,8 +55,6 @@ class RunOutcome:
         return "".join(self.chunks)
 
 
-_IMPORT_SECONDS = 0.25
-"""About what importing the render and the models costs (pydantic builds its schemas)."""
 _RL_HINT = re.compile(r"^kind:\s*['\"]?ResourceList", re.MULTILINE)
 _MAX_ATTEMPTS = 3
 PLUGIN_CONFIG_KEYS = ("argsOneLiner", "argsFromFile")
@@ -95,8 +92,7 @@ def _run(stdin: bytes, config_path: str | None, cwd: Path | None, fast: bool) ->
             inp = parse_input(
                 stdin,
                 fast=fast and attempt < _MAX_ATTEMPTS - 1,
-                meanwhile=_import_render,
-                meanwhile_seconds=0.0 if "krm_fn.render" in sys.modules else _IMPORT_SECONDS,
+                meanwhile=_import_render,  # a no-op once imported
             )
         except (InputError, yamlio.YAMLInputError) as exc:
             rs = exc.results if isinstance(exc, InputError) else []
@@ -118,7 +114,7 @@ def _run(stdin: bytes, config_path: str | None, cwd: Path | None, fast: bool) ->
 
 
 def _import_render() -> None:
-    """Import the render and the models (pydantic): overlapped with the reader's helper."""
+    """Import the render and the models: overlapped with the reader's helper process."""
     import krm_fn.api.config
     import krm_fn.render  # noqa: F401
 
