@@ -1104,6 +1104,11 @@ def _need_inline(text: str, top: Mapping[str, re.Match[str]], key: str) -> str:
     m = top.get(key)
     if m is None:
         raise Irregular
+    return _inline_only(text, m)
+
+
+def _inline_only(text: str, m: re.Match[str]) -> str:
+    """:func:`_inline`, where a block value makes the item irregular."""
     raw = _inline(text, m)
     if raw is None:
         raise Irregular
@@ -1127,10 +1132,7 @@ def _node(
         if meta:
             for k, sub in meta.items():
                 if k == "name":
-                    raw = _inline(text, sub)
-                    if raw is None:
-                        raise Irregular
-                    name = mview["name"] = _any(raw)
+                    name = mview["name"] = _any(_inline_only(text, sub))
                 elif k == "labels":
                     labels = mview["labels"] = _flat_map(text, sub, b + 4, strings=True)
         view["metadata"] = mview
@@ -1144,15 +1146,9 @@ def _node(
         if spec:
             for k, sub in spec.items():
                 if k == "providerID":
-                    raw = _inline(text, sub)
-                    if raw is None:
-                        raise Irregular
-                    provider = sview["providerID"] = _any(raw)
+                    provider = sview["providerID"] = _any(_inline_only(text, sub))
                 elif k == "unschedulable":
-                    raw = _inline(text, sub)
-                    if raw is None:
-                        raise Irregular
-                    unsched = sview["unschedulable"] = _any(raw)
+                    unsched = sview["unschedulable"] = _any(_inline_only(text, sub))
                 elif k == "taints":
                     taints = sview["taints"] = _seq_of_maps(text, sub, b + 2)
         view["spec"] = sview
