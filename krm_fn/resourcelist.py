@@ -11,7 +11,7 @@ Invariants:
     * Items read by the fast reader are written back as their input text (plus the
       local-config annotation for consumed kinds); items read by the full reader are
       written as PyYAML writes them (:mod:`krm_fn.fastdump`, byte-identical to it).
-    * Nothing here edits an input item's dict except :func:`write_output` marking consumed
+    * Nothing here edits an input item's dict except :func:`write_output_chunks` marking consumed
       kinds local-config when asked to.
     * Every malformed document is reported at once, with its index, and nothing is returned
       for a malformed input.
@@ -388,14 +388,18 @@ def _fast_items(fl: FastList, entries: Sequence[Entry], mark: bool, out: list[st
         out.append(text[seg:end])
 
 
-def write_output(
+def write_output_chunks(
     inp: FunctionInput,
     entries: Sequence[Entry],
     generated: Sequence[dict[str, Any]],
     results: list[Result],
     mark: bool,
-) -> str:
-    """Serialise the output in the form the input came in.
+) -> list[str]:
+    """Serialise the output in the form the input came in, as pieces to write in order.
+
+    At fleet size the output is over 100 MB: writing the pieces one after the other
+    saves joining them into one string and encoding that string in one piece (two full
+    copies, and on these machines fresh memory costs more than the copying itself).
 
     Args:
         inp: The input (its form, ResourceList version and fast reader's text).
@@ -405,27 +409,8 @@ def write_output(
         mark: Mark consumed kinds (:attr:`Entry.input_kind`) local-config.
 
     Raises:
-        StaleInput: See :meth:`FunctionInput.confirm` (checked before the text is returned).
-
-    """
-    return "".join(write_output_chunks(inp, entries, generated, results, mark))
-
-
-def write_output_chunks(
-    inp: FunctionInput,
-    entries: Sequence[Entry],
-    generated: Sequence[dict[str, Any]],
-    results: list[Result],
-    mark: bool,
-) -> list[str]:
-    """:func:`write_output` as the pieces whose concatenation is the output.
-
-    At fleet size the output is over 100 MB: writing the pieces one after the other
-    saves joining them into one string and encoding that string in one piece (two full
-    copies, and on these machines fresh memory costs more than the copying itself).
-
-    Raises:
-        StaleInput: As :func:`write_output`.
+        StaleInput: See :meth:`FunctionInput.confirm` (checked before the pieces are
+            returned).
 
     """
     chunks = _write(inp, entries, generated, results, mark)

@@ -37,7 +37,6 @@ __all__ = [
     "node_gke_accelerators",
     "node_instance_types",
     "node_label",
-    "node_labels",
     "node_name",
     "summarize_node_groups",
 ]
@@ -81,26 +80,11 @@ def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def node_labels(node: Mapping[str, Any]) -> Mapping[str, str]:
-    """Return the node's ``metadata.labels`` as a mapping of strings (empty if absent).
-
-    Args:
-        node: A Node object as a plain dict.
-
-    Returns:
-        The labels; non-string values are converted with ``str``.
-
-    """
-    labels = _mapping(_mapping(node.get("metadata")).get("labels"))
-    return {str(k): "" if v is None else str(v) for k, v in labels.items()}
-
-
 def node_label(node: Mapping[str, Any], key: str) -> str:
     """Return one label of the node as a string (``""`` when absent or null).
 
-    The per-node lookups of detection use this instead of :func:`node_labels`, which
-    copies all (often a hundred) labels: at 10,000 Nodes the copies were most of the
-    detection time.
+    One lookup, not a copy of all (often a hundred) labels: at 10,000 Nodes such copies
+    were most of the detection time.
 
     Args:
         node: A Node object as a plain dict.
