@@ -125,7 +125,11 @@ def metric_value(key: str, report: GroupReport) -> tuple[float | None, str | Non
 
 
 def _metric(key: str, report: GroupReport) -> _Metric:
-    source = KNOWN_THRESHOLD_KEYS[key].source
+    info = KNOWN_THRESHOLD_KEYS[key]
+    source = info.source
+    key = info.metric
+    if source == "c2c":
+        return _Metric(None, "C2C bandwidth comes from NVCRE's C2CMeasurement, not from a log")
     if source == "nccl":
         nccl = report.nccl
         tables = [t for t in nccl.tables if t.rows] if nccl is not None else []
@@ -148,7 +152,7 @@ def _metric(key: str, report: GroupReport) -> _Metric:
             f"no measured iterations (all {len(training.steps)} step lines fall within "
             f"warmupSteps={training.warmup_steps} or were skipped)",
         )
-    if key == "goodput":
+    if key == "goodputRatio":
         if training.goodput is None:
             estimate = training.goodput_estimate
             extra = (
@@ -159,8 +163,8 @@ def _metric(key: str, report: GroupReport) -> _Metric:
             )
         return _Metric(training.goodput, None)
     value = {
-        "tflopsPerGPU": training.avg_tflops,
-        "stepTimeSeconds": training.avg_step_time_s,
+        "avgTFLOPsPerGPU": training.avg_tflops,
+        "avgStepTimeSec": training.avg_step_time_s,
         "tokensPerSecond": training.avg_tokens_per_second,
     }[key]
     if value is None:

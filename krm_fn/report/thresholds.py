@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 Operator = Literal[">=", ">", "<=", "<", "==", "!="]
-MetricSource = Literal["nccl", "megatron"]
+MetricSource = Literal["nccl", "megatron", "c2c"]
 
 
 class ThresholdSyntaxError(ValueError):
@@ -78,6 +78,8 @@ class ThresholdKey:
         source: which log parser produces the metric (``nccl`` or ``megatron``).
         unit: unit of ``value`` in the expression (empty for a ratio).
         description: the exact metric the key reads.
+        alias_of: for one of our earlier names, the NVCRE key it reads the same metric as
+            (``None`` for NVCRE's own keys and for ours that NVCRE has no equivalent of).
 
     """
 
@@ -85,6 +87,12 @@ class ThresholdKey:
     source: MetricSource
     unit: str
     description: str
+    alias_of: str | None = None
+
+    @property
+    def metric(self) -> str:
+        """The key whose metric this key reads (itself, unless it is an alias)."""
+        return self.alias_of or self.name
 
 
 def _registry(*keys: ThresholdKey) -> Mapping[str, ThresholdKey]:
@@ -92,6 +100,8 @@ def _registry(*keys: ThresholdKey) -> Mapping[str, ThresholdKey]:
 
 
 KNOWN_THRESHOLD_KEYS: Mapping[str, ThresholdKey] = _registry(
+    # NVCRE's registry, in its order (NVIDIA/cluster-readiness-engine pkg/threshold/evaluator.go,
+    # ``var Registry``): every key a WorkloadRun written for NVCRE may use.
     ThresholdKey(
         "busBandwidthGBps",
         "nccl",
@@ -107,6 +117,48 @@ KNOWN_THRESHOLD_KEYS: Mapping[str, ThresholdKey] = _registry(
         "with several tables, the lowest of their peaks",
     ),
     ThresholdKey(
+        "goodputRatio",
+        "megatron",
+        "",
+        "measured goodput (0-1): productive training time over wall time, from log timestamps; "
+        "never the step-time estimate",
+    ),
+    ThresholdKey(
+        "avgTFLOPsPerGPU",
+        "megatron",
+        "TFLOP/s per GPU",
+        "mean of 'throughput per GPU (TFLOP/s/GPU)' or DeepSpeed 'TFLOPs' over measured "
+        "(non-warmup, non-skipped) iterations",
+    ),
+    ThresholdKey(
+        "avgStepTimeSec",
+        "megatron",
+        "s",
+        "mean 'elapsed time per iteration' over measured (non-warmup, non-skipped) iterations",
+    ),
+    ThresholdKey(
+        "c2cCPUToGPUBandwidthGBps",
+        "c2c",
+        "GB/s",
+        "CPU-to-GPU coherent-memory bandwidth from NVCRE's C2CMeasurement; no log the report "
+        "reads prints it, so it is never measured here and fails closed",
+    ),
+    ThresholdKey(
+        "c2cGPUToCPUBandwidthGBps",
+        "c2c",
+        "GB/s",
+        "GPU-to-CPU coherent-memory bandwidth from NVCRE's C2CMeasurement; never measured here "
+        "(fails closed)",
+    ),
+    ThresholdKey(
+        "c2cVerified",
+        "c2c",
+        "",
+        "CPU-GPU coherent-memory correctness (0-1) from NVCRE's C2CMeasurement; never measured "
+        "here (fails closed)",
+    ),
+    # Ours, beyond NVCRE's registry.
+    ThresholdKey(
         "avgBusBandwidthGBps",
         "nccl",
         "GB/s",
@@ -114,31 +166,23 @@ KNOWN_THRESHOLD_KEYS: Mapping[str, ThresholdKey] = _registry(
         "computed from the rows when the footer line is missing; lowest over several tables",
     ),
     ThresholdKey(
-        "goodput",
-        "megatron",
-        "",
-        "measured goodput: productive training time over wall time, from log timestamps; "
-        "never the step-time estimate",
-    ),
-    ThresholdKey(
-        "tflopsPerGPU",
-        "megatron",
-        "TFLOP/s per GPU",
-        "mean of 'throughput per GPU (TFLOP/s/GPU)' or DeepSpeed 'TFLOPs' over measured "
-        "(non-warmup, non-skipped) iterations",
-    ),
-    ThresholdKey(
-        "stepTimeSeconds",
-        "megatron",
-        "s",
-        "mean 'elapsed time per iteration' over measured (non-warmup, non-skipped) iterations",
-    ),
-    ThresholdKey(
         "tokensPerSecond",
         "megatron",
         "tokens/s",
         "mean training throughput in tokens per second over measured iterations, from "
         "'global batch size' x 'actual seqlen' (or the 'consumed tokens' delta) per step time",
+    ),
+    # Our earlier names, kept as documented aliases of NVCRE's keys.
+    ThresholdKey("goodput", "megatron", "", "alias of goodputRatio", alias_of="goodputRatio"),
+    ThresholdKey(
+        "tflopsPerGPU",
+        "megatron",
+        "TFLOP/s per GPU",
+        "alias of avgTFLOPsPerGPU",
+        alias_of="avgTFLOPsPerGPU",
+    ),
+    ThresholdKey(
+        "stepTimeSeconds", "megatron", "s", "alias of avgStepTimeSec", alias_of="avgStepTimeSec"
     ),
 )
 """Every threshold key the render and the report accept, by name."""

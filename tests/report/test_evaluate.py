@@ -73,6 +73,33 @@ def test_goodput_threshold_on_measured_goodput() -> None:
     assert any("capped at 1.0" in n for n in group.notes)
 
 
+@pytest.mark.parametrize(
+    ("nvcre", "ours"),
+    [
+        pytest.param("goodputRatio", "goodput", id="goodputRatio-reads-measured-goodput"),
+        pytest.param("avgTFLOPsPerGPU", "tflopsPerGPU", id="avgTFLOPsPerGPU-reads-tflops"),
+        pytest.param("avgStepTimeSec", "stepTimeSeconds", id="avgStepTimeSec-reads-step-time"),
+    ],
+)
+def test_nvcre_training_keys_read_the_same_metric_as_our_aliases(nvcre: str, ours: str) -> None:
+    group = group_for(
+        MOE,
+        thresholds=f'{{"{nvcre}": "value > 0", "{ours}": "value > 0"}}',
+        goodput='{"logProfileRef": "megatron-training"}',
+    )
+    by_key = {t.key: t for t in group.thresholds}
+    assert by_key[nvcre].value is not None
+    assert by_key[nvcre].value == by_key[ours].value
+    assert by_key[nvcre].passed
+
+
+def test_c2c_keys_are_understood_but_fail_closed() -> None:
+    group = group_for(P5, thresholds='{"c2cVerified": "value == 1"}', bandwidth=BW)
+    [result] = group.thresholds
+    assert result.value is None and not result.passed
+    assert "C2CMeasurement" in (result.note or "")
+
+
 def test_goodput_estimate_never_satisfies_a_threshold() -> None:
     group = group_for(
         RANKED,

@@ -105,17 +105,38 @@ def test_canonical_text_reads_back_the_same() -> None:
 
 def test_registry_lists_every_documented_key_with_its_source() -> None:
     assert {key: info.source for key, info in KNOWN_THRESHOLD_KEYS.items()} == {
+        # NVCRE's registry (pkg/threshold/evaluator.go), in its order
         "busBandwidthGBps": "nccl",
         "algBandwidthGBps": "nccl",
+        "goodputRatio": "megatron",
+        "avgTFLOPsPerGPU": "megatron",
+        "avgStepTimeSec": "megatron",
+        "c2cCPUToGPUBandwidthGBps": "c2c",
+        "c2cGPUToCPUBandwidthGBps": "c2c",
+        "c2cVerified": "c2c",
+        # ours
         "avgBusBandwidthGBps": "nccl",
+        "tokensPerSecond": "megatron",
+        # our earlier names
         "goodput": "megatron",
         "tflopsPerGPU": "megatron",
         "stepTimeSeconds": "megatron",
-        "tokensPerSecond": "megatron",
     }
     assert all(info.description for info in KNOWN_THRESHOLD_KEYS.values())
     with pytest.raises(TypeError):
         KNOWN_THRESHOLD_KEYS["new"] = KNOWN_THRESHOLD_KEYS["goodput"]  # type: ignore[index]
+
+
+def test_earlier_names_are_aliases_of_nvcre_keys() -> None:
+    aliases = {k: v.alias_of for k, v in KNOWN_THRESHOLD_KEYS.items() if v.alias_of}
+    assert aliases == {
+        "goodput": "goodputRatio",
+        "tflopsPerGPU": "avgTFLOPsPerGPU",
+        "stepTimeSeconds": "avgStepTimeSec",
+    }
+    for alias, target in aliases.items():
+        assert KNOWN_THRESHOLD_KEYS[alias].source == KNOWN_THRESHOLD_KEYS[target].source
+        assert KNOWN_THRESHOLD_KEYS[alias].metric == target
 
 
 def test_unknown_key_is_an_error_listing_the_known_keys() -> None:
