@@ -9,6 +9,8 @@ Invariants:
       lets a later duplicate win, so the user's values win.
     * A ``preCommand`` turns the command into ``/bin/bash -c "<lines>; exec <argv>"`` with
       every argv element shell-quoted, so the quoting guarantee above still holds.
+    * mpirun runs under NVCRE's ``timeout 3600`` wrapper, so its command is
+      ``["timeout", "3600", <mpirunPath>]``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from collections.abc import Sequence
 
 from krm_fn.api import models
 from krm_fn.nccl_env import Env, forward_args
+
+MPI_TIMEOUT: tuple[str, ...] = ("timeout", "3600")
+"""NVCRE's hard-coded wrapper of mpirun (``buildJobTemplate``, MPI branch): mpirun is killed
+after one hour whatever ``orchestration.timeoutPerJob`` says (the reference's trap 15)."""
 
 MPI_HEAD = (
     "--hostfile",
@@ -54,7 +60,7 @@ def mpi_argv(
         mpi.binary,
         *mpi.args,
     ]
-    return [mpi.mpirun_path], args
+    return [*MPI_TIMEOUT, mpi.mpirun_path], args
 
 
 def framework_argv(fw: models.Framework) -> tuple[list[str], list[str]]:

@@ -51,7 +51,8 @@ from krm_fn.resolve_platform import (
 from krm_fn.results import FileRef, ResourceRef, Results
 from krm_fn.validate import parse_workloadrun
 
-DEFAULT_TIMEOUT = "1h"
+DEFAULT_TIMEOUT = "24h"
+"""NVCRE's ``catalog.DefaultWorkloadRunTimeoutPerJob``; an unset timeoutPerJob is 24 hours."""
 MAX_TRAINJOBS = 20_000
 MPI_DEFAULT_ARGS_TAIL = (
     "--allow-run-as-root",

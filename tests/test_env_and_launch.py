@@ -88,3 +88,12 @@ def test_long_names_are_shortened_deterministically_and_distinctly() -> None:
     a = trainjob_name("x" * 50, "group-1")
     b = trainjob_name("x" * 50, "group-2")
     assert a != b and a == trainjob_name("x" * 50, "group-1")
+
+
+def test_mpirun_runs_under_nvcre_one_hour_timeout_wrapper() -> None:
+    # NVCRE buildJobTemplate (MPI branch) wraps mpirun in a hard-coded `timeout 3600`,
+    # independent of orchestration.timeoutPerJob (GL-mpi / GL-gb300 expected.json).
+    mpi = MPIFramework.model_validate({"binary": "/b", "mpirunPath": "/usr/local/mpi/bin/mpirun"})
+    command, args = mpi_argv(mpi, 4, [], [], [], [])
+    assert command == ["timeout", "3600", "/usr/local/mpi/bin/mpirun"]
+    assert "timeout" not in args
