@@ -36,7 +36,10 @@ from krm_fn.durations import parse_go_duration
 from krm_fn.inventory import GPU_PRESENT_LABEL, NodeInfo, select_nodes
 from krm_fn.launch import framework_argv, mpi_argv, wrap_pre_command
 from krm_fn.nccl_env import Env, base_nccl_env, merge_env
+from krm_fn.overrides import jobtemplate as jt
 from krm_fn.overrides.apply import apply_overrides
+from krm_fn.overrides.jobtemplate import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
+from krm_fn.overrides.placement import Expect
 from krm_fn.overrides.when import WhenContext, WhenError
 from krm_fn.overrides.when import describe as describe_when
 from krm_fn.overrides.when import matches as when_matches
@@ -203,10 +206,7 @@ def _left_out(excluded: Sequence[Any]) -> str:
     return "; ".join(parts)
 
 
-ANN_THRESHOLDS = "nvcre.nvidia.com/thresholds"
 ANN_APPLIED = "nvcre.nvidia.com/applied-overrides"
-ANN_BANDWIDTH = "nvcre.nvidia.com/bandwidth-measurement"
-ANN_GOODPUT = "nvcre.nvidia.com/goodput-measurement"
 
 
 def _measurement_annotations(
@@ -692,7 +692,33 @@ def _render_one(
             )
         )
     if raw_overrides:
-        outcome = apply_overrides(raw_overrides, objs, when_ctx)
+        gang = (
+            (plan.gang.scheduler_name, plan.gang.queue_label_key, plan.gang.queue)
+            if plan.gang
+            else None
+        )
+        template_ctx = jt.TemplateContext(
+            health_monitor=not any(
+                t.key == "node.kubernetes.io/unschedulable"
+                for t in (spec.target.taint_selectors if spec.target else [])
+            ),
+            checkpoint=(
+                {"pvcName": plan.checkpoint_pvc, "maxRestarts": plan.max_restarts}
+                if plan.checkpoint_pvc
+                else None
+            ),
+            gang=gang,
+            runtimes=frozenset({plan.runtime_name}),
+        )
+        expect = Expect(
+            framework=spec.framework.name,
+            target=plan.target_terms,
+            tolerations=tuple(tolerations),
+            gang=gang,
+        )
+        outcome = apply_overrides(raw_overrides, objs, when_ctx, template_ctx, expect)
+        for path, msg in outcome.warnings:
+            warn(msg, path)
         for path, msg in outcome.errors:
             err(msg, path)
         if outcome.errors:

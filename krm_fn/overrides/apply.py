@@ -5,8 +5,16 @@ The one job of this module is :func:`apply_overrides`.
 Invariants:
     * Overrides are evaluated in order and every matching one applies, so a later override
       wins over an earlier one. Within one override the order is NVCRE's: ``jobTemplate``
-      (SMP into every TrainJob), then ``jobTemplatePatch`` (RFC 6902, every TrainJob), then
-      ``dependencies`` (SMP into the generated object with the same apiVersion/kind/name).
+      (SMP), then ``jobTemplatePatch`` (RFC 6902), both on NVCRE's job-template view of every
+      TrainJob (:mod:`~krm_fn.overrides.jobtemplate`; ``trainer.env`` and ``trainer.args``
+      atomic), mapped back onto the TrainJob; then ``dependencies`` (SMP into the generated
+      object with the same apiVersion/kind/name).
+    * A TrainJob or TrainingRuntime an override produced is checked strictly against the
+      pinned CRDs (:mod:`~krm_fn.api.crdshape`): an unknown field or a wrong type is an error
+      naming ``spec.overrides[i]`` and the field path.
+    * Node affinity and tolerations an override sets in a runtimePatch merge with ours
+      (:func:`~krm_fn.overrides.placement.keep_placement`) instead of replacing them.
+    * A changed field only NVCRE's controller acts on is a warning naming it.
     * An override either applies whole or not at all: when any of its parts fails, its errors
       are reported, none of its changes are kept and it is not listed in ``applied``; the
       following overrides are still evaluated, so every error is reported at once.
@@ -26,6 +34,10 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from krm_fn.api.crdshape import KINDS as CHECKED_KINDS
+from krm_fn.api.crdshape import unknown_fields
+from krm_fn.overrides import jobtemplate as jt
+from krm_fn.overrides.placement import Expect, keep_placement, placement_problems
 from krm_fn.overrides.smp import SMPError, dotted, strategic_merge
 from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
 from krm_fn.records import field, record
@@ -81,6 +93,7 @@ class OverrideOutcome:
         pre_command: Matching overrides' ``preCommand`` lines, concatenated in order.
         errors: ``(field path, message)`` pairs, e.g.
             ``("spec.overrides[0].dependencies[1]", "dependency ... is not generated ...")``.
+        warnings: ``(field path, message)`` pairs, e.g. a controller-only field changed.
 
     """
 
@@ -89,12 +102,15 @@ class OverrideOutcome:
     mpi_args: list[str]
     pre_command: list[str]
     errors: list[tuple[str, str]]
+    warnings: list[tuple[str, str]] = field(default_factory=list)
 
 
 def apply_overrides(
     overrides: Sequence[Mapping[str, Any]],
     objects: Sequence[dict[str, Any]],
     ctx: WhenContext,
+    template: jt.TemplateContext | None = None,
+    expect: Expect | None = None,
 ) -> OverrideOutcome:
     """Apply every matching override, in order, to the generated objects.
 
@@ -103,6 +119,10 @@ def apply_overrides(
             count as unset.
         objects: The generated objects (TrainingRuntime, TrainJobs, ConfigMap, Secret, ...).
         ctx: What the ``when`` clauses are matched against.
+        template: What NVCRE's job-template view shows besides each TrainJob; by default
+            the generated TrainingRuntimes and no gang scheduler.
+        expect: What every TrainJob must keep (pinning, target, tolerations, gang); an
+            override that loses any of it is refused with the reason. ``None``: not checked.
 
     Returns:
         The patched objects, the applied overrides, the collected ``mpiArgs``/``preCommand``
@@ -110,6 +130,13 @@ def apply_overrides(
 
     """
     current = [copy.deepcopy(dict(o)) for o in objects]
+    if template is None:
+        template = jt.TemplateContext(
+            runtimes=frozenset(
+                str(_identity(o)[2]) for o in current if o.get("kind") == "TrainingRuntime"
+            )
+        )
+    warnings: list[tuple[str, str]] = []
     applied: list[AppliedOverride] = []
     mpi_args: list[str] = []
     pre_command: list[str] = []
@@ -121,7 +148,7 @@ def apply_overrides(
             continue
         # Every change builds new objects (SMP and jsonpatch never patch in place), so a
         # shallow copy of the list is enough to discard a failing override.
-        step = _Step(where, list(current))
+        step = _Step(where, list(current), template, expect, list(current))
         step.check_fields(override)
         when = override.get("when")
         if when is None:
@@ -139,6 +166,7 @@ def apply_overrides(
         if not matched:
             continue
         current = step.objects
+        warnings.extend(step.warnings)
         mpi_args.extend(step.mpi_args)
         pre_command.extend(step.pre_command)
         applied.append(
@@ -155,6 +183,7 @@ def apply_overrides(
         mpi_args=mpi_args,
         pre_command=pre_command,
         errors=errors,
+        warnings=warnings,
     )
 
 
@@ -162,6 +191,15 @@ def _identity(obj: Mapping[str, Any]) -> tuple[Any, Any, Any]:
     meta = obj.get("metadata")
     name = meta.get("name") if isinstance(meta, Mapping) else None
     return obj.get("apiVersion"), obj.get("kind"), name
+
+
+def _valid_ops(ops: Any) -> bool:
+    return isinstance(ops, list) and all(
+        isinstance(op, Mapping)
+        and isinstance(op.get("op"), str)
+        and isinstance(op.get("path"), str)
+        for op in ops
+    )
 
 
 def _without_namespace(patch: Mapping[str, Any]) -> dict[str, Any]:
@@ -178,7 +216,11 @@ class _Step:
 
     where: str
     objects: list[dict[str, Any]]
+    template: jt.TemplateContext
+    expect: Expect | None
+    start: list[dict[str, Any]] = field(default_factory=list)
     parts: list[str] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
     mpi_args: list[str] = field(default_factory=list)
     pre_command: list[str] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
@@ -195,10 +237,8 @@ class _Step:
                 )
 
     def run(self, override: Mapping[str, Any]) -> None:
-        if override.get("jobTemplate") is not None:
-            self.job_template(override["jobTemplate"])
-        if override.get("jobTemplatePatch") is not None:
-            self.job_template_patch(override["jobTemplatePatch"])
+        if override.get("jobTemplate") is not None or override.get("jobTemplatePatch") is not None:
+            self.job_templates(override.get("jobTemplate"), override.get("jobTemplatePatch"))
         if override.get("dependencies") is not None:
             self.dependencies(override["dependencies"])
         if override.get("orchestration"):
@@ -212,6 +252,43 @@ class _Step:
             elif value:
                 sink.extend(value)
                 self.parts.append(key)
+        if not self.errors and self.expect is not None and self.parts:
+            self.check_placement(self.expect)
+
+    def runtime_of(self, tj: Mapping[str, Any]) -> dict[str, Any] | None:
+        ref = (tj.get("spec") or {}).get("runtimeRef") or {}
+        return next(
+            (
+                o
+                for o in self.objects
+                if o.get("kind") == "TrainingRuntime" and _identity(o)[2] == ref.get("name")
+            ),
+            None,
+        )
+
+    def check_placement(self, expect: Expect) -> None:
+        """Refuse the override when a TrainJob it touched lost what it must keep."""
+        for i in self.trainjobs():
+            tj = self.objects[i]
+            problems = placement_problems(tj, self.runtime_of(tj), expect)
+            if not problems:
+                continue
+            before = self.before(str(_identity(tj)[2]))
+            old = set(placement_problems(*before, expect)) if before else set()
+            for msg in problems:
+                if msg not in old:
+                    self.error(
+                        "",
+                        f"refused: after this override TrainJob {_identity(tj)[2]!r}: {msg}",
+                    )
+
+    def before(self, name: str) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+        """TrainJob ``name`` and its runtime, as they were before this override."""
+        old = _Step(self.where, self.start, self.template, None)
+        for o in self.start:
+            if o.get("kind") == TRAINJOB_KIND and _identity(o)[2] == name:
+                return o, old.runtime_of(o)
+        return None
 
     def trainjobs(self) -> list[int]:
         return [i for i, o in enumerate(self.objects) if o.get("kind") == TRAINJOB_KIND]
@@ -228,70 +305,138 @@ class _Step:
         self.objects[i] = new
         return True
 
-    def job_template(self, template: Any) -> None:
-        suffix = ".jobTemplate"
-        if not isinstance(template, Mapping):
-            self.error(suffix, "jobTemplate must be a partial TrainJob (a map)")
+    def job_templates(self, template: Any, ops: Any) -> None:
+        """Apply jobTemplate (SMP), then jobTemplatePatch (RFC 6902), to each TrainJob's view."""
+        if template is not None and not isinstance(template, Mapping):
+            self.error(".jobTemplate", "jobTemplate must be a partial NVCRE job template (a map)")
             return
-        stray = [k for k in template if k not in ("metadata", "spec")]
-        if stray:
-            hint = f" (did you mean spec.{stray[0]}?)" if stray[0] == "trainer" else ""
+        if ops is not None and not _valid_ops(ops):
             self.error(
-                f"{suffix}.{stray[0]}",
-                f"jobTemplate is a partial TrainJob: only metadata and spec may be set{hint}",
+                ".jobTemplatePatch",
+                "jobTemplatePatch must be a list of RFC 6902 operations with string 'op' and 'path'",
             )
             return
-        meta = template.get("metadata")
-        if isinstance(meta, Mapping) and meta.get("name") is not None:
-            self.error(f"{suffix}.metadata.name", "jobTemplate must not rename the TrainJobs")
-            return
-        patch = _without_namespace(template)
+        suffix = ".jobTemplatePatch" if template is None else ".jobTemplate"
+        controller_only: dict[str, None] = {}
         targets = self.trainjobs()
         for i in targets:
-            try:
-                new = strategic_merge(self.objects[i], patch, kind=TRAINJOB_KIND)
-            except SMPError as exc:
-                sub = dotted(exc.path)
-                self.error(f"{suffix}.{sub}" if sub else suffix, exc.reason)
+            old = self.objects[i]
+            view: Any = jt.to_view(old, self.template)
+            if template is not None:
+                view = self.merge_view(view, template)
+                if view is None:
+                    return
+            if ops is not None:
+                view = self.patch_view(view, ops, str(_identity(old)[2]))
+                if view is None:
+                    return
+            mapped = jt.from_view(view, old, self.template)
+            for path, msg in mapped.errors:
+                self.error(f"{suffix}.{path}" if path else suffix, msg)
+            if mapped.trainjob is None:
                 return
-            if not self.replace(i, new, suffix, "jobTemplate"):
+            controller_only.update(dict.fromkeys(mapped.controller_only))
+            new = keep_placement(old, mapped.trainjob, self.runtime_of(old))
+            if not self.strict(new, suffix, "spec", "spec.workload.trainJob"):
                 return
+            if not self.replace(i, new, suffix, "the job template"):
+                return
+        for path in controller_only:
+            what = jt.CONTROLLER_ONLY.get(path.removeprefix("spec."), "NVCRE's Job object")
+            self.warnings.append(
+                (
+                    f"{self.where}{suffix}.{path}",
+                    f"{path} ({what}) is acted on only by NVCRE's Job controller; "
+                    "workloadrun-fn generates no NVCRE Job, so nothing acts on it here",
+                )
+            )
         if targets:
-            self.parts.append("jobTemplate")
+            self.parts.extend(
+                p
+                for p, v in (("jobTemplate", template), ("jobTemplatePatch", ops))
+                if v is not None
+            )
 
-    def job_template_patch(self, ops: Any) -> None:
-        suffix = ".jobTemplatePatch"
-        if not isinstance(ops, list):
-            self.error(suffix, "jobTemplatePatch must be a list of RFC 6902 operations")
-            return
-        for j, op in enumerate(ops):
-            if not (
-                isinstance(op, Mapping)
-                and isinstance(op.get("op"), str)
-                and isinstance(op.get("path"), str)
-            ):
-                self.error(f"{suffix}[{j}]", "an RFC 6902 operation needs string 'op' and 'path'")
-                return
+    def merge_view(self, view: dict[str, Any], template: Mapping[str, Any]) -> Any:
+        """Strategic merge of the view; the TrainJob part with trainer env/args atomic."""
+        suffix = ".jobTemplate"
+        stray = [k for k in template if k not in ("metadata", "spec")]
+        if stray:
+            self.error(
+                f"{suffix}.{stray[0]}",
+                f"unknown field {stray[0]!r} of NVCRE's job template; known: metadata, spec",
+            )
+            return None
+        spec_patch = template.get("spec")
+        rest = dict(template)
+        workload_patch: Any = None
+        if isinstance(spec_patch, Mapping) and "workload" in spec_patch:
+            workload_patch = spec_patch["workload"]
+            rest["spec"] = {k: v for k, v in spec_patch.items() if k != "workload"}
+        out_rest = {k: v for k, v in view.items()}
+        out_rest["spec"] = {k: v for k, v in view["spec"].items() if k != "workload"}
+        try:
+            merged = strategic_merge(out_rest, rest, kind=TRAINJOB_KIND)
+        except SMPError as exc:
+            sub = dotted(exc.path)
+            self.error(f"{suffix}.{sub}" if sub else suffix, exc.reason)
+            return None
+        workload: Any = view["spec"]["workload"]
+        if isinstance(workload_patch, Mapping):
+            workload = dict(workload)
+            for key, value in workload_patch.items():
+                if value is None:
+                    workload.pop(key, None)
+                elif key == "trainJob" and isinstance(value, Mapping):
+                    try:
+                        tj = strategic_merge(
+                            {"spec": workload["trainJob"]}, {"spec": value}, kind=TRAINJOB_KIND
+                        )
+                    except SMPError as exc:
+                        sub = dotted(exc.path).removeprefix("spec")
+                        self.error(f"{suffix}.spec.workload.trainJob{sub}", exc.reason)
+                        return None
+                    workload["trainJob"] = tj["spec"]
+                else:
+                    workload[key] = value
+        elif isinstance(spec_patch, Mapping) and "workload" in spec_patch:
+            workload = workload_patch
+        if not isinstance(merged.get("spec"), dict):
+            return merged
+        merged["spec"] = {"workload": workload, **merged["spec"]}
+        return merged
+
+    def patch_view(self, view: Any, ops: list[Any], name: str) -> Any:
         import jsonpatch  # only runs that use jobTemplatePatch pay for it
 
-        targets = self.trainjobs()
-        for i in targets:
-            doc: Any = self.objects[i]
-            name = _identity(doc)[2]
-            for j, op in enumerate(ops):
-                try:
-                    doc = jsonpatch.JsonPatch([dict(op)]).apply(doc, in_place=False)
-                except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-                    self.error(
-                        f"{suffix}[{j}]",
-                        f"operation {j} of {self.where}.jobTemplatePatch "
-                        f"({op['op']} {op['path']}) failed on TrainJob {name!r}: {exc}",
-                    )
-                    return
-            if not self.replace(i, doc, suffix, "jobTemplatePatch"):
-                return
-        if targets:
-            self.parts.append("jobTemplatePatch")
+        suffix = ".jobTemplatePatch"
+        for j, op in enumerate(ops):
+            try:
+                view = jsonpatch.JsonPatch([dict(op)]).apply(view, in_place=False)
+            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+                self.error(
+                    f"{suffix}[{j}]",
+                    f"operation {j} of {self.where}.jobTemplatePatch "
+                    f"({op['op']} {op['path']}) failed on the job template of TrainJob "
+                    f"{name!r}: {exc} (paths are NVCRE's job template's, e.g. "
+                    "/spec/workload/trainJob/trainer/env, /spec/workloadMetadata/labels)",
+                )
+                return None
+        return view
+
+    def strict(self, obj: Mapping[str, Any], suffix: str, prefix: str, shown: str) -> bool:
+        """Check ``obj`` against its pinned CRD; problems become errors at ``suffix``."""
+        kind = str(obj.get("kind"))
+        if kind not in CHECKED_KINDS:
+            return True
+        problems = unknown_fields(kind, obj)
+        for path, msg in problems:
+            field_path = shown + path.removeprefix(prefix) if path.startswith(prefix) else path
+            self.error(
+                suffix,
+                f"the result is not a valid {kind} ({_identity(obj)[2]}): {field_path}: {msg}",
+            )
+        return not problems
 
     def dependencies(self, deps: Any) -> None:
         suffix = ".dependencies"
@@ -330,6 +475,8 @@ class _Step:
             except SMPError as exc:
                 sub = dotted(exc.path)
                 self.error(f"{at}.{sub}" if sub else at, exc.reason)
+                continue
+            if not self.strict(new, at, "", ""):
                 continue
             if self.replace(i, new, at, "a dependency"):
                 applied += 1

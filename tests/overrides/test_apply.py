@@ -167,19 +167,27 @@ def test_dependency_smp_error_names_the_path_inside_the_dependency() -> None:
     ]
 
 
+def _tj(spec: dict[str, Any]) -> dict[str, Any]:
+    """An NVCRE job template whose TrainJob part is ``spec``."""
+    return {"spec": {"workload": {"trainJob": spec}}}
+
+
 def test_job_template_env_replaces_trainer_env_on_every_trainjob() -> None:
     env = [{"name": "NCCL_IB_HCA", "value": "mlx5"}]
     override = {
         "when": {"platform": {"equals": "aws"}},
         "jobTemplate": {
-            "metadata": {"labels": {"team": "ml"}, "namespace": "ignored"},
-            "spec": {"trainer": {"env": env}},
+            "spec": {
+                "workload": {"trainJob": {"trainer": {"env": env}}},
+                "workloadMetadata": {"labels": {"team": "ml"}},
+            },
         },
     }
     objects = generated()
     outcome = apply_overrides([override], objects, CTX)
 
     assert outcome.errors == []
+    assert outcome.warnings == []
     for job, old in zip(trainjobs(outcome.objects), trainjobs(objects), strict=True):
         assert job["spec"]["trainer"]["env"] == env  # replaced, not merged by name
         assert job["spec"]["trainer"]["args"] == old["spec"]["trainer"]["args"]
@@ -193,30 +201,110 @@ def test_job_template_env_replaces_trainer_env_on_every_trainjob() -> None:
 
 
 def test_job_template_args_are_replaced() -> None:
-    override = {"when": {}, "jobTemplate": {"spec": {"trainer": {"args": ["--x"]}}}}
+    override = {"when": {}, "jobTemplate": _tj({"trainer": {"args": ["--x"]}})}
     outcome = apply_overrides([override], generated(), CTX)
     assert [j["spec"]["trainer"]["args"] for j in trainjobs(outcome.objects)] == [["--x"]] * 2
+
+
+def test_an_override_that_changes_nothing_changes_no_byte() -> None:
+    objects = generated()
+    override = {"when": {}, "jobTemplate": {"spec": {}}, "jobTemplatePatch": []}
+    outcome = apply_overrides([override], objects, CTX)
+    assert outcome.errors == []
+    assert outcome.objects == objects
+
+
+@pytest.mark.parametrize(
+    ("field", "expression", "what"),
+    [
+        ("stallMultiplier", 10, "stall detection"),
+        ("nodeHealthMonitor", {"cel": {"expression": "false"}}, "node health monitoring"),
+        ("startupStallTimeoutSeconds", 600, "startup stall detection"),
+    ],
+)
+def test_controller_only_field_is_accepted_with_a_warning(
+    field: str, expression: Any, what: str
+) -> None:
+    objects = generated()
+    outcome = apply_overrides(
+        [{"when": {}, "jobTemplate": {"spec": {field: expression}}}], objects, CTX
+    )
+    assert outcome.errors == []
+    assert outcome.objects == objects  # nothing here acts on it
+    [(path, message)] = outcome.warnings
+    assert path == f"spec.overrides[0].jobTemplate.spec.{field}"
+    assert what in message and "nothing acts on it here" in message
 
 
 @pytest.mark.parametrize(
     ("template", "field", "message"),
     [
-        (
+        pytest.param(
             {"trainer": {"env": []}},
             "spec.overrides[0].jobTemplate.trainer",
-            "only metadata and spec may be set (did you mean spec.trainer?)",
+            "unknown field 'trainer' of NVCRE's job template",
+            id="top-level-field-not-in-the-template",
         ),
-        (
-            {"metadata": {"name": "renamed"}},
-            "spec.overrides[0].jobTemplate.metadata.name",
-            "jobTemplate must not rename the TrainJobs",
+        pytest.param(
+            {"spec": {"trainer": {"env": []}}},
+            "spec.overrides[0].jobTemplate.spec.trainer",
+            "did you mean spec.workload.trainJob.trainer?",
+            id="trainjob-field-at-the-old-path-gets-a-hint",
         ),
-        (
-            {"spec": {"runtimePatches": [{"trainingRuntimeSpec": {}}]}},
-            "spec.overrides[0].jobTemplate.spec.runtimePatches[0]",
+        pytest.param(
+            _tj({"runtimePatches": [{"trainingRuntimeSpec": {}}]}),
+            "spec.overrides[0].jobTemplate.spec.workload.trainJob.runtimePatches[0]",
             "list item has no 'manager'",
+            id="smp-error-names-the-template-path",
         ),
-        (["spec"], "spec.overrides[0].jobTemplate", "jobTemplate must be a partial TrainJob"),
+        pytest.param(
+            _tj({"trainer": {"envv": []}}),
+            "spec.overrides[0].jobTemplate",
+            "spec.workload.trainJob.trainer.envv: unknown field 'envv'",
+            id="unknown-trainjob-field-refused-by-the-pinned-crd",
+        ),
+        pytest.param(
+            {"spec": {"workload": None}},
+            "spec.overrides[0].jobTemplate.spec.workload",
+            "cannot be removed",
+            id="workload-removed",
+        ),
+        pytest.param(
+            {"spec": {"stallMultiplier": 0}},
+            "spec.overrides[0].jobTemplate.spec.stallMultiplier",
+            "must be at least 1",
+            id="controller-only-field-validated-as-nvcre-does",
+        ),
+        pytest.param(
+            {"spec": {"workloadMetadata": {"labels": {"nvcre.nvidia.com/group": "x"}}}},
+            "spec.overrides[0].jobTemplate.spec.workloadMetadata.labels['nvcre.nvidia.com/group']",
+            "label key is reserved for the controller",
+            id="reserved-label-key",
+        ),
+        pytest.param(
+            {"spec": {"workloadMetadata": {"labels": {"team": "a b"}}}},
+            "spec.overrides[0].jobTemplate.spec.workloadMetadata.labels['team']",
+            "invalid label value 'a b'",
+            id="bad-label-value",
+        ),
+        pytest.param(
+            {"spec": {"thresholds": {"busBandwidth": "value > 1"}}},
+            "spec.overrides[0].jobTemplate.spec.thresholds",
+            "unknown threshold key(s) [busBandwidth]; valid keys: [busBandwidthGBps,",
+            id="unknown-threshold-key-nvcre-message",
+        ),
+        pytest.param(
+            _tj({"runtimeRef": {"name": "elsewhere"}}),
+            "spec.overrides[0].jobTemplate.spec.workload.trainJob.runtimeRef.name",
+            "is not among the Workflow's TrainingRuntime.trainer.kubeflow.org dependencies",
+            id="runtime-ref-redirected",
+        ),
+        pytest.param(
+            ["spec"],
+            "spec.overrides[0].jobTemplate",
+            "jobTemplate must be a partial NVCRE job template",
+            id="not-a-map",
+        ),
     ],
 )
 def test_job_template_errors(template: Any, field: str, message: str) -> None:
@@ -231,11 +319,11 @@ def test_job_template_errors(template: Any, field: str, message: str) -> None:
 def test_job_template_patch_add_and_replace_on_every_trainjob() -> None:
     override = {
         "when": {},
-        "jobTemplate": {"spec": {"trainer": {"image": "custom:1"}}},
+        "jobTemplate": _tj({"trainer": {"image": "custom:1"}}),
         "jobTemplatePatch": [
-            {"op": "add", "path": "/spec/trainer/args/0", "value": "--verbose"},
-            {"op": "replace", "path": "/spec/trainer/image", "value": "custom:2"},
-            {"op": "add", "path": "/metadata/annotations", "value": {"a": "b"}},
+            {"op": "add", "path": "/spec/workload/trainJob/trainer/args/0", "value": "--verbose"},
+            {"op": "replace", "path": "/spec/workload/trainJob/trainer/image", "value": "custom:2"},
+            {"op": "add", "path": "/spec/workloadMetadata", "value": {"labels": {"a": "b"}}},
         ],
     }
     objects = generated()
@@ -245,16 +333,25 @@ def test_job_template_patch_add_and_replace_on_every_trainjob() -> None:
     for job, old in zip(trainjobs(outcome.objects), trainjobs(objects), strict=True):
         assert job["spec"]["trainer"]["args"] == ["--verbose", *old["spec"]["trainer"]["args"]]
         assert job["spec"]["trainer"]["image"] == "custom:2"  # the patch runs after jobTemplate
-        assert job["metadata"]["annotations"] == {"a": "b"}
+        assert job["metadata"]["labels"]["a"] == "b"
     assert outcome.applied[0].patches == "jobTemplate, jobTemplatePatch"
+
+
+def test_nvcre_written_remove_of_workload_metadata_applies() -> None:
+    objects = generated()
+    add = {"when": {}, "jobTemplate": {"spec": {"workloadMetadata": {"labels": {"t": "x"}}}}}
+    remove = {"when": {}, "jobTemplatePatch": [{"op": "remove", "path": "/spec/workloadMetadata"}]}
+    outcome = apply_overrides([add, remove], objects, CTX)
+    assert outcome.errors == []
+    assert outcome.objects == objects
 
 
 def test_failing_job_template_patch_names_override_and_operation() -> None:
     override = {
         "when": {},
-        "jobTemplate": {"metadata": {"labels": {"kept": "no"}}},
+        "jobTemplate": {"spec": {"workloadMetadata": {"labels": {"kept": "no"}}}},
         "jobTemplatePatch": [
-            {"op": "add", "path": "/spec/trainer/args/-", "value": "--x"},
+            {"op": "add", "path": "/spec/workload/trainJob/trainer/args/-", "value": "--x"},
             {"op": "replace", "path": "/spec/trainer/nosuch", "value": 1},
         ],
     }
@@ -265,8 +362,9 @@ def test_failing_job_template_patch_names_override_and_operation() -> None:
     assert field == "spec.overrides[1].jobTemplatePatch[1]"
     assert message.startswith(
         "operation 1 of spec.overrides[1].jobTemplatePatch (replace /spec/trainer/nosuch) "
-        "failed on TrainJob 'nccl-hostpath-rdma-group-0': "
+        "failed on the job template of TrainJob 'nccl-hostpath-rdma-group-0': "
     )
+    assert "/spec/workload/trainJob/trainer/env" in message  # says where NVCRE's paths are
     assert outcome.objects == objects, "a failing override changes nothing"
     assert outcome.applied == []
 
@@ -275,7 +373,7 @@ def test_failing_job_template_patch_names_override_and_operation() -> None:
     ("ops", "field", "message"),
     [
         ({"op": "add"}, "spec.overrides[0].jobTemplatePatch", "must be a list"),
-        ([{"op": "add", "value": 1}], "spec.overrides[0].jobTemplatePatch[0]", "'op' and 'path'"),
+        ([{"op": "add", "value": 1}], "spec.overrides[0].jobTemplatePatch", "'op' and 'path'"),
         (
             [{"op": "test", "path": "/kind", "value": "Job"}],
             "spec.overrides[0].jobTemplatePatch[0]",
@@ -287,9 +385,9 @@ def test_failing_job_template_patch_names_override_and_operation() -> None:
             "(frobnicate /kind) failed",
         ),
         (
-            [{"op": "replace", "path": "/metadata/name", "value": "other"}],
-            "spec.overrides[0].jobTemplatePatch",
-            "must not change the apiVersion, kind or metadata.name of TrainJob",
+            [{"op": "remove", "path": "/spec/workload/trainJob"}],
+            "spec.overrides[0].jobTemplatePatch.spec.workload.trainJob",
+            "cannot be removed",
         ),
     ],
 )
@@ -304,13 +402,15 @@ def test_later_override_wins_and_every_match_is_recorded() -> None:
     overrides: list[dict[str, Any]] = [
         {
             "when": {"gpuArchitecture": {"in": ["gb200", "gb300"]}},
-            "jobTemplate": {"metadata": {"labels": {"tier": "first", "only-first": "yes"}}},
+            "jobTemplate": {
+                "spec": {"workloadMetadata": {"labels": {"tier": "first", "only-first": "yes"}}}
+            },
             "mpiArgs": ["-x", "NCCL_A=1"],
         },
         {"when": {"platform": {"equals": "gcp"}}, "mpiArgs": ["-x", "NOT_MATCHED=1"]},
         {
             "when": {"gpuArchitecture": {"in": ["gb200", "gb300"]}, "platform": {"equals": "aws"}},
-            "jobTemplate": {"metadata": {"labels": {"tier": "second"}}},
+            "jobTemplate": {"spec": {"workloadMetadata": {"labels": {"tier": "second"}}}},
             "mpiArgs": ["-x", "NCCL_B=2"],
             "preCommand": ["ulimit -l unlimited"],
         },
@@ -345,8 +445,8 @@ def test_every_part_is_listed_in_patches() -> None:
     }
     override = {
         "when": {"expression": 'platform == "aws" && domainCount == 0'},
-        "jobTemplate": {"spec": {"activeDeadlineSeconds": 60}},
-        "jobTemplatePatch": [{"op": "remove", "path": "/spec/runtimePatches"}],
+        "jobTemplate": _tj({"activeDeadlineSeconds": 60}),
+        "jobTemplatePatch": [{"op": "remove", "path": "/spec/workload/trainJob/runtimePatches"}],
         "dependencies": [dep, cm],
         "mpiArgs": ["--mca", "btl", "^openib"],
         "preCommand": ["echo start"],
@@ -368,13 +468,16 @@ def test_every_part_is_listed_in_patches() -> None:
 def test_failing_override_is_skipped_whole_and_later_ones_still_apply() -> None:
     bad = {
         "when": {},
-        "jobTemplate": {"metadata": {"labels": {"from-bad": "x"}}},
+        "jobTemplate": {"spec": {"workloadMetadata": {"labels": {"from-bad": "x"}}}},
         "dependencies": [
             {"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": {"name": "no"}}
         ],
         "mpiArgs": ["-x", "BAD=1"],
     }
-    good = {"when": {}, "jobTemplate": {"metadata": {"labels": {"from-good": "y"}}}}
+    good = {
+        "when": {},
+        "jobTemplate": {"spec": {"workloadMetadata": {"labels": {"from-good": "y"}}}},
+    }
     outcome = apply_overrides([bad, good], generated(), CTX)
 
     assert [field for field, _ in outcome.errors] == ["spec.overrides[0].dependencies[0]"]

@@ -1,0 +1,309 @@
+"""What must still hold after an override: pinning, tolerations, gang labels, Trainer's rules.
+
+Kubeflow Trainer merges each TrainJob ``runtimePatches`` entry, in order, into its
+TrainingRuntime with a strategic merge in which ``nodeSelectorTerms`` and ``tolerations`` are
+replaced whole (trainer-api.md §5; ``trainer_sim.merge_runtime_patches``). An override that
+sets node affinity or tolerations in a runtimePatch would therefore drop a group's hostname
+pinning, the target, or the taint-selector tolerations.
+
+Invariants:
+    * :func:`keep_placement` makes node affinity and tolerations an override sets MERGE with
+      ours: every required term an override writes gets our expressions added (ANDed), and
+      every tolerations list it writes keeps ours (union, ours first). Nothing else changes.
+    * :func:`placement_problems` reports, per TrainJob, what Trainer and the API server would
+      refuse or what would run in the wrong place, on the pod specs Trainer would build:
+      a group's pods not pinned to exactly its hostnames, the target missing, a
+      taint-selector toleration missing, the gang scheduler name or queue label inconsistent
+      between the TrainJob, the Job template and the pod template, Trainer's reserved env
+      names in ``trainer.env``, and runtimePatches Trainer's webhook rejects.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from krm_fn.overrides.smp import SMPError, strategic_merge
+from krm_fn.records import record
+
+__all__ = ["Expect", "effective_pod_specs", "keep_placement", "placement_problems"]
+
+HOSTNAME: Final = "kubernetes.io/hostname"
+GROUP_NODES: Final = "nvcre.nvidia.com/group-nodes"
+LAUNCHER: Final = "launcher"
+
+# Kubeflow Trainer v2.3 pkg/runtime/framework/plugins/mpi/mpi.go:82-109 and
+# pkg/runtime/framework/plugins/torch/torch.go:56-87: env names the plugins set themselves.
+MPI_RESERVED_ENV: Final = frozenset(
+    {
+        "OMPI_MCA_orte_default_hostfile",
+        "OMPI_MCA_plm_rsh_args",
+        "OMPI_MCA_orte_keep_fqdn_hostnames",
+        "OMPI_MCA_orte_set_default_slots",
+    }
+)
+TORCH_RESERVED_ENV: Final = frozenset(
+    {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
+)
+# JobSet's manager field rule (Trainer jobset.go:176): a domain-prefixed path.
+_MANAGER_RE: Final = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$"
+)
+
+
+@record(frozen=True)
+class Expect:
+    """What every TrainJob of the run must keep.
+
+    Attributes:
+        framework: ``mpi``, ``torch`` or ``exec``.
+        target: The target's node-affinity expressions (on every pod).
+        tolerations: The taint-selector tolerations (on every pod).
+        gang: ``(schedulerName, queueLabelKey, queue)`` when gang scheduling is on.
+
+    """
+
+    framework: str
+    target: tuple[Mapping[str, Any], ...] = ()
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    gang: tuple[str, str, str] | None = None
+
+
+def _pod_of(rj: Mapping[str, Any]) -> Any:
+    return (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+
+
+def _patch_pods(tj: Mapping[str, Any]) -> dict[tuple[int, str], Mapping[str, Any]]:
+    out: dict[tuple[int, str], Mapping[str, Any]] = {}
+    for i, p in enumerate((tj.get("spec") or {}).get("runtimePatches") or []):
+        if not isinstance(p, Mapping):
+            continue
+        tspec = ((p.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {}
+        for rj in tspec.get("replicatedJobs") or []:
+            pod = _pod_of(rj) if isinstance(rj, Mapping) else None
+            if isinstance(pod, Mapping):
+                out[(i, str(rj.get("name")))] = pod
+    return out
+
+
+def effective_pod_specs(
+    tj: Mapping[str, Any], runtime: Mapping[str, Any] | None
+) -> dict[str, dict[str, Any]]:
+    """Replicated job name -> the pod spec Trainer builds for ``tj`` (runtime + its patches)."""
+    merged: Any = {"spec": copy.deepcopy((runtime or {}).get("spec") or {})}
+    for p in (tj.get("spec") or {}).get("runtimePatches") or []:
+        tspec = p.get("trainingRuntimeSpec") if isinstance(p, Mapping) else None
+        if isinstance(tspec, Mapping):
+            try:
+                merged = strategic_merge(merged, {"spec": tspec}, kind="TrainingRuntime")
+            except SMPError:
+                continue
+    rjobs = (((merged.get("spec") or {}).get("template") or {}).get("spec") or {}).get(
+        "replicatedJobs"
+    ) or []
+    out: dict[str, dict[str, Any]] = {}
+    for rj in rjobs:
+        pod = _pod_of(rj)
+        if isinstance(pod, dict):
+            out[str(rj.get("name"))] = pod
+    return out
+
+
+def _terms(pod: Mapping[str, Any]) -> list[Any] | None:
+    aff = (pod.get("affinity") or {}).get("nodeAffinity") or {}
+    req = aff.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = req.get("nodeSelectorTerms")
+    return terms if isinstance(terms, list) else None
+
+
+def _ours(pod: Mapping[str, Any] | None) -> list[Any]:
+    exprs: list[Any] = []
+    for term in (_terms(pod) or []) if pod else []:
+        for e in (term or {}).get("matchExpressions") or []:
+            if e not in exprs:
+                exprs.append(e)
+    return exprs
+
+
+def keep_placement(
+    old: Mapping[str, Any], new: dict[str, Any], runtime: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``new`` with node affinity and tolerations an override wrote merged with ours."""
+    before = _patch_pods(old)
+    after = _patch_pods(new)
+    if not any(
+        before.get(key, {}).get(f) != pod.get(f)
+        for key, pod in after.items()
+        for f in ("affinity", "tolerations")
+    ):
+        return new
+    effective = effective_pod_specs(old, runtime)
+    out = copy.deepcopy(new)
+    pods = _patch_pods(out)
+    for key, pod in pods.items():
+        if not isinstance(pod, dict):
+            continue
+        old_pod = before.get(key, {})
+        ours = effective.get(key[1], {})
+        terms = _terms(pod)
+        if terms is not None and pod.get("affinity") != old_pod.get("affinity"):
+            exprs = _ours(ours)
+            merged_terms = []
+            for term in terms or [{}]:
+                term = dict(term or {})
+                mine = list(term.get("matchExpressions") or [])
+                term["matchExpressions"] = mine + [e for e in exprs if e not in mine]
+                merged_terms.append(term)
+            req = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            req["nodeSelectorTerms"] = merged_terms
+        tols = pod.get("tolerations")
+        if isinstance(tols, list) and tols != old_pod.get("tolerations"):
+            keep = list(ours.get("tolerations") or [])
+            pod["tolerations"] = keep + [t for t in tols if t not in keep]
+    return out
+
+
+def _hostnames(term: Mapping[str, Any]) -> list[list[str]]:
+    return [
+        sorted(e.get("values") or [])
+        for e in term.get("matchExpressions") or []
+        if isinstance(e, Mapping) and e.get("key") == HOSTNAME
+    ]
+
+
+def placement_problems(
+    tj: Mapping[str, Any], runtime: Mapping[str, Any] | None, expect: Expect
+) -> list[str]:
+    """Why ``tj`` (with ``runtime``) would be refused or run in the wrong place; [] if fine."""
+    out: list[str] = []
+    meta = tj.get("metadata") or {}
+    spec = tj.get("spec") or {}
+    pods = effective_pod_specs(tj, runtime)
+    group = [n for n in str((meta.get("annotations") or {}).get(GROUP_NODES, "")).split(",") if n]
+    jobs = ["node", LAUNCHER] if expect.framework == "mpi" else ["node"]
+    for job in jobs:
+        pod = pods.get(job)
+        if pod is None:
+            out.append(f"the runtime has no replicated job {job!r} any more")
+            continue
+        where = f"the {job} pods"
+        if pod.get("nodeName"):
+            out.append(
+                f"{where} are bound by nodeName {pod['nodeName']!r}, which bypasses the target"
+            )
+        terms = _terms(pod) or []
+        if (group or expect.target) and not terms:
+            out.append(
+                f"{where} lost their required node affinity, so they may land on any node: "
+                + (f"the group's hostnames {', '.join(group)}" if group else "the target")
+                + " must stay required"
+            )
+        for t, term in enumerate(terms):
+            exprs = (term or {}).get("matchExpressions") or []
+            if group and sorted(group) not in _hostnames(term or {}):
+                out.append(
+                    f"{where} are no longer pinned to exactly their group's nodes "
+                    f"({', '.join(group)}) in nodeSelectorTerms[{t}]; an override may narrow "
+                    "placement but not move or widen it"
+                )
+            missing = [e for e in expect.target if e not in exprs]
+            if missing:
+                out.append(
+                    f"{where} lost the target in nodeSelectorTerms[{t}]: "
+                    + ", ".join(f"{e.get('key')} {e.get('operator')}" for e in missing)
+                )
+        tols = pod.get("tolerations") or []
+        lost = [t for t in expect.tolerations if t not in tols]
+        if lost:
+            out.append(
+                f"{where} lost the taint-selector toleration(s) "
+                + ", ".join(str(t.get("key")) for t in lost)
+                + ", so they cannot run on the tainted nodes the target selects"
+            )
+        if expect.gang is not None:
+            scheduler, key, queue = expect.gang
+            if pod.get("schedulerName") != scheduler:
+                out.append(
+                    f"{where} use schedulerName {pod.get('schedulerName')!r}, not the gang "
+                    f"scheduler {scheduler!r}"
+                )
+    if expect.gang is not None:
+        _, key, queue = expect.gang
+        rt_jobs = (
+            (((runtime or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+        ).get("replicatedJobs") or []
+        labels = meta.get("labels") or {}
+        if labels.get(key) != queue:
+            out.append(f"the TrainJob's queue label {key}={labels.get(key)!r} is not {queue!r}")
+        for rj in rt_jobs:
+            if rj.get("name") not in jobs:
+                continue
+            jl = ((rj.get("template") or {}).get("metadata") or {}).get("labels") or {}
+            pl = (
+                (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get(
+                    "metadata"
+                )
+                or {}
+            ).get("labels") or {}
+            for what, lab in (("Job template", jl), ("pod template", pl)):
+                if lab.get(key) != queue:
+                    out.append(
+                        f"the {rj.get('name')} {what}'s queue label {key}={lab.get(key)!r} is "
+                        f"not {queue!r}"
+                    )
+    out += _trainer_webhook(spec, pods, expect)
+    return out
+
+
+def _trainer_webhook(
+    spec: Mapping[str, Any], pods: Mapping[str, Mapping[str, Any]], expect: Expect
+) -> list[str]:
+    out: list[str] = []
+    env = (spec.get("trainer") or {}).get("env") or []
+    names = {e.get("name") for e in env if isinstance(e, Mapping)}
+    reserved = MPI_RESERVED_ENV if expect.framework == "mpi" else TORCH_RESERVED_ENV
+    if expect.framework == "torch":
+        reserved = reserved | {n for n in names if isinstance(n, str) and n.startswith("PET_")}
+    if expect.framework != "exec":
+        bad = sorted(n for n in names if n in reserved)
+        if bad:
+            out.append(
+                "spec.trainer.env must not have reserved envs, invalid envs configured: "
+                f"{bad} (Kubeflow Trainer's {expect.framework} plugin sets them)"
+            )
+    containers = {
+        name: {c.get("name") for c in (p.get("initContainers") or []) + (p.get("containers") or [])}
+        for name, p in pods.items()
+    }
+    for i, p in enumerate(spec.get("runtimePatches") or []):
+        manager = p.get("manager") if isinstance(p, Mapping) else None
+        if not isinstance(manager, str) or not _MANAGER_RE.match(manager):
+            out.append(
+                f"runtimePatches[{i}].manager {manager!r} must be a domain-prefixed path "
+                "such as example.com/team"
+            )
+        tspec = ((p.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {}
+        for rj in tspec.get("replicatedJobs") or []:
+            name = rj.get("name")
+            if name not in containers:
+                out.append(
+                    f"runtimePatches[{i}]: must not have replicated job that doesn't exist in "
+                    f"the runtime job template ({name})"
+                )
+                continue
+            pod = _pod_of(rj) or {}
+            for c in (pod.get("initContainers") or []) + (pod.get("containers") or []):
+                if c.get("name") not in containers[name]:
+                    out.append(
+                        f"runtimePatches[{i}]: must not have container that doesn't exist in "
+                        f"the runtime job {name} ({c.get('name')})"
+                    )
+                elif c.get("env") and c.get("name") == "node":
+                    out.append(
+                        f"runtimePatches[{i}]: must not have envs for the dataset-initializer, "
+                        "model-initializer, node containers (set spec.workload.trainJob."
+                        "trainer.env instead)"
+                    )
+    return out
