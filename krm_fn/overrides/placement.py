@@ -165,12 +165,25 @@ def keep_placement(
     return out
 
 
-def _hostnames(term: Mapping[str, Any]) -> list[list[str]]:
-    return [
-        sorted(e.get("values") or [])
+def _pins(term: Mapping[str, Any], group: list[str]) -> bool:
+    """The term requires exactly the group's hostnames, and every group node satisfies it."""
+    exprs = [
+        e
         for e in term.get("matchExpressions") or []
         if isinstance(e, Mapping) and e.get("key") == HOSTNAME
     ]
+    exact = any(e.get("operator") == "In" and sorted(e.get("values") or []) == sorted(group)
+                for e in exprs)  # fmt: skip
+    return exact and all(_host_ok(e, n) for e in exprs for n in group)
+
+
+def _host_ok(expr: Mapping[str, Any], host: str) -> bool:
+    op, values = expr.get("operator"), expr.get("values") or []
+    if op == "In":
+        return host in values
+    if op == "NotIn":
+        return host not in values
+    return op == "Exists"
 
 
 def placement_problems(
@@ -202,7 +215,7 @@ def placement_problems(
             )
         for t, term in enumerate(terms):
             exprs = (term or {}).get("matchExpressions") or []
-            if group and sorted(group) not in _hostnames(term or {}):
+            if group and not _pins(term or {}, group):
                 out.append(
                     f"{where} are no longer pinned to exactly their group's nodes "
                     f"({', '.join(group)}) in nodeSelectorTerms[{t}]; an override may narrow "
@@ -253,13 +266,14 @@ def placement_problems(
                         f"the {rj.get('name')} {what}'s queue label {key}={lab.get(key)!r} is "
                         f"not {queue!r}"
                     )
-    out += _trainer_webhook(spec, pods, expect)
+    out += _trainer_webhook(spec, effective_pod_specs({}, runtime), expect)
     return out
 
 
 def _trainer_webhook(
     spec: Mapping[str, Any], pods: Mapping[str, Mapping[str, Any]], expect: Expect
 ) -> list[str]:
+    """Trainer v2.3's TrainJob webhook rules (``pods``: the runtime's own pod specs)."""
     out: list[str] = []
     env = (spec.get("trainer") or {}).get("env") or []
     names = {e.get("name") for e in env if isinstance(e, Mapping)}
