@@ -138,6 +138,7 @@ def render_all(
                 wr.spec.num_nodes,
                 options.platform.strip().lower() if options.platform else None,
                 _forced_arch(options.gpu_arch),
+                wr.spec.target,
             )
             results.info(
                 f"no Node in the input: offline preview on {len(run_nodes)} synthetic node(s) "

@@ -62,28 +62,84 @@ def _topology_keys() -> list[str]:
     return sorted({e.topology_key for e in cat.entries if e.topology_key})
 
 
-def synthetic_nodes(count: int, platform: str | None, arch: str | None) -> list[NodeInfo]:
-    """Stand-in nodes for an offline preview (``render --platform X --gpu-arch Y``).
+def target_gpu_product(target: models.Target | None) -> str | None:
+    """The GPU product a target names, as NVCRE's offline render reads it.
 
-    They carry every topology label of the catalog with one shared value, so a platform
-    default topology key partitions them as one domain instead of failing.
+    ``target.nodeSelector["nvidia.com/gpu.product"]``, else the first value of an ``In``
+    expression on that label; ``None`` when the target names none.
     """
+    if target is None:
+        return None
+    product = target.node_selector.get(GPU_PRODUCT_LABEL)
+    if product:
+        return product
+    for r in target.match_expressions:
+        if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values:
+            return r.values[0]
+    return None
+
+
+def _target_labels(target: models.Target | None) -> dict[str, str]:
+    """Labels a node needs to satisfy the target's nodeSelector and expressions."""
+    if target is None:
+        return {}
+    labels = dict(target.node_selector)
+    for r in target.match_expressions:
+        if r.key in labels:
+            continue
+        if r.operator == "In" and r.values:
+            labels[r.key] = r.values[0]
+        elif r.operator == "Exists":
+            labels[r.key] = "synthetic"
+        elif r.operator in ("Gt", "Lt") and r.values and r.values[0].lstrip("-").isdigit():
+            labels[r.key] = str(int(r.values[0]) + (1 if r.operator == "Gt" else -1))
+    return labels
+
+
+def synthetic_nodes(
+    count: int,
+    platform: str | None,
+    arch: str | None,
+    target: models.Target | None = None,
+) -> list[NodeInfo]:
+    """Stand-in nodes for an offline preview (``render --platform X [--gpu-arch Y]``).
+
+    As NVCRE's offline render: the GPU product is ``arch``'s, else the one the target names
+    (:func:`target_gpu_product`). The nodes satisfy the target: its nodeSelector, its ``In``
+    (first value), ``Exists``, ``Gt``/``Lt`` expressions, its taintSelectors (as taints) and
+    its nodeNames (as names). They carry every topology label of the catalog with one shared
+    value, so a platform default topology key partitions them as one domain instead of failing.
+    """
+    names = (
+        list(target.node_names)
+        if target is not None and target.node_names
+        else [f"{SYNTHETIC_PREFIX}{i}" for i in range(count)]
+    )
+    product = _PRODUCT.get(arch, arch) if arch else target_gpu_product(target)
+    wanted = _target_labels(target)
+    taints = [
+        {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
+        for t in (target.taint_selectors if target is not None else [])
+    ]
     nodes = []
-    for i in range(count):
-        name = f"{SYNTHETIC_PREFIX}{i}"
+    for i, name in enumerate(names):
         labels = {"kubernetes.io/hostname": name, GPU_PRESENT_LABEL: "true"}
-        if arch:
-            labels[GPU_PRODUCT_LABEL] = _PRODUCT.get(arch, arch)
+        labels.update(wanted)
+        if product:
+            labels[GPU_PRODUCT_LABEL] = product
         if platform == "coreweave":
             labels["node.coreweave.cloud/type"] = "synthetic"
         for key in _topology_keys():
             labels.setdefault(key, "synthetic-domain-0")
         provider = _PROVIDER_PREFIX.get(platform or "", "")
+        spec: dict[str, Any] = {"providerID": f"{provider}{i}"} if provider else {}
+        if taints:
+            spec["taints"] = [dict(t, effect=t.get("effect", "NoSchedule")) for t in taints]
         obj: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {"name": name, "labels": labels},
-            "spec": {"providerID": f"{provider}{i}"} if provider else {},
+            "spec": spec,
         }
         nodes.append(node_info(obj))
     return nodes
