@@ -9,8 +9,10 @@ Invariants:
       lets a later duplicate win, so the user's values win.
     * A ``preCommand`` turns the command into ``/bin/bash -c "<lines>; exec <argv>"`` with
       every argv element shell-quoted, so the quoting guarantee above still holds.
-    * mpirun runs under NVCRE's ``timeout 3600`` wrapper, so its command is
-      ``["timeout", "3600", <mpirunPath>]``.
+    * mpirun is NOT wrapped in NVCRE's hard-coded ``timeout 3600``: the whole TrainJob is
+      bounded by ``activeDeadlineSeconds`` (``orchestration.timeoutPerJob``, 24h by default),
+      so an MPI run is not killed after one hour against the configured timeout; set
+      ``timeoutPerJob: 1h`` for NVCRE's one-hour cap.
 """
 
 from __future__ import annotations
@@ -20,10 +22,6 @@ from collections.abc import Sequence
 
 from krm_fn.api import models
 from krm_fn.nccl_env import Env, forward_args
-
-MPI_TIMEOUT: tuple[str, ...] = ("timeout", "3600")
-"""NVCRE's hard-coded wrapper of mpirun (``buildJobTemplate``, MPI branch): mpirun is killed
-after one hour whatever ``orchestration.timeoutPerJob`` says (the reference's trap 15)."""
 
 MPI_HEAD = (
     "--hostfile",
@@ -60,7 +58,7 @@ def mpi_argv(
         mpi.binary,
         *mpi.args,
     ]
-    return [*MPI_TIMEOUT, mpi.mpirun_path], args
+    return [mpi.mpirun_path], args
 
 
 def framework_argv(fw: models.Framework) -> tuple[list[str], list[str]]:

@@ -90,10 +90,11 @@ def test_long_names_are_shortened_deterministically_and_distinctly() -> None:
     assert a != b and a == trainjob_name("x" * 50, "group-1")
 
 
-def test_mpirun_runs_under_nvcre_one_hour_timeout_wrapper() -> None:
-    # NVCRE buildJobTemplate (MPI branch) wraps mpirun in a hard-coded `timeout 3600`,
-    # independent of orchestration.timeoutPerJob (GL-mpi / GL-gb300 expected.json).
+
+def test_mpirun_is_not_wrapped_in_a_timeout_the_trainjob_deadline_bounds_it() -> None:
+    # NVCRE wraps mpirun in a hard-coded `timeout 3600` (buildJobTemplate, MPI branch); we do
+    # not: activeDeadlineSeconds (timeoutPerJob, 24h default) bounds the whole TrainJob.
     mpi = MPIFramework.model_validate({"binary": "/b", "mpirunPath": "/usr/local/mpi/bin/mpirun"})
     command, args = mpi_argv(mpi, 4, [], [], [], [])
-    assert command == ["timeout", "3600", "/usr/local/mpi/bin/mpirun"]
+    assert command == ["/usr/local/mpi/bin/mpirun"]
     assert "timeout" not in args
