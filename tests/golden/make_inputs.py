@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 HERE = Path(__file__).parent
+TORCH_FW = {"torch": {"script": "/workspace/train.py", "args": ["--steps", "100"]}}
 IMAGE = "nvcr.io/nvidia/pytorch:26.01-py3"
 MPI = {
     "mpirunPath": "/usr/local/mpi/bin/mpirun",
@@ -1047,6 +1048,250 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
                 ),
                 *nodes(1),
             ]
+        ),
+        None,
+    ),
+    # --- NVCRE's job-template language (issue 19 item 3) -----------------------------------
+    "overrides-nvcre-job-template-sets-workload-labels": (
+        rl(
+            [
+                wr(
+                    "wl",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "gangScheduler": {"schedulerName": "kai-scheduler", "queue": "team-a"},
+                        "workloadMetadata": {"labels": {"cost-center": "ml-42"}},
+                        "overrides": [
+                            {
+                                "when": {"gpuArchitecture": {"equals": "h100"}},
+                                "jobTemplate": {
+                                    "spec": {
+                                        "workloadMetadata": {
+                                            "labels": {"team": "fleet", "cost-center": "ml-7"}
+                                        }
+                                    }
+                                },
+                            },
+                            {
+                                "when": {"platform": {"equals": "aws"}},
+                                "jobTemplatePatch": [
+                                    {
+                                        "op": "add",
+                                        "path": "/spec/workloadMetadata/labels/owner",
+                                        "value": "sre",
+                                    }
+                                ],
+                            },
+                        ],
+                    },
+                ),
+                *nodes(4),
+            ]
+        ),
+        None,
+    ),
+    "overrides-nvcre-job-template-replaces-trainer-env": (
+        rl(
+            [
+                wr(
+                    "te",
+                    {
+                        "image": IMAGE,
+                        "framework": TORCH_FW,
+                        "numNodes": 2,
+                        "env": [{"name": "FROM_SPEC", "value": "1"}],
+                        "overrides": [
+                            {
+                                "when": {"platform": {"equals": "aws"}},
+                                "jobTemplate": {
+                                    "spec": {
+                                        "workload": {
+                                            "trainJob": {
+                                                "trainer": {
+                                                    "env": [
+                                                        {"name": "TORCH_NCCL_ASYNC_ERROR_HANDLING", "value": "1"},
+                                                        {"name": "TORCH_LOGS", "value": "+dynamo"},
+                                                    ]
+                                                }
+                                            }
+                                        }
+                                    }
+                                },
+                            }
+                        ],
+                    },
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "overrides-nvcre-controller-only-fields-accepted-with-warning": (
+        rl(
+            [
+                wr(
+                    "co",
+                    {
+                        "image": IMAGE,
+                        "framework": TORCH_FW,
+                        "numNodes": 2,
+                        "goodputMeasurement": {"logProfileRef": "megatron-training"},
+                        "overrides": [
+                            {
+                                "when": {},
+                                "jobTemplate": {
+                                    "spec": {
+                                        "stallMultiplier": 10,
+                                        "startupStallTimeoutSeconds": 1800,
+                                        "nodeHealthMonitor": {
+                                            "cel": {
+                                                "expression": "node.spec.taints.exists(t, "
+                                                "t.key == 'nvidia.com/gpu-unhealthy')"
+                                            }
+                                        },
+                                    }
+                                },
+                            }
+                        ],
+                    },
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "overrides-nvcre-validation-fails-after-override": (
+        rl(
+            [
+                wr(
+                    "vf",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "gangScheduler": {"schedulerName": "kai-scheduler", "queue": "team-a"},
+                        "overrides": [
+                            {
+                                "when": {},
+                                "jobTemplate": {
+                                    "spec": {
+                                        "workloadMetadata": {
+                                            "labels": {
+                                                "nvcre.nvidia.com/owner": "me",
+                                                "kai.scheduler/queue": "team-b",
+                                            }
+                                        }
+                                    }
+                                },
+                            },
+                            {
+                                "when": {},
+                                "jobTemplatePatch": [
+                                    {
+                                        "op": "replace",
+                                        "path": "/spec/workload/trainJob/runtimeRef/name",
+                                        "value": "shared-runtime",
+                                    }
+                                ],
+                            },
+                            {
+                                "when": {},
+                                "jobTemplate": {
+                                    "spec": {
+                                        "workload": {"trainJob": {"trainer": {"imagePullPolicy": "Always"}}}
+                                    }
+                                },
+                            },
+                        ],
+                    },
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    "overrides-removing-group-pinning-refused": (
+        rl(
+            [
+                wr(
+                    "pin",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "overrides": [
+                            {
+                                "when": {},
+                                "jobTemplatePatch": [
+                                    {
+                                        "op": "remove",
+                                        "path": "/spec/workload/trainJob/runtimePatches",
+                                    }
+                                ],
+                            }
+                        ],
+                    },
+                ),
+                *nodes(4),
+            ]
+        ),
+        None,
+    ),
+    # --- NVCRE's threshold registry (issue 19 item 5) -------------------------------------
+    "thresholds-every-nvcre-key-accepted": (
+        rl(
+            [
+                wr(
+                    "th",
+                    {
+                        "image": IMAGE,
+                        "framework": TORCH_FW,
+                        "numNodes": 2,
+                        "bandwidthMeasurement": {
+                            "logProfileRef": "nccl-bandwidth",
+                            "testType": "all_reduce",
+                        },
+                        "goodputMeasurement": {"logProfileRef": "megatron-training"},
+                        "thresholds": {
+                            "busBandwidthGBps": "value >= 400",
+                            "algBandwidthGBps": "value >= 200",
+                            "goodputRatio": "value >= 0.9",
+                            "avgTFLOPsPerGPU": "value >= 300",
+                            "avgStepTimeSec": "value <= 3.0",
+                            "c2cCPUToGPUBandwidthGBps": "value >= 100",
+                            "c2cGPUToCPUBandwidthGBps": "value >= 100",
+                            "c2cVerified": "value == 1",
+                        },
+                    },
+                ),
+                *nodes(2),
+            ]
+        ),
+        None,
+    ),
+    # --- offline preview as NVCRE's (issue 19 item 6) -------------------------------------
+    "preview-targeted-run-with-platform-alone": (
+        rl(
+            [
+                wr(
+                    "pv",
+                    {
+                        "image": IMAGE,
+                        "framework": {"mpi": MPI},
+                        "numNodes": 2,
+                        "target": {
+                            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-B200"},
+                            "matchExpressions": [
+                                {"key": "node-pool", "operator": "In", "values": ["training"]},
+                                {"key": "nvidia.com/gpu.clique", "operator": "Exists"},
+                            ],
+                        },
+                    },
+                ),
+            ],
+            cm(platform="nscale"),
         ),
         None,
     ),
