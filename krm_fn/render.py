@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from krm_fn import MANAGER, naming, rules, topology
+from krm_fn import MANAGER, apply_order, naming, rules, topology
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.builders import checkpoint, configmap, mpi_runtime, secret, torch_runtime, trainjob
@@ -697,7 +697,7 @@ def _render_one(
         if outcome.errors:
             return
         objs = outcome.objects
-    for o in objs:
+    for o in apply_order.order_run(objs):
         out.objects.append((o, raw))
     out.summaries.append(
         RunSummary(
