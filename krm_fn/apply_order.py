@@ -69,7 +69,7 @@ def wave_of(obj: Mapping[str, Any]) -> int:
 
 
 def object_reference(obj: Mapping[str, Any]) -> str | None:
-    """kpt's depends-on reference to ``obj``; ``None`` for a namespaced object without one."""
+    """The kpt depends-on reference to ``obj``; ``None`` for a namespaced object without one."""
     group, kind = group_kind(obj)
     meta = obj.get("metadata") or {}
     name = meta.get("name")
@@ -106,5 +106,7 @@ def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.setdefault("metadata", {})
     ann = meta.get("annotations")
     if not isinstance(ann, dict):
-        ann = meta["annotations"] = {}
-    return ann
+        ann = {}
+        meta["annotations"] = ann
+    out: dict[str, Any] = ann
+    return out

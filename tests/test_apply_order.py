@@ -47,7 +47,10 @@ def _tj(name: str, wave: int, ns: str | None = "ns") -> dict:
             _obj("resource.nvidia.com/v1beta1", "ComputeDomain", "cd"),
             "resource.nvidia.com/namespaces/ns/ComputeDomain/cd",
         ),
-        (_obj("resource.k8s.io/v1", "DeviceClass", "dc", ns=None), "resource.k8s.io/DeviceClass/dc"),
+        (
+            _obj("resource.k8s.io/v1", "DeviceClass", "dc", ns=None),
+            "resource.k8s.io/DeviceClass/dc",
+        ),
         (_obj("v1", "ConfigMap", "c", ns=None), None),
     ],
     ids=[
@@ -103,9 +106,7 @@ GOLDENS = sorted(
 )
 
 
-@pytest.mark.parametrize(
-    "path", GOLDENS, ids=[str(p.relative_to(p.parents[1])) for p in GOLDENS]
-)
+@pytest.mark.parametrize("path", GOLDENS, ids=[str(p.relative_to(p.parents[1])) for p in GOLDENS])
 def test_every_golden_output_is_in_apply_order_with_the_contract_annotations(path: Path) -> None:
     objs = _rendered(path)
     kinds = ["TrainJob" if is_trainjob(o) else "dependency" for o in objs]
