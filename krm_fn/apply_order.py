@@ -17,6 +17,16 @@ Contract (other branches and the GitOps consumers build on it):
       left out: kpt defaults the objects' namespace at apply time but not the references, and a
       reference to an object outside the package fails the whole apply ("external dependency").
 
+Re-rendering after the fleet changes (a node cordoned, added or removed) can change a
+group's nodes, so its TrainJob's ``spec.runtimePatches`` (changeable only while suspended) and
+perhaps ``spec.trainer`` (immutable). Every TrainJob therefore asks the GitOps engines to
+delete and recreate it when an update is refused, instead of failing every sync:
+``kustomize.toolkit.fluxcd.io/force: enabled`` (Flux recreates on an immutable-field error)
+and ``argocd.argoproj.io/sync-options: Force=true,Replace=true`` (Argo CD replaces the object,
+deleting and recreating it, when it is out of sync), merged with any sync options already
+there. A TrainJob whose group and spec did not change renders byte-identical, so neither
+engine touches it.
+
 Works on the final objects (after overrides), so whatever produced them is covered.
 """
 
@@ -27,6 +37,9 @@ from typing import Any
 
 ANN_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 ANN_DEPENDS_ON = "config.kubernetes.io/depends-on"
+ANN_FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
+ANN_ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+ARGO_RECREATE = ("Force=true", "Replace=true")
 LABEL_WAVE = "nvcre.nvidia.com/wave"
 TRAINJOB = ("trainer.kubeflow.org", "TrainJob")
 
@@ -99,7 +112,17 @@ def order_run(objs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             ann[ANN_DEPENDS_ON] = depends_on
         else:
             ann.pop(ANN_DEPENDS_ON, None)
+        ann[ANN_FLUX_FORCE] = "enabled"
+        ann[ANN_ARGO_SYNC_OPTIONS] = _sync_options(ann.get(ANN_ARGO_SYNC_OPTIONS))
     return [*deps, *jobs]
+
+
+def _sync_options(current: Any) -> str:
+    """Argo CD sync options with Force=true and Replace=true (others kept, in order)."""
+    opts = [o.strip() for o in str(current or "").split(",") if o.strip()]
+    keys = {o.split("=", 1)[0] for o in ARGO_RECREATE}
+    opts = [o for o in opts if o.split("=", 1)[0] not in keys]
+    return ",".join([*opts, *ARGO_RECREATE])
 
 
 def _annotations(obj: dict[str, Any]) -> dict[str, Any]:

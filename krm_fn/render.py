@@ -52,6 +52,7 @@ from krm_fn.results import FileRef, ResourceRef, Results
 from krm_fn.validate import parse_workloadrun
 
 DEFAULT_TIMEOUT = "1h"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 MAX_TRAINJOBS = 20_000
 MPI_DEFAULT_ARGS_TAIL = (
     "--allow-run-as-root",
@@ -770,6 +771,21 @@ def _finalize(
             ok = False
             break  # the same command line for every TrainJob of the run
     objs[:] = apply_order.order_run(objs)
+    waves = sorted({apply_order.wave_of(j) for j in jobs})
+    queued = [j for j in jobs if KUEUE_QUEUE_LABEL in (j["metadata"].get("labels") or {})]
+    if queued and len(waves) > 1:
+        warn(
+            f"the TrainJobs carry Kueue's queue label {KUEUE_QUEUE_LABEL} and the run has "
+            f"{len(waves)} waves: Kueue unsuspends every TrainJob it admits, so the suspended "
+            "later waves start as soon as quota allows instead of after the previous wave, and "
+            "TrainJobs that share nodes can hold GPUs at the same time; render a single wave "
+            "(remainder: skip, repeatCount 1, maxConcurrent 0) or drop the queue label and "
+            "release the waves yourself (README: Kueue and waves)",
+            "spec.gangScheduler.queueLabelKey"
+            if spec.gang_scheduler is not None
+            and spec.gang_scheduler.queue_label_key == KUEUE_QUEUE_LABEL
+            else "spec.workloadMetadata.labels",
+        )
     for o in objs:
         for msg in trainer_limits.size_problems(o):
             err(
