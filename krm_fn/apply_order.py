@@ -16,6 +16,10 @@ Contract (other branches and the GitOps consumers build on it):
       dependency is ``<group>/<kind>/<name>``. When the run has no namespace the annotation is
       left out: kpt defaults the objects' namespace at apply time but not the references, and a
       reference to an object outside the package fails the whole apply ("external dependency").
+      A PersistentVolumeClaim is not named: kpt waits for every named object to be reconciled,
+      and a claim of a ``WaitForFirstConsumer`` storage class is only bound once the TrainJob's
+      pods exist (kstatus reports it InProgress until then), so naming it would wait forever.
+      Admission does not need it; the pods wait for it.
 
 Re-rendering after the fleet changes (a node cordoned, added or removed) can change a
 group's nodes, so its TrainJob's ``spec.runtimePatches`` (changeable only while suspended) and
@@ -42,6 +46,9 @@ ANN_ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 ARGO_RECREATE = ("Force=true", "Replace=true")
 LABEL_WAVE = "nvcre.nvidia.com/wave"
 TRAINJOB = ("trainer.kubeflow.org", "TrainJob")
+
+NOT_AWAITED = frozenset({("", "PersistentVolumeClaim")})
+"""Dependencies applied first but not named in depends-on (see the module doc)."""
 
 CLUSTER_SCOPED_KINDS = frozenset(
     {
@@ -101,7 +108,7 @@ def order_run(objs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     deps = [o for o in objs if not is_trainjob(o)]
     jobs = sorted((o for o in objs if is_trainjob(o)), key=wave_of)  # stable within a wave
-    refs = [object_reference(d) for d in deps]
+    refs = [object_reference(d) for d in deps if group_kind(d) not in NOT_AWAITED]
     depends_on = ",".join(r for r in refs if r) if all(refs) else ""
     for d in deps:
         _annotations(d)[ANN_SYNC_WAVE] = "0"
