@@ -127,9 +127,7 @@ def test_every_golden_output_is_in_apply_order_with_the_contract_annotations(pat
         if is_trainjob(o):
             wave = int(o["metadata"]["labels"]["nvcre.nvidia.com/wave"])
             assert ann[ANN_SYNC_WAVE] == str(wave + 1)
-            refs = [
-                object_reference(d) for d in deps if d["kind"] != "PersistentVolumeClaim"
-            ]
+            refs = [object_reference(d) for d in deps if d["kind"] != "PersistentVolumeClaim"]
             if all(refs):
                 assert ann[ANN_DEPENDS_ON] == ",".join(r for r in refs if r)
             else:
