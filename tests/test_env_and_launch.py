@@ -90,7 +90,6 @@ def test_long_names_are_shortened_deterministically_and_distinctly() -> None:
     assert a != b and a == trainjob_name("x" * 50, "group-1")
 
 
-
 def test_mpirun_is_not_wrapped_in_a_timeout_the_trainjob_deadline_bounds_it() -> None:
     # NVCRE wraps mpirun in a hard-coded `timeout 3600` (buildJobTemplate, MPI branch); we do
     # not: activeDeadlineSeconds (timeoutPerJob, 24h default) bounds the whole TrainJob.

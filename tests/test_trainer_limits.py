@@ -137,7 +137,9 @@ def _basic_rl(**spec: Any) -> dict[str, Any]:
 
 
 def _override_env(env: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {"when": {}, "jobTemplate": {"spec": {"trainer": {"env": env}}}, **extra}
+    # NVCRE's job-template language: the TrainJob is spec.workload.trainJob
+    template = {"spec": {"workload": {"trainJob": {"trainer": {"env": env}}}}}
+    return {"when": {}, "jobTemplate": template, **extra}
 
 
 @pytest.fixture

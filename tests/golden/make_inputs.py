@@ -1111,7 +1111,10 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
                                             "trainJob": {
                                                 "trainer": {
                                                     "env": [
-                                                        {"name": "TORCH_NCCL_ASYNC_ERROR_HANDLING", "value": "1"},
+                                                        {
+                                                            "name": "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                                                            "value": "1",
+                                                        },
                                                         {"name": "TORCH_LOGS", "value": "+dynamo"},
                                                     ]
                                                 }
@@ -1200,7 +1203,9 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
                                 "when": {},
                                 "jobTemplate": {
                                     "spec": {
-                                        "workload": {"trainJob": {"trainer": {"imagePullPolicy": "Always"}}}
+                                        "workload": {
+                                            "trainJob": {"trainer": {"imagePullPolicy": "Always"}}
+                                        }
                                     }
                                 },
                             },
