@@ -15,6 +15,9 @@ Invariants:
     * Node affinity and tolerations an override sets in a runtimePatch merge with ours
       (:func:`~krm_fn.overrides.placement.keep_placement`) instead of replacing them.
     * A changed field only NVCRE's controller acts on is a warning naming it.
+    * A variable every TrainJob of a runtime sets in ``trainer.env`` through an override is
+      no longer declared by that runtime's trainer container, which Trainer would silently
+      overwrite (:func:`~krm_fn.overrides.placement.yield_env_to_trainer`).
     * An override either applies whole or not at all: when any of its parts fails, its errors
       are reported, none of its changes are kept and it is not listed in ``applied``; the
       following overrides are still evaluated, so every error is reported at once.
@@ -37,7 +40,12 @@ from typing import Any, Final
 from krm_fn.api.crdshape import KINDS as CHECKED_KINDS
 from krm_fn.api.crdshape import unknown_fields
 from krm_fn.overrides import jobtemplate as jt
-from krm_fn.overrides.placement import Expect, keep_placement, placement_problems
+from krm_fn.overrides.placement import (
+    Expect,
+    keep_placement,
+    placement_problems,
+    yield_env_to_trainer,
+)
 from krm_fn.overrides.smp import SMPError, dotted, strategic_merge
 from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
 from krm_fn.records import field, record
@@ -177,6 +185,8 @@ def apply_overrides(
                 no_op=not step.parts,
             )
         )
+    if any("jobTemplate" in a.patches for a in applied):
+        current = yield_env_to_trainer(current)
     return OverrideOutcome(
         objects=current,
         applied=applied,

@@ -321,3 +321,54 @@ def _trainer_webhook(
                         "trainer.env instead)"
                     )
     return out
+
+
+ANCESTOR: Final = "trainer.kubeflow.org/trainjob-ancestor-step"
+
+
+def yield_env_to_trainer(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Leave to ``trainer.env`` the variables an override set there (new list, new objects).
+
+    Trainer upserts a TrainJob's ``trainer.env`` into the ``node`` container of the replicated
+    job labelled ``trainjob-ancestor-step: trainer``, silently replacing a value the
+    TrainingRuntime declares there. When EVERY TrainJob using a runtime sets a name in
+    ``trainer.env``, the runtime's declaration of that name in that container is dropped, so
+    the runtime says nothing that does not run; the pods get exactly the same env.
+    """
+    users: dict[str, list[Mapping[str, Any]]] = {}
+    for o in objects:
+        if o.get("kind") == "TrainJob":
+            ref = ((o.get("spec") or {}).get("runtimeRef") or {}).get("name")
+            users.setdefault(str(ref), []).append(o)
+    out = list(objects)
+    for i, o in enumerate(objects):
+        if o.get("kind") != "TrainingRuntime":
+            continue
+        jobs = users.get(str((o.get("metadata") or {}).get("name")), [])
+        names: set[str] | None = None
+        for tj in jobs:
+            env = ((tj.get("spec") or {}).get("trainer") or {}).get("env") or []
+            mine = {str(e.get("name")) for e in env if isinstance(e, Mapping)}
+            names = mine if names is None else names & mine
+        if not names:
+            continue
+        new = copy.deepcopy(o)
+        changed = False
+        rjobs = ((new.get("spec") or {}).get("template") or {}).get("spec") or {}
+        for rj in rjobs.get("replicatedJobs") or []:
+            labels = ((rj.get("template") or {}).get("metadata") or {}).get("labels") or {}
+            if labels.get(ANCESTOR) != "trainer":
+                continue
+            for c in (_pod_of(rj) or {}).get("containers") or []:
+                if c.get("name") != "node" or not c.get("env"):
+                    continue
+                kept = [e for e in c["env"] if e.get("name") not in names]
+                if len(kept) != len(c["env"]):
+                    changed = True
+                    if kept:
+                        c["env"] = kept
+                    else:
+                        del c["env"]
+        if changed:
+            out[i] = new
+    return out
