@@ -1116,6 +1116,9 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
                                                             "value": "1",
                                                         },
                                                         {"name": "TORCH_LOGS", "value": "+dynamo"},
+                                                        # the runtime sets NCCL_DEBUG=INFO:
+                                                        # it is left to trainer.env
+                                                        {"name": "NCCL_DEBUG", "value": "WARN"},
                                                     ]
                                                 }
                                             }
