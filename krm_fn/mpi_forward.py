@@ -100,6 +100,7 @@ def forward_launcher_env(
     explicit: Collection[str],
     mpirun_path: str,
     built: Mapping[str, Mapping[str, Any]] | None = None,
+    cache: dict[Any, Any] | None = None,
 ) -> list[str]:
     """Add or correct ``-x`` so the ranks get every launcher variable; return unforwardable names.
 
@@ -111,16 +112,47 @@ def forward_launcher_env(
         built: The launcher env the render built the argv from (name -> entry), before any
             override; a forwarded name whose launcher entry is still the same keeps the value
             the render chose (e.g. a catalog ``forwardEnv`` value meant for the ranks only).
+        cache: Shared by the TrainJobs of one run (same runtime): a TrainJob with the same
+            command line and ``trainer.env`` as an earlier one gets the same result.
 
     Returns:
         Launcher variables that cannot be forwarded because the command is not mpirun (an
         override replaced it); empty when everything reaches the ranks.
 
     """
+    trainer = trainjob.setdefault("spec", {}).setdefault("trainer", {})
+    key = None
+    if cache is not None:  # the TrainJobs of a run share their command line: work it out once
+        key = (
+            tuple(trainer.get("command") or ()),
+            tuple(trainer.get("args") or ()),
+            repr(trainer.get("env")),
+        )
+        hit = cache.get(key)
+        if hit is not None:
+            command, args, missed = hit
+            if command is not None:
+                trainer["command"], trainer["args"] = list(command), list(args)
+            return list(missed)
+    missed = _forward(runtime, trainjob, trainer, explicit, mpirun_path, built)
+    if cache is not None and key is not None:
+        changed = (tuple(trainer.get("command") or ()), tuple(trainer.get("args") or ()))
+        same = changed == key[:2]
+        cache[key] = (None if same else changed[0], None if same else changed[1], tuple(missed))
+    return missed
+
+
+def _forward(
+    runtime: Mapping[str, Any],
+    trainjob: Mapping[str, Any],
+    trainer: dict[str, Any],
+    explicit: Collection[str],
+    mpirun_path: str,
+    built: Mapping[str, Mapping[str, Any]] | None,
+) -> list[str]:
     env = [e for e in launcher_env(runtime, trainjob) if e.get("name") not in MPI_PLUGIN_ENV]
     if not env:
         return []
-    trainer = trainjob.setdefault("spec", {}).setdefault("trainer", {})
     argv, wrapped = _argv(trainer)
     split = len(trainer.get("command") or [])
     at = _mpirun_index(argv, mpirun_path)

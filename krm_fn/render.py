@@ -751,11 +751,11 @@ def _finalize(
     if mpi is not None and runtime is not None:
         explicit = mpi_forward.explicit_names(platform_args, override_args, mpi.mpi_args)
         missed: set[str] = set()
+        cache: dict[Any, Any] = {}
+        mpirun = kubelet_literal(mpi.mpirun_path)
         for j in jobs:
             missed.update(
-                mpi_forward.forward_launcher_env(
-                    runtime, j, explicit, kubelet_literal(mpi.mpirun_path), built_env
-                )
+                mpi_forward.forward_launcher_env(runtime, j, explicit, mpirun, built_env, cache)
             )
         if missed:
             warn(
@@ -771,9 +771,9 @@ def _finalize(
             ok = False
             break  # the same command line for every TrainJob of the run
     objs[:] = apply_order.order_run(objs)
-    waves = sorted({apply_order.wave_of(j) for j in jobs})
-    queued = [j for j in jobs if KUEUE_QUEUE_LABEL in (j["metadata"].get("labels") or {})]
-    if queued and len(waves) > 1:
+    queued = any(KUEUE_QUEUE_LABEL in (j["metadata"].get("labels") or {}) for j in jobs)
+    waves = {apply_order.wave_of(j) for j in jobs} if queued else set()
+    if len(waves) > 1:
         warn(
             f"the TrainJobs carry Kueue's queue label {KUEUE_QUEUE_LABEL} and the run has "
             f"{len(waves)} waves: Kueue unsuspends every TrainJob it admits, so the suspended "
@@ -786,7 +786,7 @@ def _finalize(
             and spec.gang_scheduler.queue_label_key == KUEUE_QUEUE_LABEL
             else "spec.workloadMetadata.labels",
         )
-    for o in objs:
+    for o in trainer_limits.worth_measuring(objs):
         for msg in trainer_limits.size_problems(o):
             err(
                 f"{o.get('kind')} {o['metadata'].get('name')}: {msg}"

@@ -348,3 +348,26 @@ def test_a_group_too_big_for_one_object_is_an_error_naming_the_limit_and_the_siz
     assert "TrainJob fleet-group-0" in err
     assert f"over the API server's storage limit of {trainer_limits.MAX_OBJECT_BYTES} bytes" in err
     assert "spec.numNodes" in err
+
+
+def _sized_tj(name: str, nodes: list[str]) -> dict[str, Any]:
+    ann: dict[str, str] = {}
+    group_nodes.annotate(ann, nodes)
+    term = {"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}
+    return {
+        "kind": "TrainJob",
+        "metadata": {"name": name, "annotations": ann},
+        "spec": {"trainer": {"numNodes": len(nodes)}, "runtimePatches": [{"a": term, "b": term}]},
+    }
+
+
+def test_only_trainjobs_that_could_be_over_the_limit_are_serialised() -> None:
+    small = [_sized_tj(f"g{i}", [f"n{i}-a", f"n{i}-b"]) for i in range(3)]
+    big = _sized_tj("big", [f"node-with-a-long-name-{i:06d}" for i in range(30_000)])
+    dep = {"kind": "ConfigMap", "metadata": {"name": "c"}}
+    measured = trainer_limits.worth_measuring([dep, *small, big])
+    assert [o["metadata"]["name"] for o in measured] == ["c", "g0", "big"]
+    assert trainer_limits.size_problems(big), "the bound let through an object over the limit"
+    plain = _sized_tj("plain", [f"n{i:04d}" for i in range(3000)])
+    assert trainer_limits.worth_measuring([small[0], plain]) == [small[0]]
+    assert trainer_limits.size_problems(plain) == [], "skipped because provably under the limit"
