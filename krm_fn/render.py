@@ -29,6 +29,7 @@ from krm_fn.builders.plan import (
     ANN_PLATFORM,
     LABEL_MANAGED_BY,
     LABEL_RUN,
+    LABEL_WAVE,
     GangPlan,
     RunPlan,
 )
@@ -686,7 +687,7 @@ def _render_one(
                 plan,
                 j.group,
                 j.name,
-                runs_after=",".join(waves[w - 1]) if w else None,
+                runs_after=_runs_after(waves[w - 1], w - 1) if w else None,
                 active_deadline_seconds=deadline,
                 wave=w,
             )
@@ -795,6 +796,22 @@ def _finalize(
             )
             ok = False
     return ok
+
+
+RUNS_AFTER_MAX = 16 * 1024
+"""Longest ``nvcre.nvidia.com/runs-after`` list (bytes); a longer one names the wave instead."""
+
+
+def _runs_after(previous: Sequence[str], wave: int) -> str:
+    """The TrainJobs a suspended TrainJob runs after, or their wave when the list is long.
+
+    Every TrainJob of wave ``w`` carries the list, so 10,000 single-node TrainJobs of wave 0
+    would give each later one ~300 KiB of annotation, over the API server's 256 KiB.
+    """
+    text = ",".join(previous)
+    if len(text) <= RUNS_AFTER_MAX:
+        return text
+    return f"wave {wave} ({len(previous)} TrainJobs labelled {LABEL_WAVE}={wave})"
 
 
 @record(frozen=True)

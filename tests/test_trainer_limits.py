@@ -371,3 +371,16 @@ def test_only_trainjobs_that_could_be_over_the_limit_are_serialised() -> None:
     plain = _sized_tj("plain", [f"n{i:04d}" for i in range(3000)])
     assert trainer_limits.worth_measuring([small[0], plain]) == [small[0]]
     assert trainer_limits.size_problems(plain) == [], "skipped because provably under the limit"
+
+
+def test_a_long_runs_after_list_names_the_wave_to_stay_under_the_annotation_limit() -> None:
+    rl = _fleet_rl(1000, MPI)
+    _wr(rl)["spec"].update(numNodes=1, orchestration={"testScale": "intra-node", "repeatCount": 2})
+    code, gen, _, err = _render(rl)
+    assert code == 0, err
+    later = [j for j in _trainjobs(gen) if j["metadata"]["labels"]["nvcre.nvidia.com/wave"] == "1"]
+    assert len(later) == 1000
+    for j in later:
+        assert j["metadata"]["annotations"]["nvcre.nvidia.com/runs-after"] == (
+            "wave 0 (1000 TrainJobs labelled nvcre.nvidia.com/wave=0)"
+        )
