@@ -66,22 +66,34 @@ def launcher_env(runtime: Mapping[str, Any], trainjob: Mapping[str, Any]) -> lis
     return env
 
 
-def _argv(trainer: Mapping[str, Any]) -> tuple[list[str], bool]:
-    """The argv mpirun runs with (unwrapping ``bash -c ... exec``) and whether it was wrapped."""
+def _argv(trainer: Mapping[str, Any], mpirun_path: str) -> tuple[list[str], int | None]:
+    r"""The argv mpirun runs with, and where its ``exec`` line starts when wrapped in bash -c.
+
+    The wrapped form is ``<preCommand lines>\nexec <argv, shell-quoted>``; a quoted argument
+    may itself hold newlines, so the exec line is the first line starting with ``exec`` whose
+    remainder parses as one command starting with mpirun. Returns index ``None`` when the
+    command is a plain argv list.
+    """
     command = list(trainer.get("command") or [])
     args = list(trainer.get("args") or [])
     if tuple(command) == BASH_C and len(args) == 1:
-        last = args[0].rstrip("\n").rsplit("\n", 1)[-1]
-        if last.startswith("exec "):
-            return shlex.split(last[len("exec ") :]), True
-    return command + args, False
+        lines = args[0].split("\n")
+        for i, line in enumerate(lines):
+            if not line.startswith("exec "):
+                continue
+            try:
+                words = shlex.split("\n".join(lines[i:]))
+            except ValueError:
+                continue
+            if len(words) > 1 and _mpirun_index(words[1:2], mpirun_path) == 0:
+                return words[1:], i
+    return command + args, None
 
 
-def _store(trainer: dict[str, Any], argv: list[str], wrapped: bool, split: int) -> None:
-    if wrapped:
-        script = trainer["args"][0].rstrip("\n")
-        head = script.rsplit("\n", 1)[0] + "\n" if "\n" in script else ""
-        trainer["args"] = [head + "exec " + shlex.join(argv)]
+def _store(trainer: dict[str, Any], argv: list[str], exec_line: int | None, split: int) -> None:
+    if exec_line is not None:
+        lines = trainer["args"][0].split("\n")[:exec_line]
+        trainer["args"] = ["\n".join([*lines, "exec " + shlex.join(argv)])]
     else:
         trainer["command"] = argv[:split]
         trainer["args"] = argv[split:]
@@ -153,7 +165,7 @@ def _forward(
     env = [e for e in launcher_env(runtime, trainjob) if e.get("name") not in MPI_PLUGIN_ENV]
     if not env:
         return []
-    argv, wrapped = _argv(trainer)
+    argv, exec_line = _argv(trainer, mpirun_path)
     split = len(trainer.get("command") or [])
     at = _mpirun_index(argv, mpirun_path)
     if at is None:
@@ -180,9 +192,9 @@ def _forward(
     # next to the render's own forwarding (the first -x after mpirun), or right after mpirun
     pos = next((i for i in range(at + 1, len(argv)) if argv[i] in ("-x", "--x")), at + 1)
     argv[pos:pos] = added
-    if not wrapped and split > pos:
+    if exec_line is None and split > pos:
         split += len(added)
-    _store(trainer, argv, wrapped, split)
+    _store(trainer, argv, exec_line, split)
     return []
 
 

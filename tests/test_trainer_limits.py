@@ -384,3 +384,31 @@ def test_a_long_runs_after_list_names_the_wave_to_stay_under_the_annotation_limi
         assert j["metadata"]["annotations"]["nvcre.nvidia.com/runs-after"] == (
             "wave 0 (1000 TrainJobs labelled nvcre.nvidia.com/wave=0)"
         )
+
+
+@pytest.mark.usefixtures("password")
+def test_override_env_is_forwarded_inside_a_pre_command_with_multi_line_arguments() -> None:
+    mpi = {
+        "mpirunPath": "/usr/local/mpi/bin/mpirun",
+        "binary": "/usr/local/bin/all_reduce_perf_mpi",
+        "args": ["line1\nexec /usr/local/mpi/bin/mpirun fake", "'quoted'\n"],
+    }
+    spec = {
+        "framework": {"mpi": mpi},
+        "overrides": [
+            _override_env([{"name": "EXTRA", "value": "a b"}], preCommand=["ulimit -l unlimited"])
+        ],
+    }
+    code, gen, _, err = _render(_basic_rl(**spec))
+    assert code == 0, err
+    assert "cannot be forwarded" not in err
+    for tj in _trainjobs(gen):
+        script = tj["spec"]["trainer"]["args"][0]
+        assert script.startswith("ulimit -l unlimited\nexec ")
+        words = shlex.split(script.split("\n", 1)[1])
+        assert words[-2:] == mpi["args"]
+        assert words[words.index("-x") + 1] == "EXTRA=a b"
+    # Not run through check_render: trainer_sim's _unwrap_pre_command (tools/trainer_sim.py
+    # 1659-1666) shlex-splits only the script's last line, so an argument holding a newline
+    # raises "No closing quotation" there, while bash runs the script fine (the sandboxed
+    # run in tests/robustness/test_shell_safety.py executes this form).
