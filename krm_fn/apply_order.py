@@ -106,22 +106,32 @@ def order_run(objs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
     The objects are changed in place (annotations) and returned in the new order.
     """
-    deps = [o for o in objs if not is_trainjob(o)]
-    jobs = sorted((o for o in objs if is_trainjob(o)), key=wave_of)  # stable within a wave
+    deps: list[dict[str, Any]] = []
+    waved: list[tuple[int, dict[str, Any]]] = []
+    for o in objs:
+        if is_trainjob(o):
+            waved.append((wave_of(o), o))
+        else:
+            deps.append(o)
+    waved.sort(key=lambda wj: wj[0])  # stable within a wave
     refs = [object_reference(d) for d in deps if group_kind(d) not in NOT_AWAITED]
     depends_on = ",".join(r for r in refs if r) if all(refs) else ""
     for d in deps:
         _annotations(d)[ANN_SYNC_WAVE] = "0"
-    for j in jobs:
+    options: dict[Any, str] = {}
+    for w, j in waved:
         ann = _annotations(j)
-        ann[ANN_SYNC_WAVE] = str(wave_of(j) + 1)
+        ann[ANN_SYNC_WAVE] = str(w + 1)
         if depends_on:
             ann[ANN_DEPENDS_ON] = depends_on
         else:
             ann.pop(ANN_DEPENDS_ON, None)
         ann[ANN_FLUX_FORCE] = "enabled"
-        ann[ANN_ARGO_SYNC_OPTIONS] = _sync_options(ann.get(ANN_ARGO_SYNC_OPTIONS))
-    return [*deps, *jobs]
+        current = ann.get(ANN_ARGO_SYNC_OPTIONS)
+        if current not in options:
+            options[current] = _sync_options(current)
+        ann[ANN_ARGO_SYNC_OPTIONS] = options[current]
+    return [*deps, *(j for _, j in waved)]
 
 
 def _sync_options(current: Any) -> str:

@@ -66,22 +66,34 @@ def launcher_env(runtime: Mapping[str, Any], trainjob: Mapping[str, Any]) -> lis
     return env
 
 
-def _argv(trainer: Mapping[str, Any]) -> tuple[list[str], bool]:
-    """The argv mpirun runs with (unwrapping ``bash -c ... exec``) and whether it was wrapped."""
+def _argv(trainer: Mapping[str, Any], mpirun_path: str) -> tuple[list[str], int | None]:
+    r"""The argv mpirun runs with, and where its ``exec`` line starts when wrapped in bash -c.
+
+    The wrapped form is ``<preCommand lines>\nexec <argv, shell-quoted>``; a quoted argument
+    may itself hold newlines, so the exec line is the first line starting with ``exec`` whose
+    remainder parses as one command starting with mpirun. Returns index ``None`` when the
+    command is a plain argv list.
+    """
     command = list(trainer.get("command") or [])
     args = list(trainer.get("args") or [])
     if tuple(command) == BASH_C and len(args) == 1:
-        last = args[0].rstrip("\n").rsplit("\n", 1)[-1]
-        if last.startswith("exec "):
-            return shlex.split(last[len("exec ") :]), True
-    return command + args, False
+        lines = args[0].split("\n")
+        for i, line in enumerate(lines):
+            if not line.startswith("exec "):
+                continue
+            try:
+                words = shlex.split("\n".join(lines[i:]))
+            except ValueError:
+                continue
+            if len(words) > 1 and _mpirun_index(words[1:2], mpirun_path) == 0:
+                return words[1:], i
+    return command + args, None
 
 
-def _store(trainer: dict[str, Any], argv: list[str], wrapped: bool, split: int) -> None:
-    if wrapped:
-        script = trainer["args"][0].rstrip("\n")
-        head = script.rsplit("\n", 1)[0] + "\n" if "\n" in script else ""
-        trainer["args"] = [head + "exec " + shlex.join(argv)]
+def _store(trainer: dict[str, Any], argv: list[str], exec_line: int | None, split: int) -> None:
+    if exec_line is not None:
+        lines = trainer["args"][0].split("\n")[:exec_line]
+        trainer["args"] = ["\n".join([*lines, "exec " + shlex.join(argv)])]
     else:
         trainer["command"] = argv[:split]
         trainer["args"] = argv[split:]
@@ -100,6 +112,7 @@ def forward_launcher_env(
     explicit: Collection[str],
     mpirun_path: str,
     built: Mapping[str, Mapping[str, Any]] | None = None,
+    cache: dict[Any, Any] | None = None,
 ) -> list[str]:
     """Add or correct ``-x`` so the ranks get every launcher variable; return unforwardable names.
 
@@ -111,17 +124,48 @@ def forward_launcher_env(
         built: The launcher env the render built the argv from (name -> entry), before any
             override; a forwarded name whose launcher entry is still the same keeps the value
             the render chose (e.g. a catalog ``forwardEnv`` value meant for the ranks only).
+        cache: Shared by the TrainJobs of one run (same runtime): a TrainJob with the same
+            command line and ``trainer.env`` as an earlier one gets the same result.
 
     Returns:
         Launcher variables that cannot be forwarded because the command is not mpirun (an
         override replaced it); empty when everything reaches the ranks.
 
     """
+    trainer = trainjob.setdefault("spec", {}).setdefault("trainer", {})
+    key = None
+    if cache is not None:  # the TrainJobs of a run share their command line: work it out once
+        key = (
+            tuple(trainer.get("command") or ()),
+            tuple(trainer.get("args") or ()),
+            repr(trainer.get("env")),
+        )
+        hit = cache.get(key)
+        if hit is not None:
+            command, args, missed = hit
+            if command is not None:
+                trainer["command"], trainer["args"] = list(command), list(args)
+            return list(missed)
+    missed = _forward(runtime, trainjob, trainer, explicit, mpirun_path, built)
+    if cache is not None and key is not None:
+        changed = (tuple(trainer.get("command") or ()), tuple(trainer.get("args") or ()))
+        same = changed == key[:2]
+        cache[key] = (None if same else changed[0], None if same else changed[1], tuple(missed))
+    return missed
+
+
+def _forward(
+    runtime: Mapping[str, Any],
+    trainjob: Mapping[str, Any],
+    trainer: dict[str, Any],
+    explicit: Collection[str],
+    mpirun_path: str,
+    built: Mapping[str, Mapping[str, Any]] | None,
+) -> list[str]:
     env = [e for e in launcher_env(runtime, trainjob) if e.get("name") not in MPI_PLUGIN_ENV]
     if not env:
         return []
-    trainer = trainjob.setdefault("spec", {}).setdefault("trainer", {})
-    argv, wrapped = _argv(trainer)
+    argv, exec_line = _argv(trainer, mpirun_path)
     split = len(trainer.get("command") or [])
     at = _mpirun_index(argv, mpirun_path)
     if at is None:
@@ -148,9 +192,9 @@ def forward_launcher_env(
     # next to the render's own forwarding (the first -x after mpirun), or right after mpirun
     pos = next((i for i in range(at + 1, len(argv)) if argv[i] in ("-x", "--x")), at + 1)
     argv[pos:pos] = added
-    if not wrapped and split > pos:
+    if exec_line is None and split > pos:
         split += len(added)
-    _store(trainer, argv, wrapped, split)
+    _store(trainer, argv, exec_line, split)
     return []
 
 

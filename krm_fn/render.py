@@ -29,6 +29,7 @@ from krm_fn.builders.plan import (
     ANN_PLATFORM,
     LABEL_MANAGED_BY,
     LABEL_RUN,
+    LABEL_WAVE,
     GangPlan,
     RunPlan,
 )
@@ -688,7 +689,7 @@ def _render_one(
                 plan,
                 j.group,
                 j.name,
-                runs_after=",".join(waves[w - 1]) if w else None,
+                runs_after=_runs_after(waves[w - 1], w - 1) if w else None,
                 active_deadline_seconds=deadline,
                 wave=w,
             )
@@ -779,11 +780,11 @@ def _finalize(
     if mpi is not None and runtime is not None:
         explicit = mpi_forward.explicit_names(platform_args, override_args, mpi.mpi_args)
         missed: set[str] = set()
+        cache: dict[Any, Any] = {}
+        mpirun = kubelet_literal(mpi.mpirun_path)
         for j in jobs:
             missed.update(
-                mpi_forward.forward_launcher_env(
-                    runtime, j, explicit, kubelet_literal(mpi.mpirun_path), built_env
-                )
+                mpi_forward.forward_launcher_env(runtime, j, explicit, mpirun, built_env, cache)
             )
         if missed:
             warn(
@@ -799,9 +800,9 @@ def _finalize(
             ok = False
             break  # the same command line for every TrainJob of the run
     objs[:] = apply_order.order_run(objs)
-    waves = sorted({apply_order.wave_of(j) for j in jobs})
-    queued = [j for j in jobs if KUEUE_QUEUE_LABEL in (j["metadata"].get("labels") or {})]
-    if queued and len(waves) > 1:
+    queued = any(KUEUE_QUEUE_LABEL in (j["metadata"].get("labels") or {}) for j in jobs)
+    waves = {apply_order.wave_of(j) for j in jobs} if queued else set()
+    if len(waves) > 1:
         warn(
             f"the TrainJobs carry Kueue's queue label {KUEUE_QUEUE_LABEL} and the run has "
             f"{len(waves)} waves: Kueue unsuspends every TrainJob it admits, so the suspended "
@@ -814,7 +815,7 @@ def _finalize(
             and spec.gang_scheduler.queue_label_key == KUEUE_QUEUE_LABEL
             else "spec.workloadMetadata.labels",
         )
-    for o in objs:
+    for o in trainer_limits.worth_measuring(objs):
         for msg in trainer_limits.size_problems(o):
             err(
                 f"{o.get('kind')} {o['metadata'].get('name')}: {msg}"
@@ -823,6 +824,22 @@ def _finalize(
             )
             ok = False
     return ok
+
+
+RUNS_AFTER_MAX = 16 * 1024
+"""Longest ``nvcre.nvidia.com/runs-after`` list (bytes); a longer one names the wave instead."""
+
+
+def _runs_after(previous: Sequence[str], wave: int) -> str:
+    """The TrainJobs a suspended TrainJob runs after, or their wave when the list is long.
+
+    Every TrainJob of wave ``w`` carries the list, so 10,000 single-node TrainJobs of wave 0
+    would give each later one ~300 KiB of annotation, over the API server's 256 KiB.
+    """
+    text = ",".join(previous)
+    if len(text) <= RUNS_AFTER_MAX:
+        return text
+    return f"wave {wave} ({len(previous)} TrainJobs labelled {LABEL_WAVE}={wave})"
 
 
 @record(frozen=True)

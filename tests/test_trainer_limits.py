@@ -348,3 +348,67 @@ def test_a_group_too_big_for_one_object_is_an_error_naming_the_limit_and_the_siz
     assert "TrainJob fleet-group-0" in err
     assert f"over the API server's storage limit of {trainer_limits.MAX_OBJECT_BYTES} bytes" in err
     assert "spec.numNodes" in err
+
+
+def _sized_tj(name: str, nodes: list[str]) -> dict[str, Any]:
+    ann: dict[str, str] = {}
+    group_nodes.annotate(ann, nodes)
+    term = {"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}
+    return {
+        "kind": "TrainJob",
+        "metadata": {"name": name, "annotations": ann},
+        "spec": {"trainer": {"numNodes": len(nodes)}, "runtimePatches": [{"a": term, "b": term}]},
+    }
+
+
+def test_only_trainjobs_that_could_be_over_the_limit_are_serialised() -> None:
+    small = [_sized_tj(f"g{i}", [f"n{i}-a", f"n{i}-b"]) for i in range(3)]
+    big = _sized_tj("big", [f"node-with-a-long-name-{i:06d}" for i in range(30_000)])
+    dep = {"kind": "ConfigMap", "metadata": {"name": "c"}}
+    measured = trainer_limits.worth_measuring([dep, *small, big])
+    assert [o["metadata"]["name"] for o in measured] == ["c", "g0", "big"]
+    assert trainer_limits.size_problems(big), "the bound let through an object over the limit"
+    plain = _sized_tj("plain", [f"n{i:04d}" for i in range(3000)])
+    assert trainer_limits.worth_measuring([small[0], plain]) == [small[0]]
+    assert trainer_limits.size_problems(plain) == [], "skipped because provably under the limit"
+
+
+def test_a_long_runs_after_list_names_the_wave_to_stay_under_the_annotation_limit() -> None:
+    rl = _fleet_rl(1000, MPI)
+    _wr(rl)["spec"].update(numNodes=1, orchestration={"testScale": "intra-node", "repeatCount": 2})
+    code, gen, _, err = _render(rl)
+    assert code == 0, err
+    later = [j for j in _trainjobs(gen) if j["metadata"]["labels"]["nvcre.nvidia.com/wave"] == "1"]
+    assert len(later) == 1000
+    for j in later:
+        assert j["metadata"]["annotations"]["nvcre.nvidia.com/runs-after"] == (
+            "wave 0 (1000 TrainJobs labelled nvcre.nvidia.com/wave=0)"
+        )
+
+
+@pytest.mark.usefixtures("password")
+def test_override_env_is_forwarded_inside_a_pre_command_with_multi_line_arguments() -> None:
+    mpi = {
+        "mpirunPath": "/usr/local/mpi/bin/mpirun",
+        "binary": "/usr/local/bin/all_reduce_perf_mpi",
+        "args": ["line1\nexec /usr/local/mpi/bin/mpirun fake", "'quoted'\n"],
+    }
+    spec = {
+        "framework": {"mpi": mpi},
+        "overrides": [
+            _override_env([{"name": "EXTRA", "value": "a b"}], preCommand=["ulimit -l unlimited"])
+        ],
+    }
+    code, gen, _, err = _render(_basic_rl(**spec))
+    assert code == 0, err
+    assert "cannot be forwarded" not in err
+    for tj in _trainjobs(gen):
+        script = tj["spec"]["trainer"]["args"][0]
+        assert script.startswith("ulimit -l unlimited\nexec ")
+        words = shlex.split(script.split("\n", 1)[1])
+        assert words[-2:] == mpi["args"]
+        assert words[words.index("-x") + 1] == "EXTRA=a b"
+    # Not run through check_render: trainer_sim's _unwrap_pre_command (tools/trainer_sim.py
+    # 1659-1666) shlex-splits only the script's last line, so an argument holding a newline
+    # raises "No closing quotation" there, while bash runs the script fine (the sandboxed
+    # run in tests/robustness/test_shell_safety.py executes this form).
