@@ -139,7 +139,8 @@ def _group_lines(group: GroupReport) -> list[str]:
         for f in group.failures:
             where = f" [{f.source}:{f.line}]" if f.source and f.line else ""
             times = f" (x{f.count})" if f.count > 1 else ""
-            host = f" host {f.host}:" if f.host else ""
+            hosts = f.hosts or ((f.host,) if f.host else ())
+            host = f" host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}:" if hosts else ""
             body.append(f"  {f.reason}:{host} {f.message}{times}{where}")
     if group.notes:
         body.append("Notes:")
