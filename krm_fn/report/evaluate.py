@@ -527,16 +527,22 @@ def _failed_nodes(group: GroupReport) -> list[FailedNode]:
         default_reason = "WorkloadFailed"
         default_message = "no measurement data in the log"
     if not spec.nodes:
-        return [FailedNode(None, spec.group, spec.trainjob, default_reason, default_message)]
+        return [
+            FailedNode(None, spec.group, spec.trainjob, default_reason, default_message, spec.run)
+        ]
     failed: list[FailedNode] = []
     for node in spec.nodes:
         own = [f for f in group.failures if _names_node(f, node)]
         if own:
             worst = max(own, key=lambda f: REASON_SEVERITY[f.reason])
-            failed.append(FailedNode(node, spec.group, spec.trainjob, worst.reason, worst.message))
+            failed.append(
+                FailedNode(node, spec.group, spec.trainjob, worst.reason, worst.message, spec.run)
+            )
         else:
             failed.append(
-                FailedNode(node, spec.group, spec.trainjob, default_reason, default_message)
+                FailedNode(
+                    node, spec.group, spec.trainjob, default_reason, default_message, spec.run
+                )
             )
     return failed
 

@@ -145,6 +145,7 @@ class FailedNode:
         trainjob: the TrainJob name.
         reason: the NVCRE reason.
         message: why.
+        run: the WorkloadRun of the group.
 
     """
 
@@ -153,6 +154,7 @@ class FailedNode:
     trainjob: str
     reason: Reason
     message: str
+    run: str
 
 
 @dataclass

@@ -585,11 +585,10 @@ class _Reader:
     def interleaved(self, line: LogLine) -> None:
         """An ``NCCL INFO``/``WARN`` line that starts with the beginning of a results row."""
         table = self.table
-        if table is None or table.complete:
-            return
         body = _strip(line).text
         if _ROW_START_RE.match(body):
-            table.problems.append(
+            problems = self.result.problems if table is None or table.complete else table.problems
+            problems.append(
                 NcclProblem(
                     "garbled-line",
                     "results row interleaved with NCCL output (its values cannot be trusted): "

@@ -96,6 +96,11 @@ def _training_lines(group: GroupReport) -> list[str]:
             f"({len(steps)} step lines, {measured} measured iterations)"
         )
     lines.append(f"Avg Step Time:   {seconds(result.avg_step_time_s)}")
+    if result.checkpoint_saves or result.checkpoint_restores:
+        lines.append(
+            f"Checkpoints:     {result.checkpoint_saves} saved, "
+            f"{result.checkpoint_restores} restored"
+        )
     lines.append(f"Avg TFLOPs/GPU:  {number(result.avg_tflops, 1)}")
     lines.append(f"Tokens/s:        {number(result.avg_tokens_per_second, 1)}")
     if result.goodput is not None:
@@ -189,7 +194,7 @@ def _summary(report: Report) -> _Section:
         lines.append("Failed Nodes:")
         for node in failed:
             name = node.node or f"(nodes of {node.trainjob} unknown)"
-            lines.append(f"  {name} ({node.group}): {node.reason}: {node.message}")
+            lines.append(f"  {name} ({node.run}/{node.group}): {node.reason}: {node.message}")
     for log in report.unmatched_logs:
         lines.append(f"Unmatched log: {log}")
     lines.append(f"Result:       {'PASSED' if report.passed else 'FAILED'}")
