@@ -12,9 +12,10 @@ A group **passes** only when all of these hold:
 * every nccl-tests table is complete (has a footer), has rows, every row parses, the
   out-of-bounds count is 0 and no row has ``#wrong`` > 0;
 * the nccl-tests log **covers the group**: the ``# Rank … on HOST device N`` lines under
-  ``# Using devices`` list as many distinct hosts as the group has nodes, and on each host as
-  many distinct devices as the group has GPUs per node (``numProcPerNode``); a log that
-  lists no ranks, elides some, or ran on fewer hosts or devices fails, naming what is missing;
+  ``# Using devices`` list exactly as many distinct hosts as the group has nodes, and on each
+  host at least as many distinct devices as the group has GPUs per node
+  (``numProcPerNode``); a log that lists no ranks, elides some, ran on fewer hosts or devices,
+  or on more hosts than the group has nodes (another job's log) fails, naming what is missing;
 * the ``testType`` matches the collective the log names, when the log names one;
 * a training log has step lines, none cut short, no nan iterations, and says training
   finished (``after training is done``/``exiting program``, or the last iteration reached
@@ -214,6 +215,11 @@ def _coverage_gaps(spec: GroupSpec, result: NcclResult) -> list[str]:
         gaps.append(
             f"{nodes - len(devices)} of the group's {nodes} nodes: the ranks ran on "
             f"{len(devices)} host(s) ({names}){missing}"
+        )
+    if nodes is not None and len(devices) > nodes:
+        gaps.append(
+            f"a log of this group: its ranks ran on {len(devices)} hosts "
+            f"({', '.join(devices)}) but the group has {nodes} nodes"
         )
     if per_node is not None:
         for host, used in devices.items():

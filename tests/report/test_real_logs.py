@@ -415,3 +415,13 @@ def test_real_log_fixtures_cite_their_source_on_line_one() -> None:
     for path in sorted(real_log("README.md").parent.glob("*.txt")):
         first = path.read_text().splitlines()[0]
         assert re.match(r"# SOURCE: (https://github\.com/\S+|public Markdown guide )", first), path
+
+
+def test_four_hosts_cover_a_four_node_group_but_not_a_two_node_one() -> None:
+    # nccl-tests#309, lines 6-37: ranks 0-31 on pt01, spt01, spt02, pt02, devices 0-7 each
+    log = real_log("nvidia-nccl-tests-issue-309_h100-4node-32rank_all_reduce_perf_mpi.txt")
+    job = {"nodes": "n1,n2,n3,n4", "num_nodes": 4, "bandwidth": BW_ALL_REDUCE}
+    assert one_group(log.read_text(), **job).status == "Passed"
+    group = one_group(log.read_text(), bandwidth=BW_ALL_REDUCE)  # 2 nodes x 8
+    (coverage,) = [f for f in group.failures if f.kind == "log-coverage"]
+    assert "ran on 4 hosts (pt01, spt01, spt02, pt02) but the group has 2 nodes" in coverage.message
