@@ -125,9 +125,7 @@ _MPIRUN_SIGNAL_RE = re.compile(
 )
 _SEGV_RE = re.compile(r"Segmentation fault|core dumped")
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
-_PID_RE = re.compile(
-    r"[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]|\bpid \d+|\bPID \d+|\brank \d+\b"
-)
+_PID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]|\bpid \d+|\bPID \d+|\brank \d+\b")
 _TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
 
 
@@ -260,15 +258,15 @@ def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
         test = _TEST_FAILURE_RE.search(text)
         if test is not None:
             in_test_failure = True
-            stack: list[str] = []
+            frames: list[str] = []
             while index < len(items):
-                follow = _TEST_STACK_RE.search(_clean(items[index]))
-                if follow is None:
+                frame = _TEST_STACK_RE.search(_clean(items[index]))
+                if frame is None:
                     break
-                stack.append(follow.group("where"))
+                frames.append(frame.group("where"))
                 index += 1
             where = f" at {test.group('where')}" if test.group("where") else ""
-            trail = f" (stack: {', '.join(stack)})" if stack else ""
+            trail = f" (stack: {', '.join(frames)})" if frames else ""
             findings.append(
                 Finding(
                     "WorkloadFailed",

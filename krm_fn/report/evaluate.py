@@ -440,9 +440,9 @@ def _evaluate_group(spec: GroupSpec, sources: list[LogSource]) -> GroupReport:
             Failure(
                 "WorkloadFailed",
                 "no-log",
-                f"no log found for TrainJob {spec.trainjob}: expected {spec.trainjob}.log or .txt, a "
-                f"{spec.trainjob}/ directory, pod logs {spec.trainjob}-launcher-* or -node-*, or a "
-                f"'# trainjob: {spec.trainjob}' line",
+                f"no log found for TrainJob {spec.trainjob}: expected {spec.trainjob}.log or .txt "
+                f"(also .gz), a {spec.trainjob}/ directory, pod logs {spec.trainjob}-launcher[-*] "
+                f"or -node[-*], or a '# trainjob: {spec.trainjob}' line",
             )
         )
     all_lines = _lines(sources)
@@ -579,8 +579,7 @@ def _run_reports(groups: list[GroupReport]) -> list[RunReport]:
                 suspects = [
                     n.node
                     for n in failed
-                    if n.node is not None
-                    and any(_names_node(f, n.node) for f in group.failures)
+                    if n.node is not None and any(_names_node(f, n.node) for f in group.failures)
                 ]
                 group.suggestion = suggest_regrouping(group.spec.nodes, good, suspects)
     return list(runs.values())

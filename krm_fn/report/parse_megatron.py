@@ -329,8 +329,11 @@ class MegatronResult:
 
     @property
     def goodput(self) -> float | None:
-        """Measured goodput in [0, 1]; ``None`` without timestamps or productive steps, or when
-        the timestamps contradict the step lines (:attr:`goodput_problem`)."""
+        """Measured goodput in [0, 1], or ``None``.
+
+        ``None`` without two timestamps or productive steps, or when the timestamps
+        contradict the step lines (:attr:`goodput_problem`).
+        """
         value = self.goodput_uncapped
         if value is None or self.goodput_problem is not None:
             return None

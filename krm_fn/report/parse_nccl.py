@@ -286,7 +286,9 @@ _STARTING_RE = re.compile(r"^#\s*Collective test starting:\s*(?P<binary>\S+)")
 _FAILURE_IN_ROW_RE = re.compile(
     r"\s(?:[A-Za-z0-9][\w.-]*:\s+)?Test (?:NCCL|CUDA) failure\b|\s\.\. \S+ .*Test failure\b"
 )
-_FRAGMENT_RE = re.compile(r"^\s*(?:(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s+)+(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s*$")
+_FRAGMENT_RE = re.compile(
+    r"^\s*(?:(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s+)+(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s*$"
+)
 _ROW_START_RE = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z_]\w*\b")
 _CONCLUDED_RE = re.compile(r"^#\s*Collective test concluded:\s*(?P<binary>\S+)")
 _NCCL_VERSION_RE = re.compile(r"\bNCCL version (?P<version>\S+)")

@@ -40,7 +40,9 @@ SAME_FAILURES = real_log("nvidia-nccl-tests-issue-322_hca-hosts_identical-test-n
 PATTERN4 = real_log(
     "nvidia-nccl-tests-issue-287_rtx5090-genoa-06_pattern4-warn-and-test-nccl-failure.txt"
 )
-INTERLEAVED = real_log("nvidia-nccl-issue-1453_h100-prepend-rank_row-interleaved-with-nccl-info.txt")
+INTERLEAVED = real_log(
+    "nvidia-nccl-issue-1453_h100-prepend-rank_row-interleaved-with-nccl-info.txt"
+)
 GPT2 = real_log("hwang2006-large-scale-lm-tutorials_megatron-gpt2-345m-tp4_200-iterations.txt")
 ELIDED = real_log("rocm-blogs_megablocks-gpt2-125m-8gpu_megatron_elided.txt")
 
@@ -220,7 +222,9 @@ def _kubectl_prefix(text: str, pod: str) -> str:
 @pytest.mark.parametrize(
     ("name", "content"),
     [
-        pytest.param("run-group-0-launcher.log", lambda t: t.encode(), id="launcher-without-suffix"),
+        pytest.param(
+            "run-group-0-launcher.log", lambda t: t.encode(), id="launcher-without-suffix"
+        ),
         pytest.param("run-group-0.log.gz", lambda t: gzip.compress(t.encode()), id="log-gz"),
         pytest.param("run-group-0.log", lambda t: gzip.compress(t.encode()), id="gzip-in-dot-log"),
         pytest.param("run-group-0.log", lambda t: _ansi(t).encode(), id="ansi-colour-codes"),
@@ -245,9 +249,7 @@ def test_saved_log_shapes_read_like_the_plain_log(
     # lines 21-28: 8 rows 1 MiB..128 MiB; line 30: avg 1.57614
     assert (len(table.rows), table.avg_bus_bandwidth, table.problems) == (8, 1.57614, [])
     assert (result.collective, [r.host for r in result.ranks]) == ("all_reduce", ["lab", "lab"])
-    rendered = trainjob_yaml(
-        nodes="lab", num_nodes=1, gpus_per_node=1, bandwidth=BW_ALL_REDUCE
-    )
+    rendered = trainjob_yaml(nodes="lab", num_nodes=1, gpus_per_node=1, bandwidth=BW_ALL_REDUCE)
     report = evaluate(load_rendered(rendered), index)
     assert report.runs[0].groups[0].status == "Passed"
 
