@@ -174,9 +174,11 @@ def collect_logs(paths: Sequence[str], names: Iterable[str], stdin_text: str | N
 def measurement_sources(sources: Sequence[LogSource], replicated_job: str) -> list[LogSource]:
     """The sources that carry the measurement, by the profile's ``replicatedJobName``.
 
-    Pod logs are named ``<trainjob>-<replicatedJob>-<n>-<m>-<hash>``; when some sources'
-    file names contain ``-<replicatedJobName>-``, only those are parsed for the measurement
-    (every source is still scanned for failures). Otherwise all sources are used.
+    Pod logs are named ``<trainjob>-<replicatedJob>-<n>-<m>-<hash>`` (or saved as
+    ``<trainjob>-<replicatedJob>.log``); when some sources' file names contain
+    ``-<replicatedJobName>-`` or end with ``-<replicatedJobName>`` (before ``.log``/``.txt``
+    and ``.gz``), only those are parsed for the measurement (every source is still scanned
+    for failures). Otherwise all sources are used.
 
     Args:
         sources: a TrainJob's logs.
@@ -187,5 +189,9 @@ def measurement_sources(sources: Sequence[LogSource], replicated_job: str) -> li
 
     """
     marker = f"-{replicated_job}-"
-    chosen = [s for s in sources if marker in Path(s.name).name]
+    chosen = [
+        s
+        for s in sources
+        if marker in Path(s.name).name or marker in f"{_stem(Path(s.name)) or ''}-"
+    ]
     return chosen or list(sources)

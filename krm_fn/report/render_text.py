@@ -105,6 +105,8 @@ def _training_lines(group: GroupReport) -> list[str]:
     lines.append(f"Tokens/s:        {number(result.avg_tokens_per_second, 1)}")
     if result.goodput is not None:
         lines.append(f"Goodput:         {ratio(result.goodput)}")
+    elif result.goodput_problem is not None:
+        lines.append("Goodput:         - (timestamps inconsistent with the step lines; see notes)")
     elif result.goodput_estimate is not None:
         lines.append(
             f"Goodput:         - (not measured; estimate {ratio(result.goodput_estimate)} "
