@@ -7,8 +7,14 @@ TrainJob ``NAME`` when, in this order of precedence:
    next such line or the end of the file (one file, or stdin, can hold many TrainJobs);
 2. its file is ``NAME.log`` or ``NAME.txt``;
 3. it lies under a directory ``NAME/`` (every file below it, in sorted order);
-4. its file is a pod log of the TrainJob, ``NAME-launcher-…`` or ``NAME-node-…`` (``.log`` or
-   ``.txt``), as ``kubectl logs`` dumps are often named.
+4. its file is a pod log of the TrainJob, ``NAME-launcher…`` or ``NAME-node…`` (``.log`` or
+   ``.txt``): ``NAME-launcher.log`` as users save ``kubectl logs job/NAME-launcher``, or
+   ``NAME-launcher-0-0-abcde.log`` with the pod's suffix.
+
+Every name may also end in ``.gz`` (``NAME.log.gz``); gzip content is recognised by its magic
+bytes whatever the name (a ``.log`` that holds gzip data is decompressed, not read as text).
+ANSI colour codes are removed when a log is read (:func:`~krm_fn.report.prefixes.strip_ansi`);
+``kubectl logs --prefix`` and ``--timestamps`` prefixes are removed line by line by the parsers.
 
 Directories are walked recursively in sorted order; hidden entries (``.name``) are skipped.
 Text that matches no TrainJob is reported as unmatched, never guessed.
@@ -22,17 +28,22 @@ Invariants:
 
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from krm_fn.report.loglines import LogSource
+from krm_fn.report.prefixes import strip_ansi
 
 __all__ = ["LogIndex", "collect_logs", "measurement_sources"]
 
 _SECTION_RE = re.compile(r"^#\s*trainjob:\s*(?P<name>\S+)\s*$", re.IGNORECASE)
 _SUFFIXES = (".log", ".txt")
+_GZIP_MAGIC = b"\x1f\x8b"
+_POD_KINDS = ("launcher", "node")
 
 
 @dataclass
@@ -53,13 +64,27 @@ class LogIndex:
         self.by_trainjob.setdefault(name, []).append(source)
 
 
+def _stem(path: Path) -> str | None:
+    """The file name without ``.log``/``.txt`` (and ``.gz``), or ``None`` for other files."""
+    name = path.name.removesuffix(".gz")
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return None
+
+
 def _name_from_file(path: Path, names: set[str]) -> str | None:
-    if path.suffix not in _SUFFIXES:
+    stem = _stem(path)
+    if stem is None:
         return None
-    stem = path.name[: -len(path.suffix)]
     if stem in names:
         return stem
-    candidates = [name for name in names if stem.startswith((f"{name}-launcher-", f"{name}-node-"))]
+    candidates = [
+        name
+        for name in names
+        for kind in _POD_KINDS
+        if stem == f"{name}-{kind}" or stem.startswith(f"{name}-{kind}-")
+    ]
     return max(candidates, key=len) if candidates else None
 
 
@@ -89,7 +114,19 @@ def _split(label: str, text: str, fallback: str | None, names: set[str], index: 
 
 
 def _read(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
+    """The text of a log: gunzipped when it holds gzip data, without ANSI escape codes.
+
+    Raises:
+        OSError: the file cannot be read, or its gzip data is corrupt or cut short.
+
+    """
+    data = path.read_bytes()
+    if data.startswith(_GZIP_MAGIC):
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+            raise OSError(f"{path}: unreadable gzip data ({err})") from None
+    return strip_ansi(data.decode("utf-8", errors="replace"))
 
 
 def _walk(directory: Path, owner: str | None, names: set[str], index: LogIndex) -> None:
@@ -122,7 +159,7 @@ def collect_logs(paths: Sequence[str], names: Iterable[str], stdin_text: str | N
     index = LogIndex()
     for raw in paths:
         if raw == "-":
-            _split("<stdin>", stdin_text or "", None, known, index)
+            _split("<stdin>", strip_ansi(stdin_text or ""), None, known, index)
             continue
         path = Path(raw)
         if path.is_dir():
@@ -137,9 +174,11 @@ def collect_logs(paths: Sequence[str], names: Iterable[str], stdin_text: str | N
 def measurement_sources(sources: Sequence[LogSource], replicated_job: str) -> list[LogSource]:
     """The sources that carry the measurement, by the profile's ``replicatedJobName``.
 
-    Pod logs are named ``<trainjob>-<replicatedJob>-<n>-<m>-<hash>``; when some sources'
-    file names contain ``-<replicatedJobName>-``, only those are parsed for the measurement
-    (every source is still scanned for failures). Otherwise all sources are used.
+    Pod logs are named ``<trainjob>-<replicatedJob>-<n>-<m>-<hash>`` (or saved as
+    ``<trainjob>-<replicatedJob>.log``); when some sources' file names contain
+    ``-<replicatedJobName>-`` or end with ``-<replicatedJobName>`` (before ``.log``/``.txt``
+    and ``.gz``), only those are parsed for the measurement (every source is still scanned
+    for failures). Otherwise all sources are used.
 
     Args:
         sources: a TrainJob's logs.
@@ -150,5 +189,9 @@ def measurement_sources(sources: Sequence[LogSource], replicated_job: str) -> li
 
     """
     marker = f"-{replicated_job}-"
-    chosen = [s for s in sources if marker in Path(s.name).name]
+    chosen = [
+        s
+        for s in sources
+        if marker in Path(s.name).name or marker in f"{_stem(Path(s.name)) or ''}-"
+    ]
     return chosen or list(sources)

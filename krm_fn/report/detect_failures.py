@@ -5,18 +5,26 @@ Recognised (each becomes a :class:`Finding`):
 * every ``NCCL WARN`` line, with its wrapped continuation; ``NET/IB`` completion errors and
   ``NET/OFI`` request errors are hardware findings, others are workload findings;
 * ``Connection refused``, ``ncclRemoteError`` and the other ``nccl*Error`` result names;
-* nccl-tests ``Test NCCL failure`` / ``Test CUDA failure`` (the ``.. host pid: Test failure``
-  stack lines that follow are folded into it);
+* nccl-tests ``Test NCCL failure`` / ``Test CUDA failure``, at the start of a line or after
+  the start of a results row on the same line (``2097152 32768 float none -1 node0: Test CUDA
+  failure common.cu:389 '...'``); the `` .. host pid N: Test failure file:line`` stack lines
+  that follow are folded into it (their places are listed in the message);
 * Python tracebacks (the exception line is the message), ``CUDA out of memory``,
   uncorrectable ECC errors, ``mpirun noticed that process rank … exited on signal``,
   segmentation faults.
+
+Not failures (:data:`BENIGN_WARNINGS`): ``NCCL WARN`` lines NCCL prints on healthy runs, such as
+``Could not find a path for pattern 4, falling back to simple order`` (graph search on a
+topology without the fast pattern; NCCL carries on with a working ring).
 
 Invariants:
     * Detection never decides pass or fail; it only reports what it found and where.
     * A finding names the host (and peer address) whenever the line does, and never invents
       one: ``host`` is ``None`` when the log does not say.
-    * Findings with the same reason, host and message (after hex addresses are masked) are
-      merged and counted, so a WARN printed by every rank is listed once.
+    * Findings with the same reason, kind and message (after hex addresses, process ids and
+      the ``host:pid:tid [dev]`` prefix are masked) are merged and counted, whatever host
+      printed them, so a failure printed by every rank is listed once, with every host
+      (``hosts``) and the count.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from typing import Literal
 from krm_fn.report.loglines import LogLine
 from krm_fn.report.prefixes import strip_prefixes
 
-__all__ = ["Finding", "Reason", "detect_failures"]
+__all__ = ["BENIGN_WARNINGS", "Finding", "Reason", "detect_failures"]
 
 Reason = Literal["WorkloadFailed", "ThresholdViolation", "HardwareFailureDetected"]
 
@@ -47,6 +55,7 @@ class Finding:
         source: the log file.
         line: the 1-based line number of the first occurrence.
         count: how many lines said the same.
+        hosts: every host that printed it, in order of first occurrence.
 
     """
 
@@ -58,6 +67,16 @@ class Finding:
     source: str
     line: int
     count: int = 1
+    hosts: tuple[str, ...] = ()
+
+
+BENIGN_WARNINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "NCCL graph search fell back to the simple order (a slower but working ring)",
+        re.compile(r"Could not find a path for pattern \d+, falling back to simple order"),
+    ),
+)
+"""``NCCL WARN`` messages that healthy runs print: (why benign, pattern)."""
 
 
 _NCCL_PREFIX_RE = re.compile(
@@ -85,10 +104,10 @@ _NEW_RECORD_RE = re.compile(
     r"^[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]"
 )
 _TEST_FAILURE_RE = re.compile(
-    r"^(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?Test (?P<what>NCCL|CUDA) failure (?P<where>\S+) "
-    r"'(?P<msg>.*)'"
+    r"(?:^|\s)(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?Test (?P<what>NCCL|CUDA) failure "
+    r"(?:(?P<where>[^\s']+) )?'(?P<msg>.*)'"
 )
-_TEST_STACK_RE = re.compile(r"^\.\. (?P<host>\S+) \S+: Test failure (?P<where>\S+)")
+_TEST_STACK_RE = re.compile(r"^\s*\.\. (?P<host>\S+) [^:]*: Test failure (?P<where>\S+)")
 _NCCL_RESULT_RE = re.compile(
     r"\b(?P<name>ncclRemoteError|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|"
     r"ncclInvalidUsage|ncclInvalidArgument)\b\s*:?\s*(?P<msg>.*)"
@@ -106,6 +125,7 @@ _MPIRUN_SIGNAL_RE = re.compile(
 )
 _SEGV_RE = re.compile(r"Segmentation fault|core dumped")
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
+_PID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]|\bpid \d+|\bPID \d+|\brank \d+\b")
 _TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
 
 
@@ -183,16 +203,26 @@ def _warn_finding(line: LogLine, text: str, message: str) -> Finding:
     )
 
 
+def _mask(message: str) -> str:
+    return _PID_RE.sub("…", _HEX_RE.sub("0x…", message))
+
+
 def _merge(findings: Iterable[Finding]) -> list[Finding]:
-    merged: dict[tuple[str, str, str | None, str], Finding] = {}
+    merged: dict[tuple[str, str, str], Finding] = {}
     for finding in findings:
-        key = (finding.reason, finding.kind, finding.host, _HEX_RE.sub("0x…", finding.message))
+        key = (finding.reason, finding.kind, _mask(finding.message))
+        own = (finding.host,) if finding.host else ()
         if key in merged:
             first = merged[key]
-            merged[key] = replace(first, count=first.count + finding.count)
+            hosts = tuple(dict.fromkeys((*first.hosts, *own)))
+            merged[key] = replace(first, count=first.count + finding.count, hosts=hosts)
         else:
-            merged[key] = finding
+            merged[key] = replace(finding, hosts=own)
     return list(merged.values())
+
+
+def _benign(message: str) -> bool:
+    return any(pattern.search(message) for _, pattern in BENIGN_WARNINGS)
 
 
 def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
@@ -216,6 +246,8 @@ def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
         warn = _WARN_RE.search(text)
         if warn is not None:
             message = warn.group("msg").strip()
+            if _benign(message):
+                continue
             if index < len(items):
                 follow = _clean(items[index])
                 if not _NEW_RECORD_RE.match(follow) and not _WARN_RE.search(follow):
@@ -226,12 +258,21 @@ def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
         test = _TEST_FAILURE_RE.search(text)
         if test is not None:
             in_test_failure = True
+            frames: list[str] = []
+            while index < len(items):
+                frame = _TEST_STACK_RE.search(_clean(items[index]))
+                if frame is None:
+                    break
+                frames.append(frame.group("where"))
+                index += 1
+            where = f" at {test.group('where')}" if test.group("where") else ""
+            trail = f" (stack: {', '.join(frames)})" if frames else ""
             findings.append(
                 Finding(
                     "WorkloadFailed",
                     f"nccl-tests-{test.group('what').lower()}-failure",
-                    f"Test {test.group('what')} failure at {test.group('where')}: "
-                    f"{test.group('msg').strip(' /')}",
+                    f"Test {test.group('what')} failure{where}: "
+                    f"{test.group('msg').strip(' /')}{trail}",
                     test.group("host"),
                     None,
                     line.source,
@@ -316,7 +357,7 @@ def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
                     Finding(
                         reason,  # type: ignore[arg-type]
                         kind,
-                        f"{message}: {text.strip()}",
+                        f"{message}: {_NCCL_PREFIX_RE.sub('', text).strip()}",
                         _host_before(text, len(text)),
                         None,
                         line.source,

@@ -11,6 +11,11 @@ A group **passes** only when all of these hold:
   ``Connection refused``, Python traceback, …);
 * every nccl-tests table is complete (has a footer), has rows, every row parses, the
   out-of-bounds count is 0 and no row has ``#wrong`` > 0;
+* the nccl-tests log **covers the group**: the ``# Rank … on HOST device N`` lines under
+  ``# Using devices`` list exactly as many distinct hosts as the group has nodes, and on each
+  host at least as many distinct devices as the group has GPUs per node
+  (``numProcPerNode``); a log that lists no ranks, elides some, ran on fewer hosts or devices,
+  or on more hosts than the group has nodes (another job's log) fails, naming what is missing;
 * the ``testType`` matches the collective the log names, when the log names one;
 * a training log has step lines, none cut short, no nan iterations, and says training
   finished (``after training is done``/``exiting program``, or the last iteration reached
@@ -66,6 +71,7 @@ _NOT_ABOUT_NODES = {
     "training-incomplete",
     "truncated-step",
     "collective-mismatch",
+    "log-coverage",
 }
 
 _TABLE_PROBLEM_REASON: dict[str, Reason] = {
@@ -153,6 +159,8 @@ def _metric(key: str, report: GroupReport) -> _Metric:
             f"warmupSteps={training.warmup_steps} or were skipped)",
         )
     if key == "goodputRatio":
+        if training.goodput is None and training.goodput_problem is not None:
+            return _Metric(None, training.goodput_problem)
         if training.goodput is None:
             estimate = training.goodput_estimate
             extra = (
@@ -172,8 +180,73 @@ def _metric(key: str, report: GroupReport) -> _Metric:
     return _Metric(value, None)
 
 
+def _coverage_gaps(spec: GroupSpec, result: NcclResult) -> list[str]:
+    """What the log's ranks leave uncovered of the group: nodes, GPUs per node, rank lines."""
+    nodes = len(spec.nodes) if spec.nodes else spec.num_nodes
+    per_node = spec.num_proc_per_node if isinstance(spec.num_proc_per_node, int) else None
+    gaps: list[str] = []
+    if nodes is None:
+        gaps.append("the group's node count (no group-nodes annotation, no spec.trainer.numNodes)")
+    if per_node is None:
+        gaps.append(
+            "the group's GPUs per node (spec.trainer.numProcPerNode is "
+            f"{spec.num_proc_per_node!r}, not a number)"
+        )
+    if not result.ranks:
+        shape = f" ({nodes} nodes x {per_node} GPUs)" if nodes and per_node else ""
+        return [
+            *gaps,
+            "'# Rank N ... on HOST device D' lines under '# Using devices': the log does not "
+            f"show which hosts and GPUs ran the test, so it cannot cover the group{shape}",
+        ]
+    devices: dict[str, set[int]] = {}
+    for rank in result.ranks:
+        devices.setdefault(rank.host, set()).add(rank.device)
+    listed = {rank.rank for rank in result.ranks}
+    highest = max(listed)
+    if len(listed) <= highest:
+        gaps.append(
+            f"rank lines: the log lists {len(listed)} of ranks 0-{highest} (the others are "
+            "elided or missing), so the hosts and GPUs of the rest are unknown"
+        )
+    if nodes is not None and len(devices) < nodes:
+        names = ", ".join(devices)
+        missing = ""
+        if spec.nodes:
+            unseen = [n for n in spec.nodes if not any(_node_for_host(h, [n]) for h in devices)]
+            if len(unseen) == nodes - len(devices):
+                missing = f"; no ranks on {', '.join(unseen)}"
+        gaps.append(
+            f"{nodes - len(devices)} of the group's {nodes} nodes: the ranks ran on "
+            f"{len(devices)} host(s) ({names}){missing}"
+        )
+    if nodes is not None and len(devices) > nodes:
+        gaps.append(
+            f"a log of this group: its ranks ran on {len(devices)} hosts "
+            f"({', '.join(devices)}) but the group has {nodes} nodes"
+        )
+    if per_node is not None:
+        for host, used in devices.items():
+            if len(used) < per_node:
+                gaps.append(
+                    f"{per_node - len(used)} of {per_node} GPUs on host {host}: its ranks used "
+                    f"device(s) {', '.join(str(d) for d in sorted(used))}"
+                )
+    return gaps
+
+
 def _nccl_failures(group: GroupReport, result: NcclResult) -> None:
     spec = group.spec
+    if any(t.rows for t in result.tables):
+        gaps = _coverage_gaps(spec, result)
+        if gaps:
+            group.failures.append(
+                Failure(
+                    "WorkloadFailed",
+                    "log-coverage",
+                    f"the log does not cover group {spec.group}; missing: " + "; ".join(gaps),
+                )
+            )
     for problem in result.problems:
         group.failures.append(
             Failure(
@@ -318,13 +391,25 @@ def _megatron_failures(group: GroupReport, result: MegatronResult) -> None:
             f"no measured iterations: all {len(result.steps)} step lines fall within "
             f"warmupSteps={result.warmup_steps} or were skipped"
         )
+    if result.goodput_problem is not None:
+        group.notes.append(f"goodput not computed: {result.goodput_problem}")
+    for source, line, before, after in result.elisions:
+        span = f" {before + 1}-{after}" if before is not None and after is not None else ""
+        group.notes.append(
+            f"'...' at {source}:{line}: iterations{span} are elided from the log; they are "
+            "counted with the step time of the next step line"
+        )
     uncapped = result.goodput_uncapped
-    if uncapped is not None and uncapped > 1.0:
+    if uncapped is not None and uncapped > 1.0 and result.goodput is not None:
         group.notes.append(
             f"goodput computed as {uncapped:.4f} and capped at 1.0 (timestamps have one-second "
             "resolution)"
         )
-    if result.goodput is None and result.goodput_estimate is not None:
+    if (
+        result.goodput is None
+        and result.goodput_problem is None
+        and result.goodput_estimate is not None
+    ):
         group.notes.append(
             f"goodput not measured (fewer than two distinct timestamps); estimate from step "
             f"times: {result.goodput_estimate:.3f} (ignores startup, checkpoints and restarts; "
@@ -347,6 +432,11 @@ def _node_for_host(host: str | None, nodes: Sequence[str]) -> str | None:
     return None
 
 
+def _names_node(failure: Failure, node: str) -> bool:
+    hosts = failure.hosts or ((failure.host,) if failure.host else ())
+    return any(_node_for_host(host, [node]) == node for host in hosts)
+
+
 def _evaluate_group(spec: GroupSpec, sources: list[LogSource]) -> GroupReport:
     group = GroupReport(spec, [s.name for s in sources])
     if not sources:
@@ -354,9 +444,9 @@ def _evaluate_group(spec: GroupSpec, sources: list[LogSource]) -> GroupReport:
             Failure(
                 "WorkloadFailed",
                 "no-log",
-                f"no log found for TrainJob {spec.trainjob}: expected {spec.trainjob}.log or .txt, a "
-                f"{spec.trainjob}/ directory, pod logs {spec.trainjob}-launcher-* or -node-*, or a "
-                f"'# trainjob: {spec.trainjob}' line",
+                f"no log found for TrainJob {spec.trainjob}: expected {spec.trainjob}.log or .txt "
+                f"(also .gz), a {spec.trainjob}/ directory, pod logs {spec.trainjob}-launcher[-*] "
+                f"or -node[-*], or a '# trainjob: {spec.trainjob}' line",
             )
         )
     all_lines = _lines(sources)
@@ -371,6 +461,7 @@ def _evaluate_group(spec: GroupSpec, sources: list[LogSource]) -> GroupReport:
                 finding.source,
                 finding.line,
                 finding.count,
+                finding.hosts,
             )
         )
     if sources:
@@ -446,16 +537,22 @@ def _failed_nodes(group: GroupReport) -> list[FailedNode]:
         default_reason = "WorkloadFailed"
         default_message = "no measurement data in the log"
     if not spec.nodes:
-        return [FailedNode(None, spec.group, spec.trainjob, default_reason, default_message)]
+        return [
+            FailedNode(None, spec.group, spec.trainjob, default_reason, default_message, spec.run)
+        ]
     failed: list[FailedNode] = []
     for node in spec.nodes:
-        own = [f for f in group.failures if _node_for_host(f.host, [node]) == node]
+        own = [f for f in group.failures if _names_node(f, node)]
         if own:
             worst = max(own, key=lambda f: REASON_SEVERITY[f.reason])
-            failed.append(FailedNode(node, spec.group, spec.trainjob, worst.reason, worst.message))
+            failed.append(
+                FailedNode(node, spec.group, spec.trainjob, worst.reason, worst.message, spec.run)
+            )
         else:
             failed.append(
-                FailedNode(node, spec.group, spec.trainjob, default_reason, default_message)
+                FailedNode(
+                    node, spec.group, spec.trainjob, default_reason, default_message, spec.run
+                )
             )
     return failed
 
@@ -486,8 +583,7 @@ def _run_reports(groups: list[GroupReport]) -> list[RunReport]:
                 suspects = [
                     n.node
                     for n in failed
-                    if n.node is not None
-                    and any(_node_for_host(f.host, [n.node]) for f in group.failures)
+                    if n.node is not None and any(_names_node(f, n.node) for f in group.failures)
                 ]
                 group.suggestion = suggest_regrouping(group.spec.nodes, good, suspects)
     return list(runs.values())

@@ -53,6 +53,7 @@ class Failure:
         source: the log file, or ``None`` when not about a line.
         line: the 1-based line, or ``None``.
         count: how many lines said the same.
+        hosts: every host that said it (``host`` is the first), empty when none is named.
 
     """
 
@@ -64,6 +65,7 @@ class Failure:
     source: str | None = None
     line: int | None = None
     count: int = 1
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,7 @@ class FailedNode:
         trainjob: the TrainJob name.
         reason: the NVCRE reason.
         message: why.
+        run: the WorkloadRun of the group.
 
     """
 
@@ -151,6 +154,7 @@ class FailedNode:
     trainjob: str
     reason: Reason
     message: str
+    run: str
 
 
 @dataclass

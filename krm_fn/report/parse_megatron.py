@@ -31,10 +31,22 @@ Goodput (all times in seconds)::
 
 A step line covers the iterations since the previous step line; the first covers
 ``min(iteration, gap to the next step line)`` (or ``logInterval`` when it is alone). The
-value is capped at 1.0, because one-second timestamps can make it exceed 1 by rounding. With
+value is capped at 1.0 only when productive time exceeds wall time by no more than
+:data:`TIMESTAMP_SLACK_S` (one-second timestamps can make it exceed 1 by rounding). With
 fewer than two distinct timestamps there is no wall time: ``goodput`` is ``None`` and
 ``goodput_estimate`` = productive / (sum of elapsed time of every logged iteration) is given
 instead, labelled an estimate; it ignores startup, checkpoints and restarts.
+
+Goodput is also ``None`` when the timestamps contradict the step lines
+(``goodput_problem`` says how): the productive time exceeds the wall time by more than the
+slack, typically because the timestamps stop early (only Megatron's ``[before the start of
+training step] datetime:`` lines carry a time, the step lines none). A value computed from
+inconsistent data is no value.
+
+Megatron's own ``saving checkpoint at iteration N to PATH`` line carries no timestamp; it is
+counted as a checkpoint save whether or not the profile's ``checkpointSave`` pattern (which
+requires one) matches. ``...`` lines between step lines (elided log) are kept in ``elisions``:
+the iterations behind them are counted with the next step line's time, which the report notes.
 
 Invariants:
     * The parser never judges; truncated step lines and a log without step lines are listed
@@ -59,7 +71,11 @@ from krm_fn.report.logprofiles import LogProfile
 from krm_fn.report.prefixes import strip_host_prefix, strip_prefixes
 from krm_fn.report.timestamps import find_timestamp
 
-__all__ = ["MegatronProblem", "MegatronResult", "StepLine", "parse_megatron"]
+__all__ = ["TIMESTAMP_SLACK_S", "MegatronProblem", "MegatronResult", "StepLine", "parse_megatron"]
+
+TIMESTAMP_SLACK_S = 2.0
+"""Seconds productive time may exceed wall time before the timestamps count as inconsistent:
+two timestamps of one-second resolution."""
 
 
 @dataclass(frozen=True)
@@ -180,6 +196,9 @@ class MegatronResult:
     checkpoint_restores: int = 0
     finish_marker: bool = False
     repeated_lines: int = 0
+    last_timestamp_index: int | None = None
+    elisions: list[tuple[str, int, int | None, int | None]] = field(default_factory=list)
+    """``...`` lines: (source, line, iteration before, iteration after)."""
 
     @property
     def train_iters(self) -> int | None:
@@ -285,10 +304,40 @@ class MegatronResult:
         return self.productive_time_s / wall
 
     @property
+    def goodput_problem(self) -> str | None:
+        """Why the timestamps cannot give a goodput although there are two of them, or ``None``."""
+        wall = self.wall_time_s
+        if wall is None or not self.measured:
+            return None
+        productive = self.productive_time_s
+        if productive - wall <= TIMESTAMP_SLACK_S:
+            return None
+        last = self.last_timestamp_index
+        after = [a for a in self.measured if last is not None and a.step.index > last]
+        where = (
+            f"; {len(after)} measured step line(s), from iteration {after[0].step.iteration} "
+            f"({after[0].step.source}:{after[0].step.line}), come after the last timestamp"
+            if after
+            else ""
+        )
+        return (
+            f"the timestamps are inconsistent with the step lines: productive time "
+            f"{productive:.0f} s exceeds the wall time {wall:.0f} s between the first and last "
+            f"timestamps ({self.first_timestamp} to {self.last_timestamp}){where}"
+        )
+        return None
+
+    @property
     def goodput(self) -> float | None:
-        """Measured goodput in [0, 1], ``None`` when timestamps or productive steps lack."""
+        """Measured goodput in [0, 1], or ``None``.
+
+        ``None`` without two timestamps or productive steps, or when the timestamps
+        contradict the step lines (:attr:`goodput_problem`).
+        """
         value = self.goodput_uncapped
-        return None if value is None else min(1.0, value)
+        if value is None or self.goodput_problem is not None:
+            return None
+        return min(1.0, value)
 
     @property
     def goodput_estimate(self) -> float | None:
@@ -302,6 +351,8 @@ class MegatronResult:
 
 _ITERATION_RE = re.compile(r"\biteration\s+(?P<iteration>\d+)\s*/\s*(?P<total>\d+)\s*\|")
 _FINISH_RE = re.compile(r"after training is done|exiting program")
+_CHECKPOINT_SAVE_RE = re.compile(r"(?:^|\s)saving checkpoint at iteration\s+\d+\s+to\s+\S")
+_ELISION_RE = re.compile(r"^\s*(?:\.{3,}|…)\s*$")
 _FIELD_RE = re.compile(r"^\s*(?P<key>[^:|]+?)\s*:\s*(?P<value>\S.*?)\s*$")
 _TOKENS_KEY_RE = re.compile(r"^tokens?\s*(?:per\s*sec(?:ond)?|/\s*s(?:ec)?)$", re.IGNORECASE)
 
@@ -339,6 +390,7 @@ class _Reader:
         self.profile = profile
         self.result = MegatronResult(profile.name, profile.warmup_steps)
         self.timestamps: list[tuple[int, datetime]] = []
+        self.pending_elision: tuple[str, int] | None = None
 
     def timestamp_of(self, text: str) -> datetime | None:
         return find_timestamp(text) or self.profile.layout.search(text)
@@ -355,6 +407,11 @@ class _Reader:
             if pattern is not None and pattern.pattern.search(raw):
                 self.result.checkpoint_saves += 1
                 break
+        else:
+            if _CHECKPOINT_SAVE_RE.search(raw):
+                self.result.checkpoint_saves += 1
+        if _ELISION_RE.match(strip_host_prefix(strip_prefixes(raw)).text) and self.result.steps:
+            self.pending_elision = (line.source, line.number)
         restore = profile.pattern("checkpointRestore")
         if restore is not None and restore.pattern.search(raw):
             self.result.checkpoint_restores += 1
@@ -420,6 +477,11 @@ class _Reader:
             )
         elif header is not None:
             own_stamp = find_timestamp(raw[: header.start()])
+        if self.pending_elision is not None:
+            source, number = self.pending_elision
+            before = self.result.steps[-1].iteration if self.result.steps else None
+            self.result.elisions.append((source, number, before, iteration))
+            self.pending_elision = None
         self.result.steps.append(
             StepLine(
                 iteration=iteration,
@@ -450,6 +512,7 @@ class _Reader:
             start_index, first = min(self.timestamps, key=lambda item: (item[1], item[0]))
             result.first_timestamp = first
             result.last_timestamp = max(stamp for _, stamp in self.timestamps)
+            result.last_timestamp_index = max(index for index, _ in self.timestamps)
         else:
             start_index, first = -1, None
         warmup = self.profile.warmup_steps

@@ -8,9 +8,16 @@ Accepted, as seen in real logs:
 * ``redop`` of ``sum``, ``none`` or empty (old ``alltoall``); columns of any width;
 * launcher prefixes (``0: ``, ``[1,0]<stdout>:``, ``kubectl --timestamps``, pdsh ``host:``),
   ``+`` shell trace lines, ``NCCL INFO``/``WARN`` lines and ``...`` elisions inside a table;
-* headers: ``# nccl-tests version``, ``# Collective test starting/concluded``, ``# nThread``,
+* headers: ``# nccl-tests version``, ``# Collective test starting/concluded`` (the binary of an
+  MPI build is named ``all_reduce_perf_mpi``: both ``_perf`` and ``_mpi`` are removed), ``# nThread``,
   ``#  Rank … on HOST device N [bus] NAME`` (with or without ``Group``), ``NCCL version``;
-* footers ``# Out of bounds values : N OK|FAILED`` and ``# Avg bus bandwidth : X``.
+* footers ``# Out of bounds values : N OK|FAILED`` and ``# Avg bus bandwidth : X``;
+* ``--datatype all`` / ``--op all`` (``-d all``, ``-o all``): one table whose size sweep restarts
+  for every data type or reduction; each ``(type, redop)`` run is a *sweep* and its sizes are
+  checked on their own;
+* a row cut short by a failure on the same line (``2097152 32768 float none -1 node0: Test
+  CUDA failure ...``): the row is left out; :mod:`krm_fn.report.detect_failures` reports the
+  failure with its host.
 
 The LogProfile's ``bandwidthResult`` regex is the row matcher: it is tried on every line
 (after the launcher prefix is removed, which the built-in regex needs because it is anchored
@@ -29,9 +36,10 @@ built-in regex, the column reader decides and the row is ``matched_by="fallback"
 Invariants:
     * The parser reports; it never passes or fails a run. Problems (an unparsable row, a
       table without a footer) are listed with their line so the evaluator can fail closed.
-    * Rows must follow the table's size progression (a constant factor, or a constant
+    * Rows must follow the size progression of their sweep (a constant factor, or a constant
       increment); a gap not explained by a ``...`` elision is a problem, as is a line with
-      control characters inside a table.
+      control characters inside a table, a row interleaved with ``NCCL INFO`` output and a
+      fragment of numbers that is no complete row.
     * A table is complete only when a footer line (``Out of bounds values`` or ``Avg bus
       bandwidth``) or ``Collective test concluded`` follows its rows in the same source.
     * The old ``error`` column is a maximum error, not a count: it is kept as ``error`` and
@@ -187,6 +195,17 @@ class NcclTable:
         return max((r.out_of_place.algbw for r in self.rows), default=None)
 
     @property
+    def sweeps(self) -> list[list[NcclRow]]:
+        """The rows cut where the data type or reduction changes (``-d all``/``-o all``)."""
+        runs: list[list[NcclRow]] = []
+        for row in self.rows:
+            if runs and (runs[-1][-1].dtype, runs[-1][-1].redop) == (row.dtype, row.redop):
+                runs[-1].append(row)
+            else:
+                runs.append([row])
+        return runs
+
+    @property
     def wrong_rows(self) -> list[NcclRow]:
         """Rows with a non-zero ``#wrong`` count, out-of-place or in-place."""
         return [
@@ -264,6 +283,13 @@ _RANK_RE = re.compile(
 )
 _TESTS_VERSION_RE = re.compile(r"^#\s*nccl-tests version (?P<version>\S+)")
 _STARTING_RE = re.compile(r"^#\s*Collective test starting:\s*(?P<binary>\S+)")
+_FAILURE_IN_ROW_RE = re.compile(
+    r"\s(?:[A-Za-z0-9][\w.-]*:\s+)?Test (?:NCCL|CUDA) failure\b|\s\.\. \S+ .*Test failure\b"
+)
+_FRAGMENT_RE = re.compile(
+    r"^\s*(?:(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s+)+(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s*$"
+)
+_ROW_START_RE = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z_]\w*\b")
 _CONCLUDED_RE = re.compile(r"^#\s*Collective test concluded:\s*(?P<binary>\S+)")
 _NCCL_VERSION_RE = re.compile(r"\bNCCL version (?P<version>\S+)")
 _OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\S+)\s*(?P<verdict>OK|FAILED)?")
@@ -356,8 +382,13 @@ def _strip(line: LogLine) -> Stripped:
 
 
 def _gaps(table: NcclTable) -> list[NcclProblem]:
-    """Rows missing from a size progression (every step a constant factor or increment)."""
-    sizes = [(r.size, r) for r in table.rows if r.size > 0]
+    """Rows missing from the size progression of each sweep (``-d all`` restarts per type)."""
+    return [problem for sweep in table.sweeps for problem in _sweep_gaps(sweep)]
+
+
+def _sweep_gaps(rows: list[NcclRow]) -> list[NcclProblem]:
+    """Rows missing from one size progression (every step a constant factor or increment)."""
+    sizes = [(r.size, r) for r in rows if r.size > 0]
     pairs = [(a, b) for a, b in itertools.pairwise(sizes) if a[0] != b[0]]
     if len(pairs) < 2:
         return []
@@ -406,6 +437,10 @@ class _Reader:
         self.table = table
 
     def row(self, line: LogLine, body: str) -> bool:
+        cut = _FAILURE_IN_ROW_RE.search(body)
+        if cut is not None and _ROW_START_RE.match(body[: cut.start()]):
+            # A row cut short by a failure message; detect_failures reports the failure.
+            return True
         match = self.row_pattern.pattern.search(body)
         if match is None and not _ROW_LIKE_RE.match(body):
             return False
@@ -512,6 +547,7 @@ class _Reader:
         if version is not None and self.result.nccl_version is None:
             self.result.nccl_version = version.group("version")
         if "NCCL INFO" in raw or "NCCL WARN" in raw:
+            self.interleaved(line)
             return
         stripped = _strip(line)
         body = stripped.text
@@ -529,11 +565,36 @@ class _Reader:
         table = self.table
         if self.row(line, body) or table is None or table.complete:
             return
-        if _GARBLED_RE.search(body):
+        if _FRAGMENT_RE.match(body):
+            table.problems.append(
+                NcclProblem(
+                    "unparsable-row",
+                    f"fragment of a results row inside the table: {body.strip()[:80]!r}",
+                    line.source,
+                    line.number,
+                )
+            )
+        elif _GARBLED_RE.search(body):
             table.problems.append(
                 NcclProblem(
                     "garbled-line",
                     f"garbled line inside the results table: {body.strip()[:80]!r}",
+                    line.source,
+                    line.number,
+                )
+            )
+
+    def interleaved(self, line: LogLine) -> None:
+        """An ``NCCL INFO``/``WARN`` line that starts with the beginning of a results row."""
+        table = self.table
+        body = _strip(line).text
+        if _ROW_START_RE.match(body):
+            problems = self.result.problems if table is None or table.complete else table.problems
+            problems.append(
+                NcclProblem(
+                    "garbled-line",
+                    "results row interleaved with NCCL output (its values cannot be trusted): "
+                    f"{body.strip()[:100]!r}",
                     line.source,
                     line.number,
                 )
@@ -558,7 +619,8 @@ class _Reader:
         elif (found := _TESTS_VERSION_RE.match(body)) is not None:
             self.result.tests_version = found.group("version")
         elif (found := _STARTING_RE.match(body)) is not None:
-            self.result.collective = found.group("binary").removesuffix("_perf")
+            binary = found.group("binary").removesuffix("_mpi").removesuffix("_perf")
+            self.result.collective = binary
         elif (found := _CONCLUDED_RE.match(body)) is not None:
             if self.result.tables:
                 self.result.tables[-1].complete = True

@@ -1,14 +1,21 @@
 """Draw bus bandwidth over message size as an SVG line plot (``--plot FILE.svg``).
 
-One series per group (per table, when a log holds several), labelled with the group's
-status; x on a log2 scale of message size in bytes, y linear in GB/s from 0; axis labels,
-grid, legend and a tooltip per point. Written by hand: no plotting library.
+One series per group (per table, when a log holds several; per data type or reduction when
+a table is a ``-d all``/``-o all`` sweep, so the restarting sizes never draw a zigzag),
+labelled with the group's status; x on a log2 scale of message size in bytes, y linear in
+GB/s from 0; axis labels, grid, legend and a tooltip per point. Groups that were measured
+for bandwidth but have no rows (no log, cut or failed table) are listed in the legend with a
+dashed grey swatch and ``no rows``. The legend column is as wide as its longest label and
+the picture as tall as the legend, so no entry is clipped; with more than two WorkloadRuns
+the title counts them instead of listing every name. Written by hand: no plotting library.
 
 Invariants:
     * The output is a well-formed, standalone SVG 1.1 document; every text is XML-escaped.
     * Rows of 0 bytes cannot sit on a log axis and are left out (they are in the tables).
     * The y axis always starts at 0, so a low bandwidth never looks high.
     * Without any bandwidth data the plot says so instead of drawing empty axes.
+    * Every legend entry fits inside the picture (its width is estimated generously, at
+      :data:`CHAR_W` pixels a character).
 """
 
 from __future__ import annotations
@@ -26,6 +33,12 @@ __all__ = ["Series", "plot_report", "render_svg"]
 WIDTH = 900
 HEIGHT = 520
 LEFT, RIGHT, TOP, BOTTOM = 80, 210, 56, 72
+PLOT_W = WIDTH - LEFT - RIGHT
+CHAR_W = 7.5
+"""Upper estimate of the width of one character of 12 px sans-serif text, in pixels."""
+LEGEND_ROW = 20
+NO_DATA_COLOR = "#9e9e9e"
+MAX_TITLE_RUNS = 2
 PALETTE = (
     "#1f77b4",
     "#d62728",
@@ -73,8 +86,13 @@ def _text(x: float, y: float, body: str, **attrs: str) -> str:
     return f'<text x="{_fmt(x)}" y="{_fmt(y)}"{extra}>{escape(body)}</text>'
 
 
+def legend_width(labels: Sequence[str]) -> float:
+    """The width of the legend column: swatch, gap and the longest label, with a margin."""
+    return 16 + 30 + CHAR_W * max((len(label) for label in labels), default=0) + 16
+
+
 def render_svg(series: Sequence[Series], title: str) -> str:
-    """Draw the series.
+    """Draw the series; those without points appear in the legend only.
 
     Args:
         series: the lines to draw.
@@ -84,22 +102,26 @@ def render_svg(series: Sequence[Series], title: str) -> str:
         The SVG document.
 
     """
-    plot_w = WIDTH - LEFT - RIGHT
+    plot_w = PLOT_W
+    width = round(max(WIDTH, LEFT + plot_w + legend_width([s.label for s in series])))
+    height = round(max(HEIGHT, TOP + 12 + LEGEND_ROW * len(series) + BOTTOM))
+    width = max(width, round(CHAR_W * 1.4 * len(title) + 40))
     plot_h = HEIGHT - TOP - BOTTOM
     head = [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{WIDTH}" '
-        f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" '
         'font-size="12">',
         f"<title>{escape(title)}</title>",
-        f'<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>',
-        _text(WIDTH / 2, 28, title, text_anchor="middle", font_size="16", font_weight="bold"),
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        _text(width / 2, 28, title, text_anchor="middle", font_size="16", font_weight="bold"),
     ]
     drawn = [s for s in series if any(size > 0 for size, _ in s.points)]
     if not drawn:
         body = [
-            _text(WIDTH / 2, HEIGHT / 2, "No bandwidth data in the logs", text_anchor="middle"),
+            _text(width / 2, height / 2, "No bandwidth data in the logs", text_anchor="middle"),
         ]
+        body.extend(_legend(series, [], LEFT + plot_w + 16))
         return "\n".join([*head, *body, "</svg>"]) + "\n"
     sizes = [size for s in drawn for size, _ in s.points if size > 0]
     x_min = math.floor(math.log2(min(sizes)))
@@ -156,8 +178,9 @@ def render_svg(series: Sequence[Series], title: str) -> str:
             transform=f"rotate(-90 20 {_fmt(mid_y)})",
         )
     )
-    for index, line in enumerate(drawn):
-        color = PALETTE[index % len(PALETTE)]
+    colors = {id(line): PALETTE[index % len(PALETTE)] for index, line in enumerate(drawn)}
+    for line in drawn:
+        color = colors[id(line)]
         points = sorted((size, bw) for size, bw in line.points if size > 0)
         path = " ".join(f"{_fmt(px(size))},{_fmt(py(bw))}" for size, bw in points)
         parts.append(f'<g fill="{color}" stroke="{color}">')
@@ -169,15 +192,24 @@ def render_svg(series: Sequence[Series], title: str) -> str:
                 f"<title>{escape(tip)}</title></circle>"
             )
         parts.append("</g>")
-        legend_y = TOP + 12 + index * 20
-        legend_x = LEFT + plot_w + 16
-        parts.append(
-            f'<line x1="{legend_x}" y1="{legend_y}" x2="{legend_x + 24}" y2="{legend_y}" '
-            f'stroke="{color}" stroke-width="3"/>'
-        )
-        parts.append(_text(legend_x + 30, legend_y + 4, line.label))
+    parts.extend(_legend(series, [colors.get(id(s)) for s in series], LEFT + plot_w + 16))
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def _legend(series: Sequence[Series], colors: Sequence[str | None], left: float) -> list[str]:
+    """One row per series; a series without points gets a dashed grey swatch."""
+    parts: list[str] = []
+    for index, line in enumerate(series):
+        color = colors[index] if index < len(colors) else None
+        y = TOP + 12 + index * LEGEND_ROW
+        dash = "" if color else ' stroke-dasharray="4 3"'
+        parts.append(
+            f'<line x1="{_fmt(left)}" y1="{y}" x2="{_fmt(left + 24)}" y2="{y}" '
+            f'stroke="{color or NO_DATA_COLOR}" stroke-width="3"{dash}/>'
+        )
+        parts.append(_text(left + 30, y + 4, line.label))
+    return parts
 
 
 def plot_report(report: Report) -> str:
@@ -191,19 +223,33 @@ def plot_report(report: Report) -> str:
 
     """
     series: list[Series] = []
-    runs = [r for r in report.runs if any(g.nccl is not None for g in r.groups)]
+    runs = [
+        r
+        for r in report.runs
+        if any(g.nccl is not None or g.spec.bandwidth is not None for g in r.groups)
+    ]
     several_runs = len(runs) > 1
     for run in runs:
         for group in run.groups:
-            if group.nccl is None:
+            if group.nccl is None and group.spec.bandwidth is None:
                 continue
-            tables = [t for t in group.nccl.tables if t.rows]
+            name = f"{run.name}/{group.spec.group}" if several_runs else group.spec.group
+            tables = [t for t in group.nccl.tables if t.rows] if group.nccl is not None else []
+            if not tables:
+                series.append(Series(f"{name} ({group.status}, no rows)", ()))
             for index, table in enumerate(tables, start=1):
-                label = f"{run.name}/{group.spec.group}" if several_runs else group.spec.group
-                if len(tables) > 1:
-                    label = f"{label} #{index}"
-                label = f"{label} ({group.status})"
-                points = tuple((r.size, r.out_of_place.busbw) for r in table.rows)
-                series.append(Series(label, points))
-    names = ", ".join(r.name for r in runs) or "no runs"
-    return render_svg(series, f"NCCL bus bandwidth by message size: {names}")
+                label = f"{name} #{index}" if len(tables) > 1 else name
+                sweeps = table.sweeps
+                for sweep in sweeps:
+                    kind = sweep[0].dtype if sweep[0].redop in ("", "sum", "none") else None
+                    kind = kind or f"{sweep[0].dtype} {sweep[0].redop}"
+                    shown = f"{label} {kind}" if len(sweeps) > 1 else label
+                    points = tuple((r.size, r.out_of_place.busbw) for r in sweep)
+                    series.append(Series(f"{shown} ({group.status})", points))
+    if not runs:
+        title = "NCCL bus bandwidth by message size: no runs"
+    elif len(runs) > MAX_TITLE_RUNS:
+        title = f"NCCL bus bandwidth by message size: {len(runs)} WorkloadRuns"
+    else:
+        title = f"NCCL bus bandwidth by message size: {', '.join(r.name for r in runs)}"
+    return render_svg(series, title)

@@ -2,12 +2,18 @@
 
 Recognised, possibly stacked (outermost first):
 
+* ``[pod/<name>/<container>] `` from ``kubectl logs --prefix`` (the pod name is kept as the
+  line's ``pod``);
 * ``2024-05-01T10:00:00.123456789Z `` from ``kubectl logs --timestamps``;
 * ``[1,0]<stdout>:`` / ``[1,0]<stderr>:`` from Open MPI ``--tag-output``;
 * ``0: `` from Slurm ``srun --label``;
 * ``[default0]: `` from torchrun and ``[rank0]: `` from PyTorch;
+* ``[0] `` from MPICH/Intel MPI ``-prepend-rank``;
 * ``vm-07-14: `` from pdsh/DeepSpeed, only through :func:`strip_host_prefix`, because a
   ``word: `` prefix is ambiguous (``make: Entering directory``) and callers must decide.
+
+ANSI colour codes (``ESC [ ... m`` and the other CSI sequences) are removed from the whole line
+first by :func:`strip_ansi`, which :mod:`krm_fn.report.collect_logs` applies when it reads a log.
 
 Invariants:
     * Stripping never changes the rest of the line (inner whitespace is kept, so column
@@ -20,12 +26,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Stripped", "strip_host_prefix", "strip_prefixes"]
+__all__ = ["Stripped", "strip_ansi", "strip_host_prefix", "strip_prefixes"]
 
+_ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_KUBECTL_PREFIX_RE = re.compile(r"^\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] ")
 _KUBECTL_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) ")
 _OMPI_RE = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:")
 _SRUN_RE = re.compile(r"^(?P<rank>\d+): ")
 _TORCHRUN_RE = re.compile(r"^\[(?:default|rank)(?P<rank>\d+)\]: ?")
+_PREPEND_RANK_RE = re.compile(r"^\[(?P<rank>\d+)\] ")
 _HOST_RE = re.compile(r"^(?P<host>[A-Za-z][A-Za-z0-9_.-]*):\s+")
 
 
@@ -38,6 +47,7 @@ class Stripped:
         rank: the rank a prefix named (``"0"``), or ``None``.
         host: the host a pdsh-style prefix named, or ``None``.
         timestamp: the ``kubectl --timestamps`` prefix, or ``None``.
+        pod: the pod a ``kubectl logs --prefix`` prefix named, or ``None``.
 
     """
 
@@ -45,6 +55,20 @@ class Stripped:
     rank: str | None = None
     host: str | None = None
     timestamp: str | None = None
+    pod: str | None = None
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI escape sequences (colours, cursor moves) from ``text``.
+
+    Args:
+        text: a log, or one line of it.
+
+    Returns:
+        The text without escape sequences; everything else is kept.
+
+    """
+    return _ANSI_RE.sub("", text) if "\x1b" in text else text
 
 
 def strip_prefixes(line: str) -> Stripped:
@@ -60,13 +84,18 @@ def strip_prefixes(line: str) -> Stripped:
     text = line
     rank: str | None = None
     timestamp: str | None = None
+    pod: str | None = None
+    found_pod = _KUBECTL_PREFIX_RE.match(text)
+    if found_pod is not None:
+        pod = found_pod.group("pod")
+        text = text[found_pod.end() :]
     for _ in range(4):
         ts = _KUBECTL_TS_RE.match(text)
         if ts is not None and timestamp is None:
             timestamp = ts.group().strip()
             text = text[ts.end() :]
             continue
-        for regex in (_OMPI_RE, _SRUN_RE, _TORCHRUN_RE):
+        for regex in (_OMPI_RE, _SRUN_RE, _TORCHRUN_RE, _PREPEND_RANK_RE):
             found = regex.match(text)
             if found is not None:
                 rank = rank if rank is not None else found.group("rank")
@@ -74,7 +103,7 @@ def strip_prefixes(line: str) -> Stripped:
                 break
         else:
             break
-    return Stripped(text, rank, None, timestamp)
+    return Stripped(text, rank, None, timestamp, pod)
 
 
 def strip_host_prefix(stripped: Stripped) -> Stripped:
@@ -91,5 +120,9 @@ def strip_host_prefix(stripped: Stripped) -> Stripped:
     if found is None:
         return stripped
     return Stripped(
-        stripped.text[found.end() :], stripped.rank, found.group("host"), stripped.timestamp
+        stripped.text[found.end() :],
+        stripped.rank,
+        found.group("host"),
+        stripped.timestamp,
+        stripped.pod,
     )

@@ -158,6 +158,7 @@ def _group(group: GroupReport) -> dict[str, Any]:
                 "source": f.source,
                 "line": f.line,
                 "count": f.count,
+                "hosts": list(f.hosts or ((f.host,) if f.host else ())),
             }
             for f in group.failures
         ],

@@ -84,7 +84,8 @@ def _group_details(group: GroupReport) -> list[str]:
         lines.append("")
         for f in group.failures:
             where = f" (`{f.source}:{f.line}`)" if f.source and f.line else ""
-            host = f" on `{f.host}`" if f.host else ""
+            hosts = f.hosts or ((f.host,) if f.host else ())
+            host = f" on {', '.join(f'`{h}`' for h in hosts)}" if hosts else ""
             lines.append(f"- **{f.reason}**{host}: {_cell(f.message)}{where}")
         lines.append("")
     if group.suggestion:

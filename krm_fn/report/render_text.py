@@ -96,10 +96,17 @@ def _training_lines(group: GroupReport) -> list[str]:
             f"({len(steps)} step lines, {measured} measured iterations)"
         )
     lines.append(f"Avg Step Time:   {seconds(result.avg_step_time_s)}")
+    if result.checkpoint_saves or result.checkpoint_restores:
+        lines.append(
+            f"Checkpoints:     {result.checkpoint_saves} saved, "
+            f"{result.checkpoint_restores} restored"
+        )
     lines.append(f"Avg TFLOPs/GPU:  {number(result.avg_tflops, 1)}")
     lines.append(f"Tokens/s:        {number(result.avg_tokens_per_second, 1)}")
     if result.goodput is not None:
         lines.append(f"Goodput:         {ratio(result.goodput)}")
+    elif result.goodput_problem is not None:
+        lines.append("Goodput:         - (timestamps inconsistent with the step lines; see notes)")
     elif result.goodput_estimate is not None:
         lines.append(
             f"Goodput:         - (not measured; estimate {ratio(result.goodput_estimate)} "
@@ -139,7 +146,8 @@ def _group_lines(group: GroupReport) -> list[str]:
         for f in group.failures:
             where = f" [{f.source}:{f.line}]" if f.source and f.line else ""
             times = f" (x{f.count})" if f.count > 1 else ""
-            host = f" host {f.host}:" if f.host else ""
+            hosts = f.hosts or ((f.host,) if f.host else ())
+            host = f" host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}:" if hosts else ""
             body.append(f"  {f.reason}:{host} {f.message}{times}{where}")
     if group.notes:
         body.append("Notes:")
@@ -188,7 +196,7 @@ def _summary(report: Report) -> _Section:
         lines.append("Failed Nodes:")
         for node in failed:
             name = node.node or f"(nodes of {node.trainjob} unknown)"
-            lines.append(f"  {name} ({node.group}): {node.reason}: {node.message}")
+            lines.append(f"  {name} ({node.run}/{node.group}): {node.reason}: {node.message}")
     for log in report.unmatched_logs:
         lines.append(f"Unmatched log: {log}")
     lines.append(f"Result:       {'PASSED' if report.passed else 'FAILED'}")

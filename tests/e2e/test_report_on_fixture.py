@@ -12,10 +12,21 @@ import pytest
 from tests.e2e.helpers import BIN, REPO, fn_env
 from tests.k8s_schemas import shared_dir
 
-LOGS = [
+# The fixture renders four groups of 4 nodes x 8 GPUs. A log must cover its group (its
+# '# Using devices' lines name 4 hosts with 8 devices each): the one real log we have of that
+# shape (nccl-tests#309, tests/report/data/real/) stands in for each group's launcher log.
+# The shared fixtures list no (or too few) rank lines, so they fail closed.
+FOUR_BY_EIGHT = (
+    REPO
+    / "tests"
+    / "report"
+    / "data"
+    / "real"
+    / "nvidia-nccl-tests-issue-309_h100-4node-32rank_all_reduce_perf_mpi.txt"
+)
+LOGS = [FOUR_BY_EIGHT] * 4
+SHARED = [
     "aws-awsome-distributed-training_aws-batch-p5_all_reduce.txt",
-    "aws-awsome-distributed-training_eks-p5-mpijob_all_reduce_excerpt.txt",
-    "coreweave-nccl-tests_h100-64gpu-sharp-mpijob_all_reduce.txt",
     "lessizzmore-create-a3mega_gce-a3-mega-vm-2node_all_reduce.txt",
 ]
 
@@ -33,13 +44,11 @@ def _render_fixture(tmp: Path) -> Path:
     return out
 
 
-def _logs(tmp: Path, names: list[str]) -> Path:
+def _logs(tmp: Path, paths: list[Path]) -> Path:
     logs = tmp / "logs"
     logs.mkdir()
-    for i, name in enumerate(names):
-        shutil.copy(
-            shared_dir() / "fixtures" / "nccl-logs" / name, logs / f"my-workload-group-{i}.log"
-        )
+    for i, path in enumerate(paths):
+        shutil.copy(path, logs / f"my-workload-group-{i}.log")
     return logs
 
 
@@ -62,8 +71,8 @@ def test_report_prints_the_table_and_writes_the_plot(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Groups:    4/4 passed" in proc.stdout
-    # aws-batch-p5 log, footer line "# Avg bus bandwidth    : 156.742"
-    assert "Avg Bus Bandwidth:   156.74 GB/s" in proc.stdout
+    # nccl-tests#309 log, footer line "# Avg bus bandwidth    : 107.51 "
+    assert "Avg Bus Bandwidth:   107.51 GB/s" in proc.stdout
     assert ET.parse(plot).getroot().tag.endswith("svg")
 
 
@@ -90,3 +99,19 @@ def test_report_other_formats(fmt: str, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "my-workload" in proc.stdout
+
+
+def test_report_fails_closed_on_logs_that_do_not_cover_the_group(tmp_path: Path) -> None:
+    rendered = _render_fixture(tmp_path)
+    shared = [shared_dir() / "fixtures" / "nccl-logs" / name for name in SHARED]
+    logs = _logs(tmp_path, [*shared, FOUR_BY_EIGHT, FOUR_BY_EIGHT])
+    proc = subprocess.run(
+        [str(BIN / "workloadrun-fn"), "report", str(rendered), "--logs", str(logs)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1
+    assert "Groups:    2/4 passed" in proc.stdout
+    # aws-batch-p5 lists no rank lines; lessizzmore ran on 2 hosts for a 4-node group
+    assert "'# Rank N ... on HOST device D' lines under '# Using devices'" in proc.stdout
+    assert "2 of the group's 4 nodes: the ranks ran on 2 host(s)" in proc.stdout

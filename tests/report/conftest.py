@@ -17,6 +17,14 @@ from krm_fn.report.loglines import LogSource  # noqa: E402
 from krm_fn.report.model import Report  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
+REAL = DATA / "real"
+"""Real public logs found for issue 15; each file's line 1 and README.md say where from."""
+
+
+def real_log(name: str) -> Path:
+    path = REAL / name
+    assert path.is_file(), path
+    return path
 
 
 def shared_fixtures() -> Path:
@@ -71,6 +79,8 @@ def trainjob_yaml(
     thresholds: str | None = None,
     bandwidth: str | None = None,
     goodput: str | None = None,
+    num_nodes: int = 2,
+    gpus_per_node: int = 8,
 ) -> str:
     """One rendered TrainJob, following the render contract."""
     annotations = {
@@ -99,7 +109,7 @@ def trainjob_yaml(
         "  annotations:",
         *(f"    {key}: {json.dumps(value)}" for key, value in annotations.items()),
         "spec:",
-        "  trainer: {numNodes: 2, numProcPerNode: 8}",
+        f"  trainer: {{numNodes: {num_nodes}, numProcPerNode: {gpus_per_node}}}",
     ]
     return "\n".join(lines) + "\n"
 

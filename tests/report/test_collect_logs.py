@@ -88,3 +88,13 @@ def test_measurement_sources_follow_the_replicated_job() -> None:
     node = LogSource("logs/run-group-0-node-0-0-y.log", ())
     assert measurement_sources([node, launcher], "launcher") == [launcher]
     assert measurement_sources([node, launcher], "trainer") == [node, launcher]
+
+
+def test_launcher_log_saved_without_pod_suffix_carries_the_measurement() -> None:
+    from krm_fn.report.collect_logs import measurement_sources
+    from krm_fn.report.loglines import LogSource
+
+    launcher = LogSource.from_text("logs/run-group-0-launcher.log", "x")
+    node = LogSource.from_text("logs/run-group-0-node-0-0-abcde.log.gz", "y")
+    assert measurement_sources([launcher, node], "launcher") == [launcher]
+    assert measurement_sources([launcher, node], "node") == [node]

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from krm_fn.report.command import report
 
-from .conftest import DATA, megatron_log, nccl_log, trainjob_yaml
+from .conftest import DATA, megatron_log, nccl_log, real_log, trainjob_yaml
 
 RENDERED = DATA / "rendered.yaml"
 SCHEMA = json.loads(
@@ -30,9 +30,10 @@ def logs(tmp_path: Path) -> Path:
     """A log directory laid out as the matching rule expects, from real fixture logs."""
     root = tmp_path / "logs"
     root.mkdir()
-    # group-0 passes: busbw 483.05 at 16 GiB (line 36), avg 156.742 (line 38)
+    # group-0 passes: 2 hosts x 8 GPUs (lines 12-27), busbw 485.66 at 16 GiB (line 57),
+    # avg 178.222 (line 59)
     shutil.copy(
-        nccl_log("aws-awsome-distributed-training_aws-batch-p5_all_reduce.txt"),
+        real_log("spectrum-x-openshift_h200-2node_all_reduce_float.txt"),
         root / "nccl-pairs-group-0.log",
     )
     # group-1 fails: 108 out-of-bounds values (line 39); pod-log naming inside a directory
@@ -67,9 +68,9 @@ def test_text_report_exit_code_and_plot(logs: Path, tmp_path: Path) -> None:
         in out
     )
     assert "  Status:     Failed" in out
-    # the table rows, out-of-place, read from aws-batch-p5 lines 5 and 36
-    assert "           8 B        0.00        0.00            0" in out
-    assert "        16 GiB      276.03      483.05            0" in out
+    # the table rows, out-of-place, read from spectrum-x float lines 33 and 57
+    assert "         1 KiB        0.02        0.04            0" in out
+    assert "        16 GiB      259.02      485.66            0" in out
     assert "HardwareFailureDetected: nccl-tests found 108 out-of-bounds values" in out
     assert "WorkloadFailed: no log found for TrainJob nccl-pairs-group-2-overflow" in out
     assert "Groups:       2/4 passed" in out
@@ -111,14 +112,17 @@ def test_logs_from_stdin_with_trainjob_headers(tmp_path: Path) -> None:
     rendered = tmp_path / "r.yaml"
     rendered.write_text(
         trainjob_yaml(
+            nodes="lab",
+            num_nodes=1,
+            gpus_per_node=1,
             bandwidth='{"testType": "all_reduce"}',
-            thresholds='{"busBandwidthGBps": "value >= 180"}',
+            thresholds='{"busBandwidthGBps": "value >= 2"}',
         )
     )
-    body = nccl_log("oci-hpc-oke_bm-gpu-b4-8-2node-slinky_all_reduce_v2.17.9.txt").read_text()
+    body = real_log("eunomia-nccl-ebpf_rtx5090-2rank-1gpu_all_reduce_perf_mpi.txt").read_text()
     code, out, _ = invoke(str(rendered), "--logs", "-", stdin=f"# trainjob: run-group-0\n{body}")
     assert code == 0, out
-    assert "busBandwidthGBps  value >= 180  PASS  189.60 GB/s" in out  # line 24: busbw 189.60
+    assert "busBandwidthGBps  value >= 2  PASS  2.30 GB/s" in out  # line 28: busbw 2.30
 
 
 def test_unmatched_log_is_warned_about(tmp_path: Path) -> None:

@@ -6,9 +6,11 @@ import pytest
 
 from krm_fn.report.model import GroupReport
 
-from .conftest import judge, megatron_log, nccl_log, trainjob_yaml
+from .conftest import judge, megatron_log, nccl_log, real_log, trainjob_yaml
 
 P5 = nccl_log("aws-awsome-distributed-training_aws-batch-p5_all_reduce.txt").read_text()
+# 2 hosts x 8 H200 in its '# Using devices' lines, so it covers the 2 x 8 test group
+H200 = real_log("spectrum-x-openshift_h200-2node_all_reduce_float.txt").read_text()
 OCI = nccl_log("oci-hpc-oke_bm-gpu-b4-8-2node-slinky_all_reduce_v2.17.9.txt").read_text()
 IB = nccl_log("FAILURE_stas00-ml-engineering_azure-net-ib-completion-error-12.txt").read_text()
 MOE = megatron_log("unattributed_megatron-core-moe-ep8_iterations_tflops-per-gpu.txt").read_text()
@@ -26,20 +28,20 @@ def group_for(log: str | None, **job: str | None) -> GroupReport:
 @pytest.mark.parametrize(
     ("thresholds", "status", "value"),
     [
-        # aws-batch-p5 line 36: peak busbw 483.05; line 38: avg 156.742
+        # spectrum-x float line 57: peak busbw 485.66, algbw 259.02; line 59: avg 178.222
         pytest.param(
-            '{"busBandwidthGBps": "value >= 480"}', "Passed", 483.05, id="peak-busbw-passes"
+            '{"busBandwidthGBps": "value >= 480"}', "Passed", 485.66, id="peak-busbw-passes"
         ),
         pytest.param(
-            '{"busBandwidthGBps": "value >= 900"}', "Failed", 483.05, id="peak-busbw-too-low"
+            '{"busBandwidthGBps": "value >= 900"}', "Failed", 485.66, id="peak-busbw-too-low"
         ),
         pytest.param(
-            '{"avgBusBandwidthGBps": "value > 150 && value < 160"}',
+            '{"avgBusBandwidthGBps": "value > 175 && value < 180"}',
             "Passed",
-            156.742,
+            178.222,
             id="avg-in-range",
         ),
-        pytest.param('{"algBandwidthGBps": "value >= 276"}', "Passed", 276.03, id="peak-algbw"),
+        pytest.param('{"algBandwidthGBps": "value >= 259"}', "Passed", 259.02, id="peak-algbw"),
         pytest.param(
             '{"goodput": "value >= 0.5"}',
             "Failed",
@@ -49,7 +51,7 @@ def group_for(log: str | None, **job: str | None) -> GroupReport:
     ],
 )
 def test_bandwidth_thresholds(thresholds: str, status: str, value: float | None) -> None:
-    group = group_for(P5, thresholds=thresholds, bandwidth=BW)
+    group = group_for(H200, thresholds=thresholds, bandwidth=BW)
     assert group.status == status
     [result] = group.thresholds
     assert result.value == (pytest.approx(value) if value is not None else None)
@@ -152,7 +154,7 @@ def test_passing_group_lends_known_good_nodes_to_the_suggestion() -> None:
         + "---\n"
         + trainjob_yaml("run-group-1", group="group-1", nodes="b1,b2", bandwidth=BW)
     )
-    report = judge(rendered, {"run-group-0": P5, "run-group-1": IB})
+    report = judge(rendered, {"run-group-0": H200, "run-group-1": IB})
     good, bad = report.runs[0].groups
     assert (good.status, bad.status) == ("Passed", "Failed")
     assert bad.suggestion == [["b1", "a1"], ["b2", "a1"]]
@@ -167,10 +169,10 @@ def test_log_problems_do_not_suggest_regrouping() -> None:
 
 
 def test_collective_mismatch_fails() -> None:
-    # OCI line 8: "# Collective test starting: all_reduce_perf"
+    # OCI line 8 and spectrum-x float line 8: "# Collective test starting: all_reduce_perf"
     group = group_for(OCI, bandwidth='{"testType": "all_gather"}')
     assert "collective-mismatch" in {f.kind for f in group.failures}
-    assert group_for(OCI, bandwidth='{"testType": "allreduce"}').status == "Passed"
+    assert group_for(H200, bandwidth='{"testType": "allreduce"}').status == "Passed"
 
 
 def test_unpinned_failed_group_lists_unknown_nodes() -> None:
@@ -195,7 +197,8 @@ def test_notes_for_validation_off_and_socket_transport() -> None:
         "azure-aks-rdma-infiniband_aks-sriov-ib-2node_all_reduce_nocheck.txt"
     ).read_text()
     group = group_for(azure, bandwidth=BW)
-    assert group.status == "Passed"
+    # the log lists no '# Rank' lines, so it cannot show it covered the group: that alone fails
+    assert {f.kind for f in group.failures} == {"log-coverage"}
     assert any("validation was off" in n for n in group.notes)
     socket = nccl_log(
         "WARN_gnosia93-training-on-eks_p4d-aws-ofi-nccl-init-failed_fallback-socket.txt"

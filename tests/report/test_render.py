@@ -15,7 +15,7 @@ from krm_fn.report.render_json import report_to_dict
 from krm_fn.report.render_md import render_md
 from krm_fn.report.render_text import render_text
 
-from .conftest import DATA, judge, megatron_log, nccl_log, trainjob_yaml
+from .conftest import DATA, judge, megatron_log, nccl_log, real_log, trainjob_yaml
 
 SCHEMA_PATH = (
     Path(__file__).resolve().parents[2] / "krm_fn" / "report" / "schema" / "report.schema.json"
@@ -27,8 +27,9 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 def sample_report() -> Report:
     logs = {
-        "nccl-pairs-group-0": nccl_log(
-            "aws-awsome-distributed-training_aws-batch-p5_all_reduce.txt"
+        # 2 hosts x 8 GPUs under '# Using devices': covers group-0 (2 nodes x 8)
+        "nccl-pairs-group-0": real_log(
+            "spectrum-x-openshift_h200-2node_all_reduce_float.txt"
         ).read_text(),
         "nccl-pairs-group-1": nccl_log(
             "FAILURE_unattributed_rtx3090-2node-inc_all_reduce_out-of-bounds-108.txt"
@@ -86,6 +87,7 @@ def test_schema_rejects_a_passed_group_with_failures() -> None:
             "source": None,
             "line": None,
             "count": 1,
+            "hosts": [],
         }
     ]
     with pytest.raises(jsonschema.ValidationError):
@@ -98,7 +100,7 @@ def test_json_content_of_the_sample() -> None:
     assert data["summary"] == {"groups": 4, "passedGroups": 2, "failedNodes": 6}
     pairs, training = data["workloadRuns"]
     group0, group1, overflow = pairs["groups"]
-    assert group0["bandwidth"]["peakBusBandwidthGBps"] == pytest.approx(483.05)
+    assert group0["bandwidth"]["peakBusBandwidthGBps"] == pytest.approx(485.66)
     assert group0["bandwidth"]["tables"][0]["rows"][-1]["sizeBytes"] == 17179869184
     assert group1["status"] == "Failed"
     assert group1["suggestedGroups"] == [
@@ -123,12 +125,12 @@ def test_plain_text_is_ascii_and_has_the_report_sections() -> None:
         "Platform:  aws",
         "workloadrun/nccl-pairs",
         "Groups:    1/3 passed",
-        "    16 GiB      276.03      483.05            0",  # aws-batch-p5 line 36
-        "Avg Bus Bandwidth:   156.74 GB/s",
-        "Peak Bus Bandwidth:  483.05 GB/s at 16 GiB",
-        "busBandwidthGBps     value >= 400  PASS  483.05 GB/s",
+        "    16 GiB      259.02      485.66            0",  # spectrum-x float line 57
+        "Avg Bus Bandwidth:   178.22 GB/s",
+        "Peak Bus Bandwidth:  485.66 GB/s at 16 GiB",
+        "busBandwidthGBps     value >= 400  PASS  485.66 GB/s",
         "Next grouping to isolate the bad node: [gpu-node-03, gpu-node-04] [gpu-node-05, gpu-node-06]",
-        "gpu-node-07 (group-2-overflow): WorkloadFailed: no log found",
+        "gpu-node-07 (nccl-pairs/group-2-overflow): WorkloadFailed: no log found",
         "Avg TFLOPs/GPU:  149.1",
         "Result:       FAILED",
     ]:
@@ -146,7 +148,7 @@ def test_markdown_summary() -> None:
     text = render_md(sample_report())
     assert text.startswith("# WorkloadRun report\n")
     assert "**Result: FAILED**" in text
-    assert "| group-0 | gpu-node-01, gpu-node-02 | ✅ Passed | 156.74 | 483.05 |" in text
+    assert "| group-0 | gpu-node-01, gpu-node-02 | ✅ Passed | 178.22 | 485.66 |" in text
     assert "| group-1 | gpu-node-03, gpu-node-04, gpu-node-05, gpu-node-06 | ❌ Failed |" in text
     assert "- **HardwareFailureDetected**: nccl-tests found 108 out-of-bounds values" in text
 
@@ -175,7 +177,9 @@ def test_svg_escapes_text_and_handles_no_data() -> None:
     root = ET.fromstring(svg)
     assert any(t.text == 'a<b & "c"' for t in root.iter(f"{SVG}text"))
     empty = ET.fromstring(render_svg([Series("zero-bytes-only", ((0, 0.0),))], "none"))
-    assert [t.text for t in empty.iter(f"{SVG}text")][-1] == "No bandwidth data in the logs"
+    texts = [t.text for t in empty.iter(f"{SVG}text")]
+    assert "No bandwidth data in the logs" in texts
+    assert texts[-1] == "zero-bytes-only"  # still in the legend
 
 
 def test_svg_x_axis_is_log2() -> None:
