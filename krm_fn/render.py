@@ -22,7 +22,15 @@ from typing import Any
 from krm_fn import MANAGER, naming, rules, topology
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.builders import checkpoint, configmap, mpi_runtime, secret, torch_runtime, trainjob
+from krm_fn.builders import (
+    checkpoint,
+    configmap,
+    dra,
+    mpi_runtime,
+    secret,
+    torch_runtime,
+    trainjob,
+)
 from krm_fn.builders.plan import (
     ANN_FRAMEWORK,
     ANN_GPU_ARCH,
@@ -35,7 +43,7 @@ from krm_fn.builders.plan import (
 from krm_fn.durations import parse_go_duration
 from krm_fn.inventory import GPU_PRESENT_LABEL, NodeInfo, select_nodes
 from krm_fn.launch import framework_argv, mpi_argv, wrap_pre_command
-from krm_fn.nccl_env import Env, base_nccl_env, merge_env
+from krm_fn.nccl_env import Env, base_nccl_env, merge_env, merge_named, user_wins_in_mpi_args
 from krm_fn.overrides.apply import apply_overrides
 from krm_fn.overrides.when import WhenContext, WhenError
 from krm_fn.overrides.when import describe as describe_when
@@ -499,15 +507,21 @@ def _render_one(
 
     # --- env, resources, volumes --------------------------------------------------------------
     user_env = [Env(e.name, e.value or "", e.value_from) for e in spec.env]
-    platform_env = [Env(e.name, e.value) for e in overlay.env] if overlay else []
-    env = merge_env(
-        base_nccl_env(plat.mnnvl if plat else bool(spec.enable_mnnvl)), platform_env, user_env
-    )
+    env = merge_env(base_nccl_env(plat.mnnvl if plat else bool(spec.enable_mnnvl)), user_env)
     user_by_name = {e.name: e for e in user_env}
-    platform_forward = [
+    # Platform env: spec.env wins for the names the user sets (NVCRE's BuildOverrides).
+    node_env = (
+        merge_named(env, [user_by_name.get(e.name, Env(e.name, e.value)) for e in overlay.env])
+        if overlay and overlay.env
+        else None
+    )
+    trainer_env = [
         user_by_name.get(e.name, Env(e.name, e.value))
-        for e in (overlay.forward_env if overlay else ())
+        for e in (overlay.trainer_env if overlay else ())
     ]
+    platform_mpi_args = user_wins_in_mpi_args(
+        list(overlay.mpi_args) if overlay else [], user_by_name
+    )
     resources = _worker_resources(
         spec.resources,
         gpus,
@@ -559,14 +573,7 @@ def _render_one(
 
     fw = spec.framework
     if fw.mpi is not None:
-        command, args = mpi_argv(
-            fw.mpi,
-            gpus,
-            env,
-            platform_forward,
-            list(overlay.mpi_args) if overlay else [],
-            override_args,
-        )
+        command, args = mpi_argv(fw.mpi, gpus, env, platform_mpi_args, override_args)
     else:
         command, args = framework_argv(fw)
     command, args = wrap_pre_command(pre_command, command, args)
@@ -582,10 +589,9 @@ def _render_one(
 
     # The kubelet expands $(VAR) and turns $$ into $ in command, args and env values: escape
     # every value derived from the WorkloadRun so the process sees it exactly as written.
-    env = [
-        Env(e.name, kubelet_literal(e.value), e.value_from) if e.value_from is None else e
-        for e in env
-    ]
+    env = _literal_env(env)
+    node_env = _literal_env(node_env) if node_env is not None else None
+    trainer_env = _literal_env(trainer_env)
     command = [kubelet_literal(c) for c in command]
     args = [kubelet_literal(a) for a in args]
     repeat = (orch.repeat_count if orch and orch.repeat_count else None) or 1
@@ -607,6 +613,8 @@ def _render_one(
         num_nodes=per_group,
         gpus_per_node=gpus,
         env=tuple(env),
+        node_env=tuple(node_env) if node_env is not None else None,
+        trainer_env=tuple(trainer_env),
         worker_resources=resources,
         user_volumes=tuple(v.to_k8s() for v in spec.volumes),
         user_mounts=tuple(
@@ -697,6 +705,8 @@ def _render_one(
         if outcome.errors:
             return
         objs = outcome.objects
+    if overlay is not None:
+        objs = dra.apply_dra(objs, plan, overlay.compute_domain, overlay.claim_templates)
     for o in objs:
         out.objects.append((o, raw))
     out.summaries.append(
@@ -761,6 +771,13 @@ def _not_shadowed(
     return tuple(i for i in items if i.get(key) not in user)
 
 
+def _literal_env(env: Sequence[Env]) -> list[Env]:
+    return [
+        Env(e.name, kubelet_literal(e.value), e.value_from) if e.value_from is None else e
+        for e in env
+    ]
+
+
 def _merge_security(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     """Deep-merge container securityContexts; ``capabilities.add`` lists are unioned."""
     out: dict[str, Any] = {k: v for k, v in base.items()}
@@ -783,7 +800,7 @@ def _merge_security(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[s
 def _worker_resources(
     res: models.ResourceRequirements | None,
     gpus: int,
-    platform: Mapping[str, Mapping[str, str | int]],
+    platform: Mapping[str, Mapping[str, str | int | None]],
     nic_name: str | None,
     nics: int,
 ) -> dict[str, Any]:
@@ -802,7 +819,9 @@ def _worker_resources(
     user_named = set(limits) | set(requests)
     for section, target in (("limits", limits), ("requests", requests)):
         for k, v in (platform.get(section) or {}).items():
-            if k not in user_named:
+            if v is None:  # the platform deletes the name (DRA claims replace nvidia.com/gpu)
+                target.pop(k, None)
+            elif k not in user_named:
                 target[k] = v
     if nic_name and nics > 0 and nic_name not in user_named:
         limits[nic_name] = str(nics)
