@@ -519,6 +519,12 @@ def _render_one(
         user_by_name.get(e.name, Env(e.name, e.value))
         for e in (overlay.trainer_env if overlay else ())
     ]
+    # Trainer upserts trainer.env onto the trainer containers; giving a runtime variable of the
+    # same name the same value up front means Trainer overwrites nothing the runtime set.
+    trainer_by_name = {e.name: e for e in trainer_env}
+    env = [trainer_by_name.get(e.name, e) for e in env]
+    if node_env is not None:
+        node_env = [trainer_by_name.get(e.name, e) for e in node_env]
     platform_mpi_args = user_wins_in_mpi_args(
         list(overlay.mpi_args) if overlay else [], user_by_name
     )
@@ -573,7 +579,10 @@ def _render_one(
 
     fw = spec.framework
     if fw.mpi is not None:
-        command, args = mpi_argv(fw.mpi, gpus, env, platform_mpi_args, override_args)
+        # trainer.env reaches the launcher only; the ranks get it with -x like the rest
+        command, args = mpi_argv(
+            fw.mpi, gpus, merge_named(env, trainer_env), platform_mpi_args, override_args
+        )
     else:
         command, args = framework_argv(fw)
     command, args = wrap_pre_command(pre_command, command, args)

@@ -140,7 +140,7 @@ def _nvcre_applies(platform: str, arch: str, framework: str) -> list[int]:
             continue
         if archs is not None and arch not in archs:
             continue
-        if gate == "mpi" and framework != "mpi" or gate == "non-mpi" and framework == "mpi":
+        if (gate == "mpi" and framework != "mpi") or (gate == "non-mpi" and framework == "mpi"):
             continue
         out.append(index)
     return out
