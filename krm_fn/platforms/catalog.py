@@ -21,22 +21,25 @@ Invariants:
     * :func:`resolve` is pure: the same catalog and context always give an equal
       overlay, and every mapping/list in the overlay is a fresh copy (mutating it never
       changes the catalog).
-    * Merge semantics (entries in file order, later entries win):
-      ``env``/``forwardEnv`` merge by name (a later value replaces an earlier one in
-      place; order = first appearance); ``mpiArgs`` concatenate in entry order; maps
-      (``resources.limits``/``requests``, ``podAnnotations``) merge key by key;
-      ``securityContext`` deep-merges maps while its lists replace; every other list
-      (``tolerations``, ``preCommand``, the ``volumes`` + ``volumeMounts`` pair) is
-      replaced by the last entry that sets it; scalars (``topologyKey``,
-      ``nicResourceName``) are replaced.
-    * Framework handling: for ``torch``/``exec`` the ``forwardEnv`` of each entry is
-      merged into ``env`` (at that entry's position) and ``mpi_args``/``forward_env``
-      are empty; for ``mpi`` they stay separate so the render can emit ``-x NAME=value``.
-    * Templates ``{gpusPerNode}`` and ``{nicsPerNode}`` are substituted in env values,
-      mpiArgs, preCommand, podAnnotations and resources. A resources value that is
-      exactly ``"{nicsPerNode|int}"`` (or ``gpusPerNode``) renders as an integer; a
-      templated resources value that renders to 0 is dropped (no zero-count request).
-      ``${VAR}`` shell syntax is never treated as a template.
+    * Merge semantics (NVCRE's, see docs/platforms.md; entries in file order):
+      ``env`` and ``trainerEnv`` merge by name (a later value replaces an earlier one in
+      place; order = first appearance); ``mpiArgs`` of a later entry go in FRONT of the
+      earlier ones (NVCRE's applyWRPreTemplateOverrides prepends), each entry's
+      ``forwardEnv`` following its own ``mpiArgs`` as ``-x NAME=value``; ``preCommand``
+      lines concatenate in entry order; maps (``resources.limits``/``requests``,
+      ``podAnnotations``) merge key by key and a ``None`` resource deletes the name;
+      ``securityContext`` deep-merges maps while its lists replace; ``tolerations`` and the
+      ``volumes`` + ``volumeMounts`` pair are replaced by the last entry that sets them;
+      scalars (``topologyKey``, ``nicResourceName``) are replaced; ``computeDomain`` is set
+      when any entry sets it; ``claimTemplates`` merge by claim name.
+    * Framework handling: for ``mpi`` the ``forwardEnv`` of each entry becomes ``-x`` pairs in
+      ``mpi_args`` (and is listed in ``forward_env``); for ``torch``/``exec`` it joins
+      ``trainer_env`` (the TrainJob's ``spec.trainer.env``) and ``mpi_args`` is empty.
+    * Templates ``{gpusPerNode}``, ``{nicsPerNode}`` and ``{enableMNNVL}`` are substituted in
+      env values, mpiArgs, preCommand, podAnnotations and resources. A resources value (or a
+      claim count) that is exactly ``"{nicsPerNode|int}"`` (or ``gpusPerNode``) renders as an
+      integer; a templated value that renders to 0 is dropped (no zero-count request or
+      claim). ``${VAR}`` shell syntax is never treated as a template.
     * Cheap to import: stdlib only, no regular expressions, no ``dataclasses``; the model
       classes are plain ``__slots__`` classes.
 """
