@@ -1311,3 +1311,30 @@ def test_gb200_run_with_two_trainjobs_gets_a_compute_domain_per_trainjob() -> No
     results = trainer_sim.check_render(objs, inputs, label="gb200-two-trainjobs")
     failed = [(name, detail) for name, ok, detail in results if not ok]
     assert not failed, failed
+
+
+def test_spec_env_beats_the_table_in_mpi_args_as_nvcre_golden_mpi_nscale_spec_env_wins() -> None:
+    # NVCRE golden mpi-nscale-spec-env-wins (reference section 2.6): the user's
+    # NCCL_IB_PCI_RELAXED_ORDERING=0 replaces the platform's 1 in the -x pairs.
+    nodes = case_nodes(Case("nscale-ib-env", "mpi", 2))
+    run = workloadrun("mpi", 2, env=[{"name": "NCCL_IB_PCI_RELAXED_ORDERING", "value": "0"}])
+    out = render(resource_list(run, nodes))
+    assert out.exit_code == 0, stderr_of(out)
+    (job,) = trainjobs_of(generated(out.stdout))
+    pairs = forwarded(trainer_argv(job)[1])
+    assert "NCCL_IB_PCI_RELAXED_ORDERING=0" in pairs
+    assert "NCCL_IB_PCI_RELAXED_ORDERING=1" not in pairs
+
+
+def test_spec_env_beats_the_table_in_worker_env_and_trainer_env() -> None:
+    nodes = case_nodes(Case("mistral-gb300-ib-env", "torch", 2))
+    run = workloadrun("torch", 2, env=[{"name": "NCCL_IB_HCA", "value": "mlx5_9:1"}])
+    out = render(resource_list(run, nodes))
+    assert out.exit_code == 0, stderr_of(out)
+    objs = generated(out.stdout)
+    (job,) = trainjobs_of(objs)
+    worker = container(pod_template(runtime_of(objs), "node"))
+    assert env_dict(worker)["NCCL_IB_HCA"] == "mlx5_9:1"
+    trainer_env = {e["name"]: e["value"] for e in job["spec"]["trainer"]["env"]}
+    assert trainer_env["NCCL_IB_HCA"] == "mlx5_9:1"
+    assert trainer_env["NCCL_DMABUF_ENABLE"] == "0"  # the rest of the table still applies
