@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from krm_fn import MANAGER, naming, rules, topology
+from krm_fn import MANAGER, fleet, naming, rules, topology
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.builders import checkpoint, configmap, mpi_runtime, secret, torch_runtime, trainjob
@@ -33,7 +33,7 @@ from krm_fn.builders.plan import (
     RunPlan,
 )
 from krm_fn.durations import parse_go_duration
-from krm_fn.inventory import GPU_PRESENT_LABEL, NodeInfo, select_nodes
+from krm_fn.inventory import GPU_PRESENT_LABEL, Exclusion, NodeInfo, select_nodes
 from krm_fn.launch import framework_argv, mpi_argv, wrap_pre_command
 from krm_fn.nccl_env import Env, base_nccl_env, merge_env
 from krm_fn.overrides.apply import apply_overrides
@@ -152,6 +152,7 @@ class _Context:
 
     pvcs: Mapping[tuple[str, str], Mapping[str, Any]]
     log_profiles: frozenset[str]
+    gpu_slices: Mapping[str, fleet.SliceGpus]  # GPUs per node from gpu.nvidia.com ResourceSlices
 
     @classmethod
     def of(cls, objects: Sequence[Mapping[str, Any]]) -> _Context:
@@ -163,7 +164,7 @@ class _Context:
                 pvcs[(str(meta.get("namespace") or ""), str(meta.get("name")))] = o
             if o.get("kind") == "LogProfile":
                 profiles.add(str(meta.get("name")))
-        return cls(pvcs, frozenset(profiles))
+        return cls(pvcs, frozenset(profiles), fleet.resource_slice_gpus(objects))
 
 
 BUILTIN_LOG_PROFILES = frozenset(
@@ -204,6 +205,8 @@ def _left_out(excluded: Sequence[Any]) -> str:
 
 ANN_THRESHOLDS = "nvcre.nvidia.com/thresholds"
 ANN_APPLIED = "nvcre.nvidia.com/applied-overrides"
+ANN_GPU_PRODUCT = "nvcre.nvidia.com/detected-gpu-product"
+"""The nodes' own product names, on runs whose GPU model is outside the defaults table."""
 ANN_BANDWIDTH = "nvcre.nvidia.com/bandwidth-measurement"
 ANN_GOODPUT = "nvcre.nvidia.com/goodput-measurement"
 
@@ -386,37 +389,40 @@ def _render_one(
 
     # --- nodes -------------------------------------------------------------------------------
     tolerations = [t.to_toleration() for t in (spec.target.taint_selectors if spec.target else [])]
-    sel = select_nodes(nodes, spec.target, tolerations)
-    if sel.excluded:
-        warn(
-            f"{len(sel.excluded)} node(s) matching the target are left out: "
-            + _left_out(sel.excluded)
-        )
-    eligible = list(sel.eligible)
+    sel = select_nodes(nodes, spec.target, tolerations, _requested_resources(spec))
+    # A taint on a resource the pods request is tolerated by Kubernetes' ExtendedResourceToleration
+    # admission plugin (GKE); say so explicitly, for clusters without it.
+    tolerations += [fleet.extended_resource_toleration(k) for k in sel.resource_taints]
+    excluded = list(sel.excluded)
+    eligible = fleet.with_slice_products(sel.eligible, context.gpu_slices)
     if not eligible:
         where = "spec.target" if spec.target else None
         err(
             "no eligible nodes: no Ready, schedulable Node in the input matches the target"
             + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
-            + f"; {len(nodes)} Node(s) in the input",
+            + f"; {len(nodes)} Node(s) in the input"
+            + _unlabelled_gpu_hint(nodes, spec.target),
             where,
         )
 
     # --- platform and GPU -------------------------------------------------------------------
     plat: PlatformPlan | None = None
     if eligible:
-        plat = resolve_platform(spec, eligible, options, err, warn)
-        short = [
-            n.name
-            for n in eligible
-            if n.allocatable_gpus is not None and n.allocatable_gpus < plat.gpus_per_node
-        ]
+        plat = resolve_platform(spec, eligible, options, err, warn, context.gpu_slices)
+        requested = _requested_gpus(spec, plat.gpus_per_node)
+        short = _short_of_gpus(eligible, requested, context.gpu_slices)
         if short:
-            warn(
-                f"node(s) {', '.join(short)} have fewer allocatable nvidia.com/gpu than the "
-                f"{plat.gpus_per_node} requested per node; their pods will not schedule",
-                "spec.gpusPerNode",
-            )
+            excluded += short
+            eligible = [n for n in eligible if n.name not in {x.node for x in short}]
+            if not eligible:
+                best = max(x.gpus for x in short)
+                err(
+                    f"No node can supply the {requested} nvidia.com/gpu the workload requests "
+                    f"per node; best available is {best}",
+                    "spec.gpusPerNode",
+                )
+    if excluded:
+        warn(f"{len(excluded)} node(s) matching the target are left out: " + _left_out(excluded))
     platform = plat.platform if plat else "unknown"
     arch = plat.gpu_architecture if plat else "unknown"
     gpus = plat.gpus_per_node if plat else (spec.gpus_per_node or 8)
@@ -574,8 +580,11 @@ def _render_one(
     applied = [f"catalog:{n}" for n in (overlay.applied if overlay else ())] + matched_user
     labels = {LABEL_MANAGED_BY: MANAGER, LABEL_RUN: wr.name}
     annotations = {ANN_PLATFORM: platform, ANN_GPU_ARCH: arch, ANN_FRAMEWORK: spec.framework.name}
-    if applied:
-        annotations[ANN_APPLIED] = ",".join(applied)
+    products = plat.model_products if plat else ()
+    if products and not _in_table(arch):
+        annotations[ANN_GPU_PRODUCT] = ",".join(products)
+    # Always present, empty when nothing applied: "no override" is visible, not inferred.
+    annotations[ANN_APPLIED] = ",".join(applied)
 
     if sum(1 for r in results.items if r.severity == "error") > errors_before:
         return
@@ -705,7 +714,7 @@ def _render_one(
             wr.namespace,
             list(part.groups),
             list(part.untested),
-            [x.node for x in sel.excluded],
+            [x.node for x in excluded],
             platform,
             arch,
             waves=[list(w) for w in waves],
@@ -715,10 +724,87 @@ def _render_one(
     results.info(
         f"rendered {len(jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
         f"from {len(eligible)} eligible node(s) in {len(waves)} wave(s); platform {platform}, "
-        f"GPU {arch}, {gpus} GPU(s) per node"
+        f"GPU {arch}"
+        + (f" ({', '.join(products)})" if products and not _in_table(arch) else "")
+        + f", {gpus} GPU(s) per node"
+        + (f" ({plat.gpus_from})" if plat and plat.gpus_from else "")
         + (f"; overrides: {', '.join(applied)}" if applied else ""),
         resource=ref,
         file=file,
+    )
+
+
+def _in_table(arch: str) -> bool:
+    from krm_fn.platforms.gpu import GPU_ARCHITECTURES
+
+    return arch in GPU_ARCHITECTURES
+
+
+def _requested_resources(spec: models.WorkloadRunSpec) -> list[str]:
+    """Extended resources the worker pods request: GPUs, the NIC resource, the user's own."""
+    names = {fleet.GPU_RESOURCE}
+    if spec.nic_resource_name:
+        names.add(spec.nic_resource_name)
+    if spec.resources is not None:
+        for section in (spec.resources.limits or {}, spec.resources.requests or {}):
+            names.update(k for k in section if "/" in k and not k.startswith("kubernetes.io/"))
+    return sorted(names)
+
+
+def _requested_gpus(spec: models.WorkloadRunSpec, gpus_per_node: int) -> int:
+    """The ``nvidia.com/gpu`` each worker pod requests: the user's own value, else gpusPerNode."""
+    if spec.resources is not None:
+        for section in (spec.resources.limits or {}, spec.resources.requests or {}):
+            if fleet.GPU_RESOURCE in section:
+                try:
+                    return int(str(section[fleet.GPU_RESOURCE]))
+                except ValueError:
+                    return gpus_per_node
+    return gpus_per_node
+
+
+@record(frozen=True)
+class _Short(Exclusion):
+    gpus: int = 0
+
+
+def _short_of_gpus(
+    eligible: Sequence[NodeInfo], requested: int, slices: Mapping[str, fleet.SliceGpus]
+) -> list[_Short]:
+    """Nodes that say they have fewer GPUs than each pod requests (NVCRE's capacity filter).
+
+    A node that does not say how many it has is kept (NVCRE: allocatable is advertised
+    asynchronously, and 0 means the device plugin is restarting).
+    """
+    out = []
+    for n in eligible:
+        count, source = fleet.node_gpu_count(n, slices)
+        if count is not None and 0 < count < requested:
+            out.append(
+                _Short(n.name, f"has {count} nvidia.com/gpu ({source}), needs {requested}", count)
+            )
+    return out
+
+
+def _unlabelled_gpu_hint(nodes: Sequence[NodeInfo], target: models.Target | None) -> str:
+    """Under the default target, name GPU nodes that lack ``nvidia.com/gpu.present`` (GKE)."""
+    if target is not None and (
+        target.node_selector or target.match_expressions or target.node_names
+    ):
+        return ""
+    gke = sorted(
+        n.name
+        for n in nodes
+        if n.labels.get(fleet.GKE_ACCELERATOR_LABEL) and GPU_PRESENT_LABEL not in n.labels
+    )
+    if not gke:
+        return ""
+    value = next(n.labels[fleet.GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])
+    shown = ", ".join(gke[:3]) + (f" and {len(gke) - 3} more" if len(gke) > 3 else "")
+    return (
+        f"; {len(gke)} node(s) carry {fleet.GKE_ACCELERATOR_LABEL} but not {GPU_PRESENT_LABEL} "
+        f"(GKE without GPU Feature Discovery: {shown}): select them with spec.target, e.g. "
+        f"nodeSelector {fleet.GKE_ACCELERATOR_LABEL}: {value}"
     )
 
 
