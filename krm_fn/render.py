@@ -521,6 +521,19 @@ def _render_one(
         spec.nic_resource_name,
         plat.nics_per_node if plat else 0,
     )
+    dra_only = _dra_only(eligible, context.gpu_slices, resources)
+    if dra_only:
+        shown = ", ".join(dra_only[:3]) + (
+            f" and {len(dra_only) - 3} more" if len(dra_only) > 3 else ""
+        )
+        warn(
+            f"node(s) {shown} advertise their GPUs only through gpu.nvidia.com ResourceSlices (no "
+            f"allocatable nvidia.com/gpu), but the worker pods request nvidia.com/gpu: "
+            f"{resources['limits'][fleet.GPU_RESOURCE]}, which those nodes cannot grant until a "
+            "device plugin advertises it; request the GPUs through DRA instead "
+            "(spec.resources.claims, or an override that sets nvidia.com/gpu to 0)",
+            "spec.resources",
+        )
 
     config_map: str | None = None
     if spec.config is not None:
@@ -784,6 +797,25 @@ def _short_of_gpus(
                 _Short(n.name, f"has {count} nvidia.com/gpu ({source}), needs {requested}", count)
             )
     return out
+
+
+def _dra_only(
+    eligible: Sequence[NodeInfo],
+    slices: Mapping[str, fleet.SliceGpus],
+    resources: Mapping[str, Any],
+) -> list[str]:
+    """Nodes with GPUs only in ResourceSlices, when the pods still request ``nvidia.com/gpu``."""
+    try:
+        requested = int(str((resources.get("limits") or {}).get(fleet.GPU_RESOURCE, 0)))
+    except ValueError:
+        return []
+    if requested <= 0:
+        return []
+    return sorted(
+        n.name
+        for n in eligible
+        if n.allocatable_gpus is None and n.name in slices and slices[n.name].count > 0
+    )
 
 
 def _unlabelled_gpu_hint(nodes: Sequence[NodeInfo], target: models.Target | None) -> str:
