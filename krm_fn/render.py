@@ -410,7 +410,9 @@ def _render_one(
     if eligible:
         plat = resolve_platform(spec, eligible, options, err, warn, context.gpu_slices)
         requested = _requested_gpus(spec, plat.gpus_per_node)
-        short = _short_of_gpus(eligible, requested, context.gpu_slices)
+        short = (
+            [] if plat.counts_disagree else _short_of_gpus(eligible, requested, context.gpu_slices)
+        )
         if short:
             excluded += short
             eligible = [n for n in eligible if n.name not in {x.node for x in short}]

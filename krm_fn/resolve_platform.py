@@ -63,6 +63,7 @@ class PlatformPlan:
     products: tuple[str, ...]
     model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
     gpus_from: str = ""  # where gpus_per_node comes from, for the summary
+    counts_disagree: bool = False  # the nodes report different GPU counts (already an error)
 
 
 def _topology_keys() -> list[str]:
@@ -140,11 +141,13 @@ def resolve_platform(
 
     gpus_from = "spec.gpusPerNode" if spec.gpus_per_node is not None else ""
     node_gpus: int | None = None
+    disagree = False
     if spec.gpus_per_node is None:
         counted = fleet.fleet_gpu_count(eligible, slices)
         node_gpus, gpus_from = counted.count, counted.source
         if len(counted.by_count) > 1:
-            groups = {f"{c} GPUs": names for c, names in counted.by_count.items()}
+            disagree = True
+            groups = {f"{c} GPU{'' if c == 1 else 's'}": n for c, n in counted.by_count.items()}
             err(
                 "the eligible nodes report different numbers of GPUs per node ("
                 + pdetect.summarize_node_groups(groups)
@@ -193,6 +196,7 @@ def resolve_platform(
         products=tuple(gdet.products),
         model_products=tuple(gdet.model_products),
         gpus_from=gpus_from,
+        counts_disagree=disagree,
     )
 
 
