@@ -391,3 +391,26 @@ def test_gpu_defaults(arch: str, platform: str, expected: GpuDefaults) -> None:
 def test_empty_platform_skips_overrides() -> None:
     assert gpu_defaults("gb200") == GpuDefaults(4, 8, True)
     assert gpu_defaults("gb200", "") == GpuDefaults(4, 8, True)
+
+
+@given(st.text())
+def test_gpu_model_never_raises_and_agrees_with_the_table(product: str) -> None:
+    model = gpu_model(product)
+    arch = parse_gpu_product(product)
+    if arch != "unknown":
+        assert model == arch
+    assert model == model.lower()
+    assert not model.startswith("-") and not model.endswith("-")
+
+
+@given(st.text())
+def test_gpu_product_label_value_is_idempotent_and_has_only_label_characters(name: str) -> None:
+    label = gpu_product_label_value(name)
+    assert gpu_product_label_value(label) == label
+    assert all(c.isascii() and (c.isalnum() or c in "-_.") for c in label)
+
+
+@given(st.sampled_from(["NVIDIA-H20", "NVIDIA-H800", "GRID-A100-10C", "Tesla-T4", "NVIDIA-A16"]))
+def test_gfd_label_and_nvml_name_of_one_gpu_are_one_model(product: str) -> None:
+    nvml_name = product.replace("-", " ", 1)  # "NVIDIA H20": the ResourceSlice productName form
+    assert gpu_model(gpu_product_label_value(nvml_name)) == gpu_model(product)
