@@ -15,6 +15,9 @@ Precedence, first that answers wins, per node:
 Invariants:
     * Pure functions of their arguments; Nodes and ResourceSlices are never modified.
     * :func:`resource_slice_gpus` never raises, whatever the shape of the objects.
+
+The per-run helpers at the end (requested resources and GPUs, the capacity filter, the DRA-only
+and GKE hints) are what the render calls between node selection and partitioning.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from krm_fn.inventory import GPU_PRODUCT_LABEL, NodeInfo
+from krm_fn.api import models
+from krm_fn.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
 from krm_fn.records import record
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -220,22 +224,107 @@ def fleet_gpu_count(nodes: Sequence[NodeInfo], slices: Mapping[str, SliceGpus]) 
     return FleetCount(next(iter(groups)), source, groups)
 
 
-def extended_resource_taints(
-    node: NodeInfo, resources: Iterable[str]
-) -> tuple[Mapping[str, Any], ...]:
-    """The node's NoSchedule taints whose key is an extended resource the pods request.
-
-    The ExtendedResourceToleration admission plugin (enabled on GKE, which taints GPU nodes
-    ``nvidia.com/gpu=present:NoSchedule``) adds ``{key: <resource>, operator: Exists,
-    effect: NoSchedule}`` to every pod requesting that resource, so such taints keep other
-    pods off the node but never the ones that request the resource.
-    """
-    wanted = set(resources)
-    return tuple(
-        t for t in node.taints if t.get("effect") == "NoSchedule" and t.get("key") in wanted
-    )
-
-
 def extended_resource_toleration(resource: str) -> dict[str, Any]:
     """The toleration the ExtendedResourceToleration admission plugin adds for a resource."""
     return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
+
+
+# --------------------------------------------------------------------------- per run
+
+
+def in_table(arch: str) -> bool:
+    """Whether the GPU model is an architecture of the GPU defaults table."""
+    from krm_fn.platforms.gpu import GPU_ARCHITECTURES
+
+    return arch in GPU_ARCHITECTURES
+
+
+def requested_resources(spec: models.WorkloadRunSpec) -> list[str]:
+    """Extended resources the worker pods request: GPUs, the NIC resource, the user's own."""
+    names = {GPU_RESOURCE}
+    if spec.nic_resource_name:
+        names.add(spec.nic_resource_name)
+    if spec.resources is not None:
+        for section in (spec.resources.limits or {}, spec.resources.requests or {}):
+            names.update(k for k in section if "/" in k and not k.startswith("kubernetes.io/"))
+    return sorted(names)
+
+
+def requested_gpus(spec: models.WorkloadRunSpec, gpus_per_node: int) -> int:
+    """The ``nvidia.com/gpu`` each worker pod requests: the user's own value, else gpusPerNode."""
+    if spec.resources is not None:
+        for section in (spec.resources.limits or {}, spec.resources.requests or {}):
+            if GPU_RESOURCE in section:
+                try:
+                    return int(str(section[GPU_RESOURCE]))
+                except ValueError:
+                    return gpus_per_node
+    return gpus_per_node
+
+
+@record(frozen=True)
+class ShortOfGpus(Exclusion):
+    """A node left out because it says it has fewer GPUs than each pod requests."""
+
+    gpus: int = 0
+
+
+def short_of_gpus(
+    eligible: Sequence[NodeInfo], requested: int, slices: Mapping[str, SliceGpus]
+) -> list[ShortOfGpus]:
+    """Nodes that say they have fewer GPUs than each pod requests (NVCRE's capacity filter).
+
+    A node that does not say how many it has is kept (NVCRE: allocatable is advertised
+    asynchronously, and 0 means the device plugin is restarting).
+    """
+    out = []
+    for n in eligible:
+        count, source = node_gpu_count(n, slices)
+        if count is not None and 0 < count < requested:
+            out.append(
+                ShortOfGpus(
+                    n.name, f"has {count} nvidia.com/gpu ({source}), needs {requested}", count
+                )
+            )
+    return out
+
+
+def dra_only_nodes(
+    eligible: Sequence[NodeInfo],
+    slices: Mapping[str, SliceGpus],
+    resources: Mapping[str, Any],
+) -> list[str]:
+    """Nodes with GPUs only in ResourceSlices, when the pods still request ``nvidia.com/gpu``."""
+    try:
+        requested = int(str((resources.get("limits") or {}).get(GPU_RESOURCE, 0)))
+    except ValueError:
+        return []
+    if requested <= 0:
+        return []
+    return sorted(
+        n.name
+        for n in eligible
+        if n.allocatable_gpus is None and n.name in slices and slices[n.name].count > 0
+    )
+
+
+def unlabelled_gpu_hint(nodes: Sequence[NodeInfo], target: models.Target | None) -> str:
+    """Under the default target, name GPU nodes that lack ``nvidia.com/gpu.present`` (GKE)."""
+    if target is not None and (
+        target.node_selector or target.match_expressions or target.node_names
+    ):
+        return ""
+    gke = sorted(
+        n.name
+        for n in nodes
+        if n.labels.get(GKE_ACCELERATOR_LABEL) and GPU_PRESENT_LABEL not in n.labels
+    )
+    if not gke:
+        return ""
+    value = next(n.labels[GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])
+    shown = ", ".join(gke[:3]) + (f" and {len(gke) - 3} more" if len(gke) > 3 else "")
+    return (
+        f"; {len(gke)} node(s) carry {GKE_ACCELERATOR_LABEL} but not {GPU_PRESENT_LABEL} "
+        f"(GKE without GPU Feature Discovery: {shown}): select them with spec.target, e.g. "
+        f"nodeSelector {GKE_ACCELERATOR_LABEL}: {value}"
+    )

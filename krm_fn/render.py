@@ -33,7 +33,7 @@ from krm_fn.builders.plan import (
     RunPlan,
 )
 from krm_fn.durations import parse_go_duration
-from krm_fn.inventory import GPU_PRESENT_LABEL, Exclusion, NodeInfo, select_nodes
+from krm_fn.inventory import GPU_PRESENT_LABEL, NodeInfo, select_nodes
 from krm_fn.launch import framework_argv, mpi_argv, wrap_pre_command
 from krm_fn.nccl_env import Env, base_nccl_env, merge_env
 from krm_fn.overrides.apply import apply_overrides
@@ -389,7 +389,7 @@ def _render_one(
 
     # --- nodes -------------------------------------------------------------------------------
     tolerations = [t.to_toleration() for t in (spec.target.taint_selectors if spec.target else [])]
-    sel = select_nodes(nodes, spec.target, tolerations, _requested_resources(spec))
+    sel = select_nodes(nodes, spec.target, tolerations, fleet.requested_resources(spec))
     # A taint on a resource the pods request is tolerated by Kubernetes' ExtendedResourceToleration
     # admission plugin (GKE); say so explicitly, for clusters without it.
     tolerations += [fleet.extended_resource_toleration(k) for k in sel.resource_taints]
@@ -401,7 +401,7 @@ def _render_one(
             "no eligible nodes: no Ready, schedulable Node in the input matches the target"
             + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
             + f"; {len(nodes)} Node(s) in the input"
-            + _unlabelled_gpu_hint(nodes, spec.target),
+            + fleet.unlabelled_gpu_hint(nodes, spec.target),
             where,
         )
 
@@ -409,9 +409,11 @@ def _render_one(
     plat: PlatformPlan | None = None
     if eligible:
         plat = resolve_platform(spec, eligible, options, err, warn, context.gpu_slices)
-        requested = _requested_gpus(spec, plat.gpus_per_node)
+        requested = fleet.requested_gpus(spec, plat.gpus_per_node)
         short = (
-            [] if plat.counts_disagree else _short_of_gpus(eligible, requested, context.gpu_slices)
+            []
+            if plat.counts_disagree
+            else fleet.short_of_gpus(eligible, requested, context.gpu_slices)
         )
         if short:
             excluded += short
@@ -523,7 +525,7 @@ def _render_one(
         spec.nic_resource_name,
         plat.nics_per_node if plat else 0,
     )
-    dra_only = _dra_only(eligible, context.gpu_slices, resources)
+    dra_only = fleet.dra_only_nodes(eligible, context.gpu_slices, resources)
     if dra_only:
         shown = ", ".join(dra_only[:3]) + (
             f" and {len(dra_only) - 3} more" if len(dra_only) > 3 else ""
@@ -596,7 +598,7 @@ def _render_one(
     labels = {LABEL_MANAGED_BY: MANAGER, LABEL_RUN: wr.name}
     annotations = {ANN_PLATFORM: platform, ANN_GPU_ARCH: arch, ANN_FRAMEWORK: spec.framework.name}
     products = plat.model_products if plat else ()
-    if products and not _in_table(arch):
+    if products and not fleet.in_table(arch):
         annotations[ANN_GPU_PRODUCT] = ",".join(products)
     # Always present, empty when nothing applied: "no override" is visible, not inferred.
     annotations[ANN_APPLIED] = ",".join(applied)
@@ -740,105 +742,12 @@ def _render_one(
         f"rendered {len(jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
         f"from {len(eligible)} eligible node(s) in {len(waves)} wave(s); platform {platform}, "
         f"GPU {arch}"
-        + (f" ({', '.join(products)})" if products and not _in_table(arch) else "")
+        + (f" ({', '.join(products)})" if products and not fleet.in_table(arch) else "")
         + f", {gpus} GPU(s) per node"
         + (f" ({plat.gpus_from})" if plat and plat.gpus_from else "")
         + (f"; overrides: {', '.join(applied)}" if applied else ""),
         resource=ref,
         file=file,
-    )
-
-
-def _in_table(arch: str) -> bool:
-    from krm_fn.platforms.gpu import GPU_ARCHITECTURES
-
-    return arch in GPU_ARCHITECTURES
-
-
-def _requested_resources(spec: models.WorkloadRunSpec) -> list[str]:
-    """Extended resources the worker pods request: GPUs, the NIC resource, the user's own."""
-    names = {fleet.GPU_RESOURCE}
-    if spec.nic_resource_name:
-        names.add(spec.nic_resource_name)
-    if spec.resources is not None:
-        for section in (spec.resources.limits or {}, spec.resources.requests or {}):
-            names.update(k for k in section if "/" in k and not k.startswith("kubernetes.io/"))
-    return sorted(names)
-
-
-def _requested_gpus(spec: models.WorkloadRunSpec, gpus_per_node: int) -> int:
-    """The ``nvidia.com/gpu`` each worker pod requests: the user's own value, else gpusPerNode."""
-    if spec.resources is not None:
-        for section in (spec.resources.limits or {}, spec.resources.requests or {}):
-            if fleet.GPU_RESOURCE in section:
-                try:
-                    return int(str(section[fleet.GPU_RESOURCE]))
-                except ValueError:
-                    return gpus_per_node
-    return gpus_per_node
-
-
-@record(frozen=True)
-class _Short(Exclusion):
-    gpus: int = 0
-
-
-def _short_of_gpus(
-    eligible: Sequence[NodeInfo], requested: int, slices: Mapping[str, fleet.SliceGpus]
-) -> list[_Short]:
-    """Nodes that say they have fewer GPUs than each pod requests (NVCRE's capacity filter).
-
-    A node that does not say how many it has is kept (NVCRE: allocatable is advertised
-    asynchronously, and 0 means the device plugin is restarting).
-    """
-    out = []
-    for n in eligible:
-        count, source = fleet.node_gpu_count(n, slices)
-        if count is not None and 0 < count < requested:
-            out.append(
-                _Short(n.name, f"has {count} nvidia.com/gpu ({source}), needs {requested}", count)
-            )
-    return out
-
-
-def _dra_only(
-    eligible: Sequence[NodeInfo],
-    slices: Mapping[str, fleet.SliceGpus],
-    resources: Mapping[str, Any],
-) -> list[str]:
-    """Nodes with GPUs only in ResourceSlices, when the pods still request ``nvidia.com/gpu``."""
-    try:
-        requested = int(str((resources.get("limits") or {}).get(fleet.GPU_RESOURCE, 0)))
-    except ValueError:
-        return []
-    if requested <= 0:
-        return []
-    return sorted(
-        n.name
-        for n in eligible
-        if n.allocatable_gpus is None and n.name in slices and slices[n.name].count > 0
-    )
-
-
-def _unlabelled_gpu_hint(nodes: Sequence[NodeInfo], target: models.Target | None) -> str:
-    """Under the default target, name GPU nodes that lack ``nvidia.com/gpu.present`` (GKE)."""
-    if target is not None and (
-        target.node_selector or target.match_expressions or target.node_names
-    ):
-        return ""
-    gke = sorted(
-        n.name
-        for n in nodes
-        if n.labels.get(fleet.GKE_ACCELERATOR_LABEL) and GPU_PRESENT_LABEL not in n.labels
-    )
-    if not gke:
-        return ""
-    value = next(n.labels[fleet.GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])
-    shown = ", ".join(gke[:3]) + (f" and {len(gke) - 3} more" if len(gke) > 3 else "")
-    return (
-        f"; {len(gke)} node(s) carry {fleet.GKE_ACCELERATOR_LABEL} but not {GPU_PRESENT_LABEL} "
-        f"(GKE without GPU Feature Discovery: {shown}): select them with spec.target, e.g. "
-        f"nodeSelector {fleet.GKE_ACCELERATOR_LABEL}: {value}"
     )
 
 

@@ -390,3 +390,13 @@ def test_fleet_golden_passes_the_trainer_simulation(case: str) -> None:
     # warns about it (see that golden); the DRA claims are the catalog's.
     failed = [(n, d) for n, ok, d in sim.check_render(generated, inputs, label=case) if not ok]
     assert not failed, failed
+
+
+def test_resource_slices_in_the_input_come_back_marked_local_config() -> None:
+    case = GOLDEN / "dra-only-node-product-and-count-from-its-resourceslice"
+    out = run_krm((case / "input.yaml").read_bytes(), cwd=case)
+    assert out.exit_code == 0, out.stderr
+    slices = [i for i in _items(out.stdout) if i.get("kind") == "ResourceSlice"]
+    assert len(slices) == 4
+    for s in slices:
+        assert s["metadata"]["annotations"]["config.kubernetes.io/local-config"] == "true"
