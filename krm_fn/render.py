@@ -395,18 +395,10 @@ def _render_one(
     tolerations += [fleet.extended_resource_toleration(k) for k in sel.resource_taints]
     excluded = list(sel.excluded)
     eligible = fleet.with_slice_products(sel.eligible, context.gpu_slices)
-    if not eligible:
-        where = "spec.target" if spec.target else None
-        err(
-            "no eligible nodes: no Ready, schedulable Node in the input matches the target"
-            + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
-            + f"; {len(nodes)} Node(s) in the input"
-            + fleet.unlabelled_gpu_hint(nodes, spec.target),
-            where,
-        )
 
     # --- platform and GPU -------------------------------------------------------------------
     plat: PlatformPlan | None = None
+    no_gpus_left: tuple[int, int] | None = None  # (requested, best available)
     if eligible:
         plat = resolve_platform(spec, eligible, options, err, warn, context.gpu_slices)
         requested = fleet.requested_gpus(spec, plat.gpus_per_node)
@@ -419,14 +411,24 @@ def _render_one(
             excluded += short
             eligible = [n for n in eligible if n.name not in {x.node for x in short}]
             if not eligible:
-                best = max(x.gpus for x in short)
-                err(
-                    f"No node can supply the {requested} nvidia.com/gpu the workload requests "
-                    f"per node; best available is {best}",
-                    "spec.gpusPerNode",
-                )
+                no_gpus_left = (requested, max(x.gpus for x in short))
     if excluded:
         warn(f"{len(excluded)} node(s) matching the target are left out: " + _left_out(excluded))
+    if no_gpus_left:
+        err(
+            f"No node can supply the {no_gpus_left[0]} nvidia.com/gpu the workload requests "
+            f"per node; best available is {no_gpus_left[1]}",
+            "spec.gpusPerNode",
+        )
+    elif not eligible:
+        where = "spec.target" if spec.target else None
+        err(
+            "no eligible nodes: no Ready, schedulable Node in the input matches the target"
+            + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
+            + f"; {len(nodes)} Node(s) in the input"
+            + fleet.unlabelled_gpu_hint(nodes, spec.target),
+            where,
+        )
     platform = plat.platform if plat else "unknown"
     arch = plat.gpu_architecture if plat else "unknown"
     gpus = plat.gpus_per_node if plat else (spec.gpus_per_node or 8)
