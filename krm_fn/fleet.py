@@ -308,23 +308,40 @@ def dra_only_nodes(
     )
 
 
-def unlabelled_gpu_hint(nodes: Sequence[NodeInfo], target: models.Target | None) -> str:
-    """Under the default target, name GPU nodes that lack ``nvidia.com/gpu.present`` (GKE)."""
+def unlabelled_gpu_hint(
+    nodes: Sequence[NodeInfo],
+    target: models.Target | None,
+    slices: Mapping[str, SliceGpus] | None = None,
+) -> str:
+    """Under the default target, name GPU nodes that lack ``nvidia.com/gpu.present``.
+
+    GKE's own GPU stack and DRA-only nodes run no GPU Feature Discovery, so the implied target
+    (``nvidia.com/gpu.present=true``) never selects them; the hint says how to.
+    """
     if target is not None and (
         target.node_selector or target.match_expressions or target.node_names
     ):
         return ""
-    gke = sorted(
-        n.name
-        for n in nodes
-        if n.labels.get(GKE_ACCELERATOR_LABEL) and GPU_PRESENT_LABEL not in n.labels
-    )
-    if not gke:
-        return ""
-    value = next(n.labels[GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])
-    shown = ", ".join(gke[:3]) + (f" and {len(gke) - 3} more" if len(gke) > 3 else "")
-    return (
-        f"; {len(gke)} node(s) carry {GKE_ACCELERATOR_LABEL} but not {GPU_PRESENT_LABEL} "
-        f"(GKE without GPU Feature Discovery: {shown}): select them with spec.target, e.g. "
-        f"nodeSelector {GKE_ACCELERATOR_LABEL}: {value}"
-    )
+    slices = slices or {}
+    unlabelled = [n for n in nodes if n.labels.get(GPU_PRESENT_LABEL) != "true"]
+    gke = sorted(n.name for n in unlabelled if n.labels.get(GKE_ACCELERATOR_LABEL))
+    dra = sorted(n.name for n in unlabelled if n.name in slices and slices[n.name].count > 0)
+    hints = []
+    if gke:
+        value = next(n.labels[GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])
+        hints.append(
+            f"{len(gke)} node(s) carry {GKE_ACCELERATOR_LABEL} but not {GPU_PRESENT_LABEL} "
+            f"(GKE without GPU Feature Discovery: {_shown(gke)}): select them with spec.target, "
+            f"e.g. nodeSelector {GKE_ACCELERATOR_LABEL}: {value}"
+        )
+    if dra:
+        hints.append(
+            f"{len(dra)} node(s) advertise GPUs in {DRA_GPU_DRIVER} ResourceSlices but carry no "
+            f"{GPU_PRESENT_LABEL} label ({_shown(dra)}): select them with spec.target, e.g. "
+            "nodeNames or a label they carry"
+        )
+    return "".join(f"; {h}" for h in hints)
+
+
+def _shown(names: Sequence[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

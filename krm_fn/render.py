@@ -426,7 +426,7 @@ def _render_one(
             "no eligible nodes: no Ready, schedulable Node in the input matches the target"
             + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
             + f"; {len(nodes)} Node(s) in the input"
-            + fleet.unlabelled_gpu_hint(nodes, spec.target),
+            + fleet.unlabelled_gpu_hint(nodes, spec.target, context.gpu_slices),
             where,
         )
     platform = plat.platform if plat else "unknown"

@@ -400,3 +400,13 @@ def test_resource_slices_in_the_input_come_back_marked_local_config() -> None:
     assert len(slices) == 4
     for s in slices:
         assert s["metadata"]["annotations"]["config.kubernetes.io/local-config"] == "true"
+
+
+def test_default_target_hints_at_dra_only_nodes() -> None:
+    items = [_run({}), node("dra-1"), gpu_slice("dra-1", [device("gpu-0", "NVIDIA GB200")])]
+    out = _render(items)
+    assert out.exit_code == 1
+    assert any(
+        "1 node(s) advertise GPUs in gpu.nvidia.com ResourceSlices" in line and "dra-1" in line
+        for line in out.stderr
+    ), out.stderr
