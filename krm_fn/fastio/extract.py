@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from krm_fn.fastio.reader import FastList
 
 
-def _classify_or_reset(fast: FastList, it: Item) -> None:
+def _classify_or_reset(fast: FastList, it: Item, split_list: bool = False) -> None:
     try:
-        _classify(fast, it)
+        _classify(fast, it, split_list)
     except Irregular:
         _reset(it)
 
@@ -208,8 +208,12 @@ def _cond_line(b: int) -> re.Pattern[str]:
 _COND_LINE = _Patterns(_cond_line)
 
 
-def _classify(fast: FastList, it: Item) -> None:
-    """Read a regular item (``- `` at column 0, keys at 2)."""
+def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
+    """Read a regular item (``- `` at column 0, keys at 2).
+
+    ``split_list``: for a ``v1 List``, only its own fields are read here; its Nodes are
+    read one by one (:func:`_list_entry`) and set by the caller.
+    """
     text = fast.text
     top: dict[str, re.Match[str]] = {}
     for m in it.top:
@@ -241,7 +245,7 @@ def _classify(fast: FastList, it: Item) -> None:
         it.input_kind = it.workloadrun = is_run
         return
     if api == "v1" and kind in ("List", "NodeList"):
-        nodes = _node_list(text, top)
+        nodes = [] if split_list else _node_list(text, top)
         if nodes is None:
             raise Irregular  # not a list of regular Nodes: PyYAML reads it
         it.nodes = nodes
@@ -404,24 +408,47 @@ def _node_list(text: str, top: Mapping[str, re.Match[str]]) -> list[NodeInfo] | 
     if not text.startswith("  - ", s):
         return None
     out: list[NodeInfo] = []
-    sub_start = s
-    find = text.find
-    while sub_start < e:
-        nxt = find("\n  - ", sub_start, e)
-        sub_end = e if nxt < 0 else nxt + 1
-        sub = _top_entries(text, sub_start, sub_end, 4)
-        api = _str(_need_inline(text, sub, "apiVersion"))
-        kind = _str(_need_inline(text, sub, "kind"))
-        if api != "v1" or kind != "Node":
-            return None
-        sub_meta_m = sub.get("metadata")
-        sub_meta = _items_of(text, sub_meta_m, 6) if sub_meta_m is not None else None
-        node = _node(text, sub, sub_meta, 4, api, kind)
-        if node.labels.get(_MANAGED_BY) == _MANAGER:
+    for sub_start, sub_end in list_entries(text, s, e):
+        node = _list_entry(text, sub_start, sub_end)
+        if node is None:
             return None
         out.append(node)
-        sub_start = sub_end
     return out
+
+
+def list_entries(text: str, s: int, e: int) -> list[tuple[int, int]]:
+    """The spans of the entries (``  - `` at column 2) of a ``v1 List`` item's ``items`` block.
+
+    Exact for text that passes the strict grammar: an entry's other lines are deeper.
+    """
+    out = []
+    find = text.find
+    while s < e:
+        nxt = find("\n  - ", s, e)
+        end = e if nxt < 0 else nxt + 1
+        out.append((s, end))
+        s = end
+    return out
+
+
+def _list_entry(text: str, s: int, e: int) -> NodeInfo | None:
+    """The Node of one ``v1 List`` entry; ``None`` unless it is a regular, non-generated Node.
+
+    Raises:
+        Irregular: When the entry is not in the regular shape.
+
+    """
+    sub = _top_entries(text, s, e, 4)
+    api = _str(_need_inline(text, sub, "apiVersion"))
+    kind = _str(_need_inline(text, sub, "kind"))
+    if api != "v1" or kind != "Node":
+        return None
+    sub_meta_m = sub.get("metadata")
+    sub_meta = _items_of(text, sub_meta_m, 6) if sub_meta_m is not None else None
+    node = _node(text, sub, sub_meta, 4, api, kind)
+    if node.labels.get(_MANAGED_BY) == _MANAGER:
+        return None
+    return node
 
 
 def _classify_loaded(fast: FastList, it: Item) -> None:

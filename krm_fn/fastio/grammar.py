@@ -68,7 +68,7 @@ _FLAT = _Patterns(_flat)
 _SEQFLAT = _Patterns(_seqflat)
 
 
-def _strict_pattern() -> re.Pattern[str]:
+def _strict_pattern(lines_only: bool = False) -> re.Pattern[str]:
     r"""The strict line grammar of one item (see the module docstring).
 
     Every line after the first is ``(?P<i>indent)`` then a key line or an entry line; the
@@ -115,18 +115,26 @@ def _strict_pattern() -> re.Pattern[str]:
           | {comment}\n(?=\ \ \ \ {_KEYC}|\ \ -\ )
         )
     """
+    if lines_only:
+        return re.compile(rf"(?:{line})++", re.VERBOSE)
     return re.compile(rf"(?:{first})(?:{line})*+", re.VERBOSE)
 
 
-_STRICT_RE: re.Pattern[str] | None = None
+_STRICT = _Patterns(lambda lines_only: _strict_pattern(bool(lines_only)))
 
 
 def strict_ok(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` (one item, ``- `` at column 0) passes the strict grammar."""
-    global _STRICT_RE
-    if _STRICT_RE is None:
-        _STRICT_RE = _strict_pattern()
-    return _STRICT_RE.fullmatch(text, start, end) is not None
+    return _STRICT[0].fullmatch(text, start, end) is not None
+
+
+def strict_lines_ok(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (indented lines of an item) passes the strict grammar.
+
+    Used on the parts of a ``v1 List`` item (each Node entry ``  - ...``, the keys after
+    ``items``); at ``end`` a lookahead sees nothing, which can only refuse more.
+    """
+    return _STRICT[1].fullmatch(text, start, end) is not None
 
 
 _ALLOWED = bytes(range(0x20, 0x7F)) + b"\n" + bytes(range(0x80, 0x100))
@@ -140,7 +148,3 @@ def _clean_chars(data: bytes) -> bool:
     if data.isascii():
         return True
     return not any(b in data for b in _BAD_UTF8) and _C1.search(data) is None
-
-
-def _validate_all(text: str, spans: list[tuple[int, int]]) -> list[int]:
-    return [i for i, (s, e) in enumerate(spans) if not strict_ok(text, s, e)]

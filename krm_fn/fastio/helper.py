@@ -18,12 +18,10 @@ import os
 import pickle
 from typing import TYPE_CHECKING, Any
 
-from krm_fn.fastio.extract import _classify_or_reset
-from krm_fn.fastio.grammar import _clean_chars, _validate_all, strict_ok
-from krm_fn.fastio.model import _State, _state
+from krm_fn.fastio.grammar import _clean_chars
 
 if TYPE_CHECKING:
-    from krm_fn.fastio.reader import FastList
+    from krm_fn.fastio.units import Units
 
 FORK_MIN_BYTES = 4 << 20
 """Inputs at least this large are read with a forked helper (see :class:`_Helper`)."""
@@ -33,20 +31,20 @@ PICKLE_COST = 0.13
 """Pickling a classified item (helper) or unpickling it (parent), relative to classifying it."""
 
 
-def _verdict(raw: bytes, text: str, spans: list[tuple[int, int]]) -> list[int] | None:
-    """The items failing the strict grammar.
+def _verdict(raw: bytes, units: Units) -> list[int] | None:
+    """The units failing the strict grammar.
 
     ``None`` when the characters rule out the fast path altogether (tab, CR, control
     characters, ...): the whole input then goes to the full path.
     """
-    return _validate_all(text, spans) if _clean_chars(raw) else None
+    return units.check_all() if _clean_chars(raw) else None
 
 
 class _Helper:
     """A forked child that shares the classification, then the grammar check, with us.
 
     A large input is worth two cores. Both jobs are split the same way: the child works
-    through the regular items from the last one down, publishing how far it got in shared
+    through the units of work (items, or the Nodes of a ``v1 List``) from the last one down, publishing how far it got in shared
     memory, while this process does other work (the imports, the render); when this
     process turns to the job it reads the child's progress, tells the child where to stop
     (about half of what is left, by size: :meth:`split`) and does the items below that
@@ -68,30 +66,26 @@ class _Helper:
         pid: int,
         fd: int,
         shared: Any,
-        fast: FastList,
+        units: Units,
         raw: bytes,
-        spans: list[tuple[int, int]],
     ) -> None:
         """Remember the child and what it was given."""
         self.pid = pid
         self._file: Any = os.fdopen(fd, "rb")
         self._shared = shared
-        self._fast, self._raw, self._spans = fast, raw, spans
-        self._cum = list(itertools.accumulate((e - s for s, e in spans), initial=0))
+        self._units, self._raw = units, raw
+        self._cum = list(itertools.accumulate(units.sizes, initial=0))
         self._ok = True
         self._reaped = False
 
     @classmethod
-    def start(
-        cls, fast: FastList, raw: bytes, regular: list[int], spans: list[tuple[int, int]]
-    ) -> _Helper | None:
+    def start(cls, units: Units, raw: bytes, size: int) -> _Helper | None:
         """Fork the helper for a large input; ``None`` when the work stays in this process."""
-        if len(fast.text) < FORK_MIN_BYTES or not hasattr(os, "fork") or _cpus() < 2:
+        if size < FORK_MIN_BYTES or not hasattr(os, "fork") or _cpus() < 2:
             return None
         import mmap
 
-        items = fast.items
-        n = len(regular)
+        n = len(units.sizes)
         try:
             counters = memoryview(mmap.mmap(-1, 32)).cast("q")
             counters[cls._DONE] = counters[cls._CHECKED] = n
@@ -108,8 +102,7 @@ class _Helper:
                 for k in range(n - 1, -1, -1):
                     if k < counters[cls._STOP]:
                         break
-                    _classify_or_reset(fast, items[regular[k]])
-                    results.append((k, _state(items[regular[k]])))
+                    results.append((k, units.classify(k)))
                     counters[cls._DONE] = k
                 _send(wfd, pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL))
                 clean = _clean_chars(raw)
@@ -117,7 +110,7 @@ class _Helper:
                 for k in range(n - 1, -1, -1) if clean else ():
                     if k < counters[cls._STOP_CHECK]:
                         break
-                    if not strict_ok(fast.text, *spans[k]):
+                    if not units.check(k):
                         bad.append(k)
                     low = counters[cls._CHECKED] = k
                 _send(wfd, pickle.dumps((clean, low, bad)))
@@ -125,7 +118,7 @@ class _Helper:
             finally:
                 os._exit(code)
         os.close(wfd)
-        return cls(pid, rfd, counters, fast, raw, spans)
+        return cls(pid, rfd, counters, units, raw)
 
     def _meet(self, done: int, stop: int, extra: float) -> int:
         """Where the child must stop: this process takes about half of what is left.
@@ -161,8 +154,8 @@ class _Helper:
             self._ok = False
             return None
 
-    def classified(self) -> dict[int, _State]:
-        """The child's classification states by index into the regular items.
+    def classified(self) -> dict[int, Any]:
+        """The child's classification states by index into the units.
 
         Only items from :meth:`split` on are asked for; missing ones (the child failed)
         must be classified here.
@@ -174,26 +167,26 @@ class _Helper:
         return {k: state for k, state in got if k >= self._split}
 
     def verdict(self) -> list[int] | None:
-        """Indices (into the regular items) failing the grammar; ``None``: see :func:`_verdict`."""
-        text, spans = self._fast.text, self._spans
+        """Indices (into the units) failing the grammar; ``None``: see :func:`_verdict`."""
+        units = self._units
         if not self._ok:
             self.cancel()
-            return _verdict(self._raw, text, spans)
+            return _verdict(self._raw, units)
         at = self._meet(self._CHECKED, self._STOP_CHECK, 0.0)
-        mine = [k for k in range(at) if not strict_ok(text, *spans[k])]
+        mine = [k for k in range(at) if not units.check(k)]
         got = self._frame()
         if not self._reap() or not self._ok or not isinstance(got, tuple) or len(got) != 3:
-            return _verdict(self._raw, text, spans)
+            return _verdict(self._raw, units)
         clean, low, bad = got
         if not clean:
             return None
-        rest = range(at, max(at, min(int(low), len(spans))))
-        mine += [k for k in rest if not strict_ok(text, *spans[k])]
+        rest = range(at, max(at, min(int(low), len(units.sizes))))
+        mine += [k for k in rest if not units.check(k)]
         return sorted({*mine, *(int(k) for k in bad if k >= at)})
 
     def cancel(self) -> None:
         """Stop the child (its results are not needed) and wait for it."""
-        self._shared[self._STOP] = self._shared[self._STOP_CHECK] = len(self._spans)
+        self._shared[self._STOP] = self._shared[self._STOP_CHECK] = len(self._units.sizes)
         self._ok = False
         self._reap()
 

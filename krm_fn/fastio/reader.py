@@ -11,6 +11,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable
@@ -21,17 +22,19 @@ import yaml
 from krm_fn import yamlio
 from krm_fn.fastio import helper
 from krm_fn.fastio.edits import insert_local_config
-from krm_fn.fastio.extract import _classify_loaded, _classify_or_reset
-from krm_fn.fastio.grammar import _ENTRY, _FIRST, _clean_chars, _validate_all
-from krm_fn.fastio.model import Item, _apply, _load_item, _reset
+from krm_fn.fastio.extract import _classify_loaded
+from krm_fn.fastio.grammar import _ENTRY, _FIRST, _clean_chars
+from krm_fn.fastio.model import Item, _load_item, _reset
 from krm_fn.fastio.scalars import Irregular
+from krm_fn.fastio.units import Units
+from krm_fn.limits import MAX_INPUT_BYTES
 from krm_fn.records import record
 
-FAST_MAX_INPUT_BYTES = 192 << 20
+FAST_MAX_INPUT_BYTES = MAX_INPUT_BYTES
 """Larger inputs go to the full path, which refuses them (:data:`krm_fn.limits.MAX_INPUT_BYTES`).
 
-The fast reader needs about 5 to 6 times its input in memory, so this keeps a run under the
-1 GiB the function is allowed; the full path needs far more per byte, hence its lower limit.
+The fast reader needs about 5 times its input in memory (parent and helper together), so
+this keeps a run near the 1 GiB the function is allowed.
 """
 
 
@@ -40,18 +43,19 @@ class FastList:
     """A ResourceList read by :func:`read_resource_list`.
 
     Attributes:
-        text: The whole input text (item texts are slices of it).
+        text: The whole input text (item texts are slices of it); for a plain stream, the
+            stream rewritten as the items of a ResourceList (:func:`_stream_as_items`).
         header: The document without its items (``items`` is ``None`` in it).
         items: The items, in input order.
+        stream: The input was a plain multi-document stream (each document an item).
 
     """
 
     text: str
     header: dict[str, Any]
     items: list[Item]
-    _pending: (
-        tuple[list[tuple[int, int]], Callable[[], list[int] | None], Callable[[], None]] | None
-    ) = None
+    _pending: tuple[list[int], Callable[[], list[int] | None], Callable[[], None]] | None = None
+    stream: bool = False
 
     def confirm(self) -> bool | None:
         """Wait for the strict-grammar check of the items read on the fast path.
@@ -65,12 +69,12 @@ class FastList:
         """
         if self._pending is None:
             return True
-        spans, verdict, _ = self._pending
+        owners, verdict, _ = self._pending
         self._pending = None
         bad = verdict()
         if bad is None:
             return None
-        failed = {spans[i][0] for i in bad}
+        failed = {owners[i] for i in bad}
         unchanged = True
         try:
             for it in self.items:
@@ -95,10 +99,19 @@ class FastList:
         """The exact input text of an item (without its prefix)."""
         return self.text[item.start : item.end]
 
-    def load(self, item: Item) -> dict[str, Any]:
-        """The item as a dict (parsed from its text once, then kept)."""
+    def load(self, item: Item, source: str = "<stdin>") -> dict[str, Any]:
+        """The item as a dict (parsed from its text once, then kept).
+
+        ``source`` names the input in messages; the item's index is added to it.
+        """
         if item.obj is None:
-            item.obj = _load_item(self.item_text(item))
+            try:
+                item.obj = _load_item(self.item_text(item))
+            except yamlio.YAMLInputError as exc:
+                where = "documents" if self.stream else "items"
+                msg = str(exc).removeprefix("<stdin>: ")
+                at = f"{where}[{self.items.index(item)}] (lines counted from its start)"
+                raise type(exc)(f"{source}: {at}: {msg}") from None
         return item.obj
 
     def edit(self, item: Item) -> tuple[int, int, str]:
@@ -122,45 +135,144 @@ class FastList:
         a, b, new = self.edit(item)
         return self.text[item.start : a] + new + self.text[b : item.end]
 
+    def document_text(self, item: Item, mark: bool) -> str:
+        """A stream item as the document it was (``- `` and the indentation taken off)."""
+        text = self.marked_text(item) if mark else self.item_text(item)
+        return text[2:].replace("\n  ", "\n")
+
 
 _NEXT_TOP = re.compile(r"\n(?=[^ \n#])")
+
+
+@record
+class Fallback:
+    """Why the whole input goes to the full reader (PyYAML), for the info result."""
+
+    reason: str
+
+
+_MIB = 1 << 20
+_RL_KIND = re.compile(r"kind: *['\"]?ResourceList['\"]? *")
+
+
+def _is_resource_list(text: str) -> bool:
+    """Whether a ``kind:`` line at column 0 says ``ResourceList`` (one per document to look at)."""
+    at = 0 if text.startswith("kind:") else text.find("\nkind:") + 1
+    while at > 0 or (at == 0 and text.startswith("kind:")):
+        end = text.find("\n", at)
+        if _RL_KIND.fullmatch(text, at, end) is not None:
+            return True
+        nxt = text.find("\nkind:", end - 1)
+        if nxt < 0:
+            return False
+        at = nxt + 1
+    return False
 
 
 def read_resource_list(
     data: bytes | str,
     meanwhile: Callable[[], object] | None = None,
 ) -> FastList | None:
-    """Read a ResourceList in the regular shape; ``None`` when the full path must read it.
+    """:func:`read`, with ``None`` for a fallback (kept for callers that need no reason)."""
+    got = read(data, meanwhile)
+    return got if isinstance(got, FastList) else None
+
+
+def read(
+    data: bytes | str,
+    meanwhile: Callable[[], object] | None = None,
+) -> FastList | Fallback:
+    """Read a YAML ResourceList or plain stream in the regular shape.
+
+    A ResourceList (a ``kind: ResourceList`` line at column 0) is read as it is; any other
+    input is read as a plain stream, each document one item (:func:`_stream_as_items`).
 
     Args:
         data: The raw input.
         meanwhile: Work for this process while a helper classifies items (e.g. importing
             the render); called at most once, never when the input is not regular. The
             helper's share of the work adapts to however long it takes (see
-            :class:`_Helper`).
+            :class:`krm_fn.fastio.helper._Helper`).
 
     Returns:
-        The header and the items, Nodes already extracted, or ``None``.
+        The header and the items, Nodes already extracted, or why the full reader must
+        read the input.
 
     """
     if len(data) > FAST_MAX_INPUT_BYTES:
-        return None
+        return Fallback(f"the input is over the fast reader's {FAST_MAX_INPUT_BYTES // _MIB} MiB")
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     big = len(raw) >= helper.FORK_MIN_BYTES and hasattr(os, "fork") and helper._cpus() >= 2
     if not big and not _clean_chars(raw):
-        return None  # (a large input's characters are checked by the helper)
+        return _UNCLEAN  # (a large input's characters are checked by the helper)
     try:
         text = raw.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError:
-        return None
+        return Fallback("the input is not UTF-8")
     if not text.endswith("\n"):
         text += "\n"
+    if _is_resource_list(text):
+        return _read_items(text, raw, big, meanwhile, stream=False)
+    items = _stream_as_items(text)
+    if isinstance(items, Fallback):
+        return items
+    del text
+    return _read_items(items, raw, big, meanwhile, stream=True)
+
+
+_UNCLEAN = Fallback("the input has tabs, carriage returns or other control characters")
+
+
+def _stream_as_items(text: str) -> str | Fallback:
+    """A plain stream rewritten as the items of a ResourceList (``items:`` then one per document).
+
+    Each document's lines are indented by two, its first line led by ``- ``; comment and
+    blank lines before a document stay at column 0 (they are the item's prefix); empty
+    lines stay empty. Indentation is relative in YAML, so the item reads as the document did.
+    """
+    if text.startswith(("%", "...", "--- ", "---\t")) or "\n..." in text or "\n%" in text:
+        return Fallback("the stream has directives, '...' markers or content on a '---' line")
+    bounds = [0]
+    at = text.find("\n---")
+    while at >= 0:
+        if not text.startswith("\n---\n", at):
+            return Fallback("the stream has content on a '---' line")
+        bounds.append(at + 1)
+        at = text.find("\n---", at + 1)
+    bounds.append(len(text))
+    out = ["items:\n"]
+    for a, b in itertools.pairwise(bounds):
+        if text.startswith("---\n", a):
+            a += 4
+        body = a
+        while body < b and text[body] in "#\n":
+            nl = text.find("\n", body, b)
+            body = b if nl < 0 else nl + 1
+        if body == b:
+            continue  # an empty document (comments only): nothing to read
+        out.append(text[a:body])
+        doc = text[body : b - 1].replace("\n", "\n  ")
+        while "\n  \n" in doc:
+            doc = doc.replace("\n  \n", "\n\n")
+        if doc.endswith("\n  "):
+            doc = doc[:-2]
+        out += ("- ", doc, "\n")
+    return "".join(out)
+
+
+def _read_items(
+    text: str,
+    raw: bytes,
+    big: bool,
+    meanwhile: Callable[[], object] | None,
+    stream: bool,
+) -> FastList | Fallback:
     if text.startswith("items:\n"):
         items_line = 0
     else:
         items_line = text.find("\nitems:\n") + 1
         if items_line == 0:
-            return None
+            return Fallback("the ResourceList has no 'items:' line at column 0")
     pos = items_start = items_line + len("items:\n")
     n = len(text)
     items: list[Item] = []
@@ -197,41 +309,41 @@ def read_resource_list(
     header_text = text[:items_start] + text[tail:]
     header = _header(header_text, text.count("\n", 0, items_line))
     if header is None:
-        return None
-    fast = FastList(text=text, header=header, items=items)
-    regular = [i for i, it in enumerate(items) if it.regular]
-    spans = [(items[i].start, items[i].end) for i in regular]
-    child = helper._Helper.start(fast, raw, regular, spans)
+        return Fallback("the ResourceList around its items is not in the regular shape")
+    fast = FastList(text=text, header=header, items=items, stream=stream)
+    units = Units(fast, [i for i, it in enumerate(items) if it.regular])
+    child = helper._Helper.start(units, raw, len(text))
     if big and child is None and not _clean_chars(raw):
-        return None
+        return _UNCLEAN
     if meanwhile is not None:
         meanwhile()
     try:
+        count = len(units.sizes)
         if child is None:
-            for i in regular:
-                _classify_or_reset(fast, items[i])
+            for k in range(count):
+                units.classify(k)
         else:
             split = child.split()
-            for i in regular[:split]:
-                _classify_or_reset(fast, items[i])
+            for k in range(split):
+                units.classify(k)
             results = child.classified()
-            for k in range(split, len(regular)):
-                state = results.get(k)
-                if state is None:  # the helper failed: do it here
-                    _classify_or_reset(fast, items[regular[k]])
-                else:
-                    _apply(items[regular[k]], state)
+            for k in range(split, count):
+                if k in results:
+                    units.apply(k, results[k])
+                else:  # the helper failed: do it here
+                    units.classify(k)
+        units.finish()
         for it in items:
             if not it.regular:
                 _classify_loaded(fast, it)
     except (Irregular, yamlio.YAMLInputError, RecursionError):
         if child is not None:
             child.cancel()
-        return None
+        return Fallback("an item cannot be read on its own (it is not a Kubernetes object)")
     if child is not None:
-        fast._pending = (spans, child.verdict, child.cancel)
+        fast._pending = (units.owner_starts(), child.verdict, child.cancel)
     else:
-        fast._pending = (spans, lambda: _validate_all(text, spans), _nothing)
+        fast._pending = (units.owner_starts(), units.check_all, _nothing)
     return fast
 
 
