@@ -89,7 +89,7 @@ def read_input(data: bytes, name: str) -> list[tuple[Entry, dict[str, Any] | Non
     inp: FunctionInput | None = None
     for attempt in range(3):
         if inp is None:
-            inp = parse_input(data, name, fast=attempt < 2)
+            inp = parse_input(data, name, fast=attempt < 2, documents=False)
         try:
             inp.confirm()
             return [(e, None if e.nodes else inp.load(e)) for e in inp.entries()]

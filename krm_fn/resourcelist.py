@@ -236,6 +236,7 @@ def parse_input(
     source: str = "<stdin>",
     fast: bool = True,
     meanwhile: Callable[[], object] | None = None,
+    documents: bool = True,
 ) -> FunctionInput:
     """Parse an input in any form into a :class:`FunctionInput`.
 
@@ -245,6 +246,7 @@ def parse_input(
         fast: Try the fast reader (YAML) or ``json`` (JSON) first.
         meanwhile: Work to overlap with the fast reader's helper process (see
             :func:`krm_fn.fastio.read`); not called on the full path.
+        documents: The input items will be written back (see :func:`krm_fn.fastio.read`).
 
     Raises:
         InputError: With one result per problem found.
@@ -264,7 +266,7 @@ def parse_input(
             return got_json
         notes.append("the input starts like JSON but is not JSON; read as YAML")
     elif fast:
-        got = _parse_fast(text, meanwhile, source)
+        got = _parse_fast(text, meanwhile, source, documents)
         if isinstance(got, FunctionInput):
             return got
         notes.append(got)
@@ -323,15 +325,15 @@ def _parse_json(text: str | bytes, source: str) -> FunctionInput | None:
 
 
 def _parse_fast(
-    text: str | bytes, meanwhile: Callable[[], object] | None, source: str
+    text: str | bytes, meanwhile: Callable[[], object] | None, source: str, documents: bool
 ) -> FunctionInput | str:
     """The fast reader's result, or why the full reader must read the input."""
     from krm_fn import fastio
 
-    fl = fastio.read(text, meanwhile)
+    fl = fastio.read(text, meanwhile, documents)
     if isinstance(fl, fastio.Fallback):
         return fl.reason
-    if fl.stream:
+    if fl.stream or fl.list_doc:
         return FunctionInput(form="stream", fast_list=fl, source=source)
     head = fl.header
     api_version = head.get("apiVersion")

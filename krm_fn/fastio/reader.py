@@ -48,6 +48,8 @@ class FastList:
         header: The document without its items (``items`` is ``None`` in it).
         items: The items, in input order.
         stream: The input was a plain multi-document stream (each document an item).
+        list_doc: The input is one ``v1 List`` document of Nodes read in place (no
+            rewriting): its entries are the items (see :func:`read`, ``documents``).
 
     """
 
@@ -56,6 +58,7 @@ class FastList:
     items: list[Item]
     _pending: tuple[list[int], Callable[[], list[int] | None], Callable[[], None]] | None = None
     stream: bool = False
+    list_doc: bool = False
 
     def confirm(self) -> bool | None:
         """Wait for the strict-grammar check of the items read on the fast path.
@@ -181,6 +184,7 @@ def read_resource_list(
 def read(
     data: bytes | str,
     meanwhile: Callable[[], object] | None = None,
+    documents: bool = True,
 ) -> FastList | Fallback:
     """Read a YAML ResourceList or plain stream in the regular shape.
 
@@ -193,6 +197,9 @@ def read(
             the render); called at most once, never when the input is not regular. The
             helper's share of the work adapts to however long it takes (see
             :class:`krm_fn.fastio.helper._Helper`).
+        documents: The caller writes the documents back. When not (``render`` files, the
+            inventory option), a single ``v1 List`` document of Nodes (``kubectl get nodes
+            -o yaml``) is read in place, its entries as the items, without rewriting it.
 
     Returns:
         The header and the items, Nodes already extracted, or why the full reader must
@@ -213,11 +220,28 @@ def read(
         text += "\n"
     if _is_resource_list(text):
         return _read_items(text, raw, big, meanwhile, stream=False)
+    if not documents and "\n---" not in text and not text.startswith("---"):
+        got = _read_items(text, raw, big, meanwhile, stream=False)
+        if isinstance(got, FastList) and _node_list_doc(got):
+            got.list_doc = True
+            return got
+        if isinstance(got, FastList):
+            got.abandon()
     items = _stream_as_items(text)
     if isinstance(items, Fallback):
         return items
     del text
     return _read_items(items, raw, big, meanwhile, stream=True)
+
+
+def _node_list_doc(fast: FastList) -> bool:
+    """Whether ``fast`` (read in place) is a ``v1 List`` of Nodes, all read as Nodes."""
+    head = fast.header
+    return (
+        head.get("apiVersion") == "v1"
+        and head.get("kind") in ("List", "NodeList")
+        and all(it.kind == "Node" and it.api_version == "v1" and it.nodes for it in fast.items)
+    )
 
 
 _UNCLEAN = Fallback("the input has tabs, carriage returns or other control characters")
