@@ -9,12 +9,14 @@ Invariants:
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from krm_fn import yamlio
 from krm_fn.api.config import CONFIG_KIND, options_from_config
+from krm_fn.gitops import with_env
 from krm_fn.inputs import expand_paths, is_function_config, is_workloadrun, load_files
 from krm_fn.inventory import collect_nodes
 from krm_fn.render import RunSummary, render_all
@@ -67,7 +69,7 @@ def preview(
         lines = [r.human() for r in rs] or [str(exc)]
         return 1, "", [*lines, "workloadrun-fn render: nothing rendered"]
     try:
-        options = options_from_config(fc)
+        options, _ = with_env(options_from_config(fc), os.environ)
     except ValueError as exc:
         return 1, "", [f"[error] {exc}", "workloadrun-fn render: nothing rendered"]
     overrides = {k: v for k, v in (("platform", platform), ("gpu_arch", gpu_arch)) if v}

@@ -14,6 +14,7 @@ Invariants:
 from __future__ import annotations
 
 import gc
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -147,15 +148,22 @@ def _render(
     legacy: bool,
 ) -> RunOutcome:
     from krm_fn.api.config import options_from_config
+    from krm_fn.gitops import ENV_PREFIX, plain_secret_refusal, with_env
     from krm_fn.output import place_generated
     from krm_fn.render import render_all
 
     fc_dict = dict(fc) if fc else None
     try:
-        options = options_from_config(fc_dict)
+        options, from_env = with_env(options_from_config(fc_dict), os.environ)
     except ValueError as exc:
         ref = ResourceRef.of(fc_dict) if fc_dict else None
         results.error(str(exc), resource=ref)
+        return _failed(results, b"", inp)
+    for option in from_env:
+        results.info(f"option {option} taken from the environment ({ENV_PREFIX}*)")
+    refusal = plain_secret_refusal(options)
+    if refusal:
+        results.error(refusal, resource=ResourceRef.of(fc_dict) if fc_dict else None)
         return _failed(results, b"", inp)
     entries = inp.entries()
     runs: list[tuple[dict[str, Any], FileRef | None]] = []

@@ -31,6 +31,7 @@ CRD_FILES = {
     "TrainingRuntime": "trainer.kubeflow.org_trainingruntimes.yaml",
     "ClusterTrainingRuntime": "trainer.kubeflow.org_clustertrainingruntimes.yaml",
     "JobSet": "jobset.x-k8s.io_jobsets.yaml",
+    "ExternalSecret": "external-secrets.io_externalsecrets.yaml",
 }
 
 

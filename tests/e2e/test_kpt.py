@@ -31,7 +31,7 @@ def test_kpt_render_writes_generated_file_and_keeps_comments(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     out = pkg / "generated" / "my-workload.yaml"
     docs = load_docs(out)
-    assert _kinds(docs) == ["Secret", "TrainingRuntime"] + ["TrainJob"] * 4
+    assert _kinds(docs) == ["ExternalSecret", "TrainingRuntime"] + ["TrainJob"] * 4
     assert validate_all(docs) == []
     wr = (pkg / "workloadrun.yaml").read_text()
     assert "# numNodes is the number of nodes per job group" in wr

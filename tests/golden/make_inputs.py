@@ -98,7 +98,14 @@ def cm(**data: str) -> dict[str, Any]:
     }
 
 
-REGISTRY = cm(registry="nvcr.io", registryUsername="$oauthtoken", registryPasswordEnv="NGC_API_KEY")
+# The plain Secret holds the password: the function writes it only on this explicit opt-in.
+REGISTRY = cm(
+    registry="nvcr.io",
+    registryUsername="$oauthtoken",
+    registryPasswordEnv="NGC_API_KEY",
+    plainPullSecret="true",
+)
+MPI16 = [wr("my-workload", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 4}), *nodes(16)]
 
 CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
     "basic-mpi-16-nodes-four-groups-with-pull-secret": (
@@ -1041,6 +1048,57 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
         None,
     ),
 }
+
+CASES.update(
+    {
+        "gitops-pull-secret-from-external-secret-cluster-store": (
+            rl(
+                MPI16[:1] + MPI16[1:5],
+                cm(
+                    registry="nvcr.io",
+                    registryUsername="$oauthtoken",
+                    registrySecretStore="ClusterSecretStore/ngc",
+                    registrySecretKey="ngc/api-key",
+                    registrySecretProperty="password",
+                ),
+            ),
+            {"NGC_API_KEY": "golden-test-password-123"},
+        ),
+        "gitops-pull-secret-existing-secret-referenced-not-rendered": (
+            rl(MPI16[:1] + MPI16[1:5], cm(registryPullSecret="ngc-pull")),
+            None,
+        ),
+        "gitops-plain-pull-secret-refused-without-opt-in": (
+            rl(
+                MPI16[:1] + MPI16[1:5],
+                cm(
+                    registry="nvcr.io",
+                    registryUsername="$oauthtoken",
+                    registryPasswordEnv="NGC_API_KEY",
+                ),
+            ),
+            {"NGC_API_KEY": "golden-test-password-123"},
+        ),
+        "gitops-waves-released-by-the-engine-are-not-suspended": (
+            rl(
+                [
+                    wr(
+                        "waves",
+                        {
+                            "image": IMAGE,
+                            "framework": {"mpi": MPI},
+                            "numNodes": 2,
+                            "orchestration": {"maxConcurrent": 1},
+                        },
+                    ),
+                    *nodes(4),
+                ],
+                cm(waveRelease="engine"),
+            ),
+            None,
+        ),
+    }
+)
 
 STREAM_CASE = "plain-stream-in-plain-stream-out"
 
