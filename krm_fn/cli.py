@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-SUBCOMMANDS = ("render", "report", "install-kustomize-plugin", "schema")
+SUBCOMMANDS = ("render", "report", "install-kustomize-plugin", "schema", "inventory", "release")
 
 
 def _debug() -> bool:
