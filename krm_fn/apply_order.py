@@ -69,7 +69,7 @@ def wave_of(obj: Mapping[str, Any]) -> int:
 
 
 def object_reference(obj: Mapping[str, Any]) -> str | None:
-    """kpt's depends-on reference to ``obj``; ``None`` for a namespaced object without one."""
+    """Kpt's depends-on reference to ``obj``; ``None`` for a namespaced object without one."""
     group, kind = group_kind(obj)
     meta = obj.get("metadata") or {}
     name = meta.get("name")

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-SUBCOMMANDS = ("render", "report", "install-kustomize-plugin", "schema", "inventory", "release")
+SUBCOMMANDS = ("render", "report", "install-kustomize-plugin", "schema", "inventory", "release", "discover")
 
 
 def _debug() -> bool:

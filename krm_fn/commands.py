@@ -241,6 +241,24 @@ def release_cmd(
     sys.exit(code)
 
 
+@cli.command("discover")
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+def discover_cmd(directory: str) -> None:
+    """Exit 0 and print the file when DIRECTORY (or a base it builds on) holds a WorkloadRun.
+
+    The Argo CD plugin's discovery: overlays whose WorkloadRun lives in a base match too;
+    hidden files are never read.
+    """
+    import os.path
+
+    from krm_fn.discover import find
+
+    hit = find(Path(directory))
+    if hit is None:
+        sys.exit(1)
+    click.echo(os.path.relpath(hit, Path(directory).resolve()))
+
+
 def _register_optional() -> None:
     import importlib
 

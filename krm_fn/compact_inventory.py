@@ -168,7 +168,9 @@ def nodes_of(docs: Iterable[Any]) -> list[Mapping[str, Any]]:
             out.append(doc)
         elif doc.get("kind") in ("List", "NodeList"):
             out.extend(
-                i for i in doc.get("items") or [] if isinstance(i, Mapping) and i.get("kind", "Node") == "Node"
+                i
+                for i in doc.get("items") or []
+                if isinstance(i, Mapping) and i.get("kind", "Node") == "Node"
             )
     return out
 

@@ -9,7 +9,8 @@ Invariants:
     * The function run (kpt, kustomize) refuses to put the registry password into its output
       (a plain ``kubernetes.io/dockerconfigjson`` Secret) unless ``plainPullSecret`` is true:
       kpt writes that output into the package, which GitOps commits. The ``render`` preview
-      prints to the terminal and may still show it.
+      prints to the terminal and may still show it, unless ``WORKLOADRUN_FN_GITOPS=1`` (set by
+      the Argo CD plugin and the Flux script) says its output goes to a GitOps engine.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import Any
 from krm_fn.api.config import FunctionOptions, _from_strings, _validate
 
 ENV_PREFIX = "WORKLOADRUN_FN_"
+GITOPS_ENV = "WORKLOADRUN_FN_GITOPS"
+"""Set to ``1`` by the GitOps paths: the ``render`` preview then refuses the plain Secret too."""
 _NOT_FROM_ENV = frozenset({"registry_password"})
 
 

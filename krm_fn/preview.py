@@ -16,7 +16,7 @@ from typing import Any
 
 from krm_fn import yamlio
 from krm_fn.api.config import CONFIG_KIND, options_from_config
-from krm_fn.gitops import with_env
+from krm_fn.gitops import GITOPS_ENV, plain_secret_refusal, with_env
 from krm_fn.inputs import expand_paths, is_function_config, is_workloadrun, load_files
 from krm_fn.inventory import collect_nodes
 from krm_fn.render import RunSummary, render_all
@@ -72,6 +72,9 @@ def preview(
         options, _ = with_env(options_from_config(fc), os.environ)
     except ValueError as exc:
         return 1, "", [f"[error] {exc}", "workloadrun-fn render: nothing rendered"]
+    refusal = plain_secret_refusal(options) if os.environ.get(GITOPS_ENV) == "1" else None
+    if refusal:  # the output goes to a GitOps engine (the Argo CD plugin, the Flux script)
+        return 1, "", [f"[error] {refusal}", "workloadrun-fn render: nothing rendered"]
     overrides = {k: v for k, v in (("platform", platform), ("gpu_arch", gpu_arch)) if v}
     if overrides:
         options = options.model_copy(update=overrides)

@@ -56,7 +56,11 @@ def test_each_wave_is_released_only_after_every_earlier_wave_completed() -> None
     assert [p[1][3] for p in replay.patches] == WAVES[1:]
     for seen, argv in replay.patches:
         jobs = replay.snapshot(seen - 1)  # what release looked at before patching
-        wave = int(next(j for j in jobs if j["metadata"]["name"] == argv[3])["metadata"]["labels"]["nvcre.nvidia.com/wave"])  # noqa: E501
+        wave = int(
+            next(j for j in jobs if j["metadata"]["name"] == argv[3])["metadata"]["labels"][
+                "nvcre.nvidia.com/wave"
+            ]
+        )
         earlier = [j for j in jobs if int(j["metadata"]["labels"]["nvcre.nvidia.com/wave"]) < wave]
         assert earlier and all(_complete(j) for j in earlier)
         assert argv[4:] == ["-n", "default", "--type=merge", "-p", '{"spec":{"suspend":false}}']
