@@ -17,7 +17,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-SUBCOMMANDS = ("render", "report", "install-kustomize-plugin", "schema", "inventory", "release", "discover")
+SUBCOMMANDS = (
+    "render",
+    "report",
+    "install-kustomize-plugin",
+    "schema",
+    "inventory",
+    "release",
+    "discover",
+    "flux-layout",
+)
 
 
 def _debug() -> bool:

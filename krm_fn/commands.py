@@ -259,6 +259,47 @@ def discover_cmd(directory: str) -> None:
     click.echo(os.path.relpath(hit, Path(directory).resolve()))
 
 
+@cli.command("flux-layout")
+@click.argument("rendered", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--name", "prefix", required=True, help="Prefix of the Flux Kustomization names.")
+@click.option(
+    "--path-prefix",
+    required=True,
+    help="Path of OUT_DIR inside the Flux source (./rendered/x for git, . for an OCI artifact).",
+)
+@click.option(
+    "--source",
+    default="GitRepository/flux-system",
+    show_default=True,
+    help="The Flux source the Kustomizations read: KIND/NAME.",
+)
+def flux_layout_cmd(
+    rendered: str, out_dir: str, prefix: str, path_prefix: str, source: str
+) -> None:
+    """Split RENDERED into OUT_DIR/dependencies, OUT_DIR/wave-<k> and OUT_DIR/flux (the Flux
+    Kustomizations that apply them in order: dependsOn, wait and a TrainJob health check).
+
+    OUT_DIR must not exist (render-in-ci.sh moves it into place).
+    """
+    from krm_fn import flux, yamlio
+
+    kind, _, name = source.partition("/")
+    if not name:
+        raise click.BadParameter(
+            "write KIND/NAME, e.g. OCIRepository/gpu-validation", param_hint="--source"
+        )
+    text = sys.stdin.buffer.read() if rendered == "-" else Path(rendered).read_bytes()
+    objs = [d for d in yamlio.load_all(text, rendered) if isinstance(d, dict)]
+    try:
+        dirs = flux.layout(objs, prefix, path_prefix, kind, name)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    flux.write(Path(out_dir), dirs)
+    waves = sum(1 for k in dirs if k.startswith("wave-"))
+    click.echo(f"flux-layout: dependencies + {waves} wave(s) in {out_dir}", err=True)
+
+
 def _register_optional() -> None:
     import importlib
 

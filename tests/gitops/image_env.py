@@ -33,7 +33,10 @@ def tool_dir(tmp: Path, tools: tuple[str, ...], kustomize: bool) -> Path:
         return bin_dir
     bin_dir.mkdir()
     for t in tools:
-        found = shutil.which(t)
+        # python3: the interpreter itself (as actions/setup-python puts it), not a pyenv shim
+        found = (
+            str(Path(sys.base_prefix) / "bin" / "python3") if t == "python3" else shutil.which(t)
+        )
         if found is None:
             raise AssertionError(f"{t} missing on this machine")
         (bin_dir / t).symlink_to(found)
