@@ -277,8 +277,10 @@ def discover_cmd(directory: str) -> None:
 def flux_layout_cmd(
     rendered: str, out_dir: str, prefix: str, path_prefix: str, source: str
 ) -> None:
-    """Split RENDERED into OUT_DIR/dependencies, OUT_DIR/wave-<k> and OUT_DIR/flux (the Flux
-    Kustomizations that apply them in order: dependsOn, wait and a TrainJob health check).
+    """Split RENDERED into per-wave directories and the Flux Kustomizations that apply them.
+
+    OUT_DIR/dependencies, OUT_DIR/wave-<k> and OUT_DIR/flux/kustomizations.yaml (dependsOn,
+    wait and a TrainJob health check, so wave k+1 starts after wave k completed).
 
     OUT_DIR must not exist (render-in-ci.sh moves it into place).
     """

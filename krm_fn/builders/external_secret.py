@@ -1,5 +1,6 @@
-"""The registry pull ``ExternalSecret`` (``external-secrets.io/v1``): a pull Secret whose password
-never leaves the user's secret store.
+"""The registry pull ``ExternalSecret`` (``external-secrets.io/v1``).
+
+A pull Secret whose password never leaves the user's secret store.
 
 The External Secrets Operator reads the password from the store the user names and writes the
 ``kubernetes.io/dockerconfigjson`` Secret ``<run>-pull-secret`` in the cluster; the rendered

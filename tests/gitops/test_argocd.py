@@ -289,7 +289,7 @@ def test_argocd_applies_wave_n_plus_1_only_after_wave_n_completed(tmp: Path) -> 
     steps = sorted((RECORDED / "all-waves-complete").glob("*.json"))
     timeline = [json.loads(s.read_text())["items"] for s in steps]
     # a TrainJob the engine has not applied yet is not in the cluster
-    seen = _argocd_sync(objs, [[]] + timeline)
+    seen = _argocd_sync(objs, [[], *timeline])
     # look 0 applies the dependencies (wave 0) ... each TrainJob wave only once the previous
     # recorded state shows the wave before it Complete
     assert seen[0] == 0
@@ -297,7 +297,7 @@ def test_argocd_applies_wave_n_plus_1_only_after_wave_n_completed(tmp: Path) -> 
     applied_at = {w: seen.index(w) for w in range(1, 5) if w in seen}
     for w in range(2, 5):
         look = applied_at[w]
-        before = {j["metadata"]["name"]: j for j in ([[]] + timeline)[look]}
+        before = {j["metadata"]["name"]: j for j in [[], *timeline][look]}
         prev = [o for o in objs if o["kind"] == "TrainJob"
                 and o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == str(w - 1)]  # fmt: skip
         assert all(_health(before[o["metadata"]["name"]])["status"] == "Healthy" for o in prev)

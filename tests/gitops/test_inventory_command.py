@@ -112,9 +112,12 @@ def _golden_resourcelists() -> list[str]:
         if not f.exists():
             continue
         doc = next(iter(yaml.safe_load_all(f.read_text())), None)
-        if isinstance(doc, dict) and doc.get("kind") == "ResourceList":
-            if any(i.get("kind") == "Node" for i in doc.get("items") or []):
-                out.append(case.name)
+        if (
+            isinstance(doc, dict)
+            and doc.get("kind") == "ResourceList"
+            and any(i.get("kind") == "Node" for i in doc.get("items") or [])
+        ):
+            out.append(case.name)
     return out
 
 
