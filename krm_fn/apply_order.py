@@ -16,6 +16,20 @@ Contract (other branches and the GitOps consumers build on it):
       dependency is ``<group>/<kind>/<name>``. When the run has no namespace the annotation is
       left out: kpt defaults the objects' namespace at apply time but not the references, and a
       reference to an object outside the package fails the whole apply ("external dependency").
+      A PersistentVolumeClaim is not named: kpt waits for every named object to be reconciled,
+      and a claim of a ``WaitForFirstConsumer`` storage class is only bound once the TrainJob's
+      pods exist (kstatus reports it InProgress until then), so naming it would wait forever.
+      Admission does not need it; the pods wait for it.
+
+Re-rendering after the fleet changes (a node cordoned, added or removed) can change a
+group's nodes, so its TrainJob's ``spec.runtimePatches`` (changeable only while suspended) and
+perhaps ``spec.trainer`` (immutable). Every TrainJob therefore asks the GitOps engines to
+delete and recreate it when an update is refused, instead of failing every sync:
+``kustomize.toolkit.fluxcd.io/force: enabled`` (Flux recreates on an immutable-field error)
+and ``argocd.argoproj.io/sync-options: Force=true,Replace=true`` (Argo CD replaces the object,
+deleting and recreating it, when it is out of sync), merged with any sync options already
+there. A TrainJob whose group and spec did not change renders byte-identical, so neither
+engine touches it.
 
 Works on the final objects (after overrides), so whatever produced them is covered.
 """
@@ -27,8 +41,14 @@ from typing import Any
 
 ANN_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 ANN_DEPENDS_ON = "config.kubernetes.io/depends-on"
+ANN_FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
+ANN_ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+ARGO_RECREATE = ("Force=true", "Replace=true")
 LABEL_WAVE = "nvcre.nvidia.com/wave"
 TRAINJOB = ("trainer.kubeflow.org", "TrainJob")
+
+NOT_AWAITED = frozenset({("", "PersistentVolumeClaim")})
+"""Dependencies applied first but not named in depends-on (see the module doc)."""
 
 CLUSTER_SCOPED_KINDS = frozenset(
     {
@@ -69,7 +89,7 @@ def wave_of(obj: Mapping[str, Any]) -> int:
 
 
 def object_reference(obj: Mapping[str, Any]) -> str | None:
-    """Kpt's depends-on reference to ``obj``; ``None`` for a namespaced object without one."""
+    """The kpt depends-on reference to ``obj``; ``None`` for a namespaced object without one."""
     group, kind = group_kind(obj)
     meta = obj.get("metadata") or {}
     name = meta.get("name")
@@ -86,25 +106,47 @@ def order_run(objs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
     The objects are changed in place (annotations) and returned in the new order.
     """
-    deps = [o for o in objs if not is_trainjob(o)]
-    jobs = sorted((o for o in objs if is_trainjob(o)), key=wave_of)  # stable within a wave
-    refs = [object_reference(d) for d in deps]
+    deps: list[dict[str, Any]] = []
+    waved: list[tuple[int, dict[str, Any]]] = []
+    for o in objs:
+        if is_trainjob(o):
+            waved.append((wave_of(o), o))
+        else:
+            deps.append(o)
+    waved.sort(key=lambda wj: wj[0])  # stable within a wave
+    refs = [object_reference(d) for d in deps if group_kind(d) not in NOT_AWAITED]
     depends_on = ",".join(r for r in refs if r) if all(refs) else ""
     for d in deps:
         _annotations(d)[ANN_SYNC_WAVE] = "0"
-    for j in jobs:
+    options: dict[Any, str] = {}
+    for w, j in waved:
         ann = _annotations(j)
-        ann[ANN_SYNC_WAVE] = str(wave_of(j) + 1)
+        ann[ANN_SYNC_WAVE] = str(w + 1)
         if depends_on:
             ann[ANN_DEPENDS_ON] = depends_on
         else:
             ann.pop(ANN_DEPENDS_ON, None)
-    return [*deps, *jobs]
+        ann[ANN_FLUX_FORCE] = "enabled"
+        current = ann.get(ANN_ARGO_SYNC_OPTIONS)
+        if current not in options:
+            options[current] = _sync_options(current)
+        ann[ANN_ARGO_SYNC_OPTIONS] = options[current]
+    return [*deps, *(j for _, j in waved)]
+
+
+def _sync_options(current: Any) -> str:
+    """Argo CD sync options with Force=true and Replace=true (others kept, in order)."""
+    opts = [o.strip() for o in str(current or "").split(",") if o.strip()]
+    keys = {o.split("=", 1)[0] for o in ARGO_RECREATE}
+    opts = [o for o in opts if o.split("=", 1)[0] not in keys]
+    return ",".join([*opts, *ARGO_RECREATE])
 
 
 def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.setdefault("metadata", {})
     ann = meta.get("annotations")
     if not isinstance(ann, dict):
-        ann = meta["annotations"] = {}
-    return ann
+        ann = {}
+        meta["annotations"] = ann
+    out: dict[str, Any] = ann
+    return out

@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from krm_fn import MANAGER, apply_order, naming, rules, topology
+from krm_fn import MANAGER, apply_order, mpi_forward, naming, rules, topology, trainer_limits
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.builders import checkpoint, configmap, mpi_runtime, secret, torch_runtime, trainjob
@@ -29,6 +29,7 @@ from krm_fn.builders.plan import (
     ANN_PLATFORM,
     LABEL_MANAGED_BY,
     LABEL_RUN,
+    LABEL_WAVE,
     GangPlan,
     RunPlan,
 )
@@ -52,6 +53,7 @@ from krm_fn.results import FileRef, ResourceRef, Results
 from krm_fn.validate import parse_workloadrun
 
 DEFAULT_TIMEOUT = "1h"
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 MAX_TRAINJOBS = 20_000
 MPI_DEFAULT_ARGS_TAIL = (
     "--allow-run-as-root",
@@ -707,7 +709,7 @@ def _render_one(
                 plan,
                 j.group,
                 j.name,
-                runs_after=",".join(waves[w - 1]) if w else None,
+                runs_after=_runs_after(waves[w - 1], w - 1) if w else None,
                 active_deadline_seconds=deadline,
                 wave=w,
             )
@@ -716,6 +718,8 @@ def _render_one(
             # The GitOps engine applies wave w+1 only after wave w completed (Argo CD sync
             # waves with the TrainJob health check, Flux dependsOn): nothing to release by hand.
             objs[-1]["spec"].pop("suspend", None)
+    built_runtime = next((o for o in objs if o.get("kind") == "TrainingRuntime"), {})
+    built_env = {str(e.get("name")): e for e in mpi_forward.launcher_env(built_runtime, {})}
     if raw_overrides:
         outcome = apply_overrides(raw_overrides, objs, when_ctx)
         for path, msg in outcome.errors:
@@ -723,7 +727,10 @@ def _render_one(
         if outcome.errors:
             return
         objs = outcome.objects
-    for o in apply_order.order_run(objs):
+    platform_args = overlay.mpi_args if overlay else ()
+    if not _finalize(objs, spec, platform_args, override_args, built_env, err, warn):
+        return
+    for o in objs:
         out.objects.append((o, raw))
     out.summaries.append(
         RunSummary(
@@ -746,6 +753,91 @@ def _render_one(
         resource=ref,
         file=file,
     )
+
+
+def _finalize(
+    objs: list[dict[str, Any]],
+    spec: models.WorkloadRunSpec,
+    platform_args: Sequence[str],
+    override_args: Sequence[str],
+    built_env: Mapping[str, Mapping[str, Any]],
+    err: Any,
+    warn: Any,
+) -> bool:
+    """Make the final objects (after overrides) acceptable to the cluster; False on an error.
+
+    In order: every launcher variable reaches the MPI ranks (:mod:`krm_fn.mpi_forward`), the
+    trainer command fits Trainer's 128 items (:mod:`krm_fn.trainer_limits`), the apply-order
+    contract (:mod:`krm_fn.apply_order`, objects reordered in place), then the API server's
+    size limits.
+    """
+    ok = True
+    jobs = [o for o in objs if apply_order.is_trainjob(o)]
+    mpi = spec.framework.mpi
+    runtime = next((o for o in objs if o.get("kind") == "TrainingRuntime"), None)
+    if mpi is not None and runtime is not None:
+        explicit = mpi_forward.explicit_names(platform_args, override_args, mpi.mpi_args)
+        missed: set[str] = set()
+        cache: dict[Any, Any] = {}
+        mpirun = kubelet_literal(mpi.mpirun_path)
+        for j in jobs:
+            missed.update(
+                mpi_forward.forward_launcher_env(runtime, j, explicit, mpirun, built_env, cache)
+            )
+        if missed:
+            warn(
+                "the launcher command is not mpirun (an override replaced it), so these launcher "
+                "variables cannot be forwarded to the ranks with -x and the ranks, started by "
+                "sshd with a clean environment, will not see them: " + ", ".join(sorted(missed)),
+                "spec.overrides",
+            )
+    for j in jobs:
+        msg = trainer_limits.fit_trainer_argv(j)
+        if msg:
+            err(f"TrainJob {j['metadata']['name']}: {msg}", "spec.env")
+            ok = False
+            break  # the same command line for every TrainJob of the run
+    objs[:] = apply_order.order_run(objs)
+    queued = any(KUEUE_QUEUE_LABEL in (j["metadata"].get("labels") or {}) for j in jobs)
+    waves = {apply_order.wave_of(j) for j in jobs} if queued else set()
+    if len(waves) > 1:
+        warn(
+            f"the TrainJobs carry Kueue's queue label {KUEUE_QUEUE_LABEL} and the run has "
+            f"{len(waves)} waves: Kueue unsuspends every TrainJob it admits, so the suspended "
+            "later waves start as soon as quota allows instead of after the previous wave, and "
+            "TrainJobs that share nodes can hold GPUs at the same time; render a single wave "
+            "(remainder: skip, repeatCount 1, maxConcurrent 0) or drop the queue label and "
+            "release the waves yourself (README: Kueue and waves)",
+            "spec.gangScheduler.queueLabelKey"
+            if spec.gang_scheduler is not None
+            and spec.gang_scheduler.queue_label_key == KUEUE_QUEUE_LABEL
+            else "spec.workloadMetadata.labels",
+        )
+    for o in trainer_limits.worth_measuring(objs):
+        for msg in trainer_limits.size_problems(o):
+            err(
+                f"{o.get('kind')} {o['metadata'].get('name')}: {msg}"
+                + ("; use a smaller spec.numNodes" if apply_order.is_trainjob(o) else ""),
+                "spec.numNodes" if apply_order.is_trainjob(o) else None,
+            )
+            ok = False
+    return ok
+
+
+RUNS_AFTER_MAX = 16 * 1024
+"""Longest ``nvcre.nvidia.com/runs-after`` list (bytes); a longer one names the wave instead."""
+
+
+def _runs_after(previous: Sequence[str], wave: int) -> str:
+    """The TrainJobs a suspended TrainJob runs after, or their wave when the list is long.
+
+    Every TrainJob of wave ``w`` carries the list, so 10,000 single-node TrainJobs of wave 0
+    would give each later one ~300 KiB of annotation, over the API server's 256 KiB.
+    """
+    text = ",".join(previous)
+    if len(text) <= RUNS_AFTER_MAX:
+        return text
+    return f"wave {wave} ({len(previous)} TrainJobs labelled {LABEL_WAVE}={wave})"
 
 
 @record(frozen=True)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from krm_fn import group_nodes
 from krm_fn.builders import pods
 from krm_fn.builders.plan import (
-    ANN_GROUP_NODES,
     ANN_OVERLAPS,
     LABEL_GROUP,
     LABEL_WAVE,
@@ -55,7 +55,7 @@ def build_trainjob(
     ann = meta.setdefault("annotations", {})
     ann.update(plan.trainjob_annotations)
     if group.nodes:
-        ann[ANN_GROUP_NODES] = ",".join(group.nodes)
+        group_nodes.annotate(ann, group.nodes)
     if runs_after:
         ann[ANN_OVERLAPS] = runs_after
     spec: dict[str, Any] = {
