@@ -48,7 +48,7 @@ from krm_fn.resolve_platform import (
     resolve_platform,
     synthetic_nodes,
 )
-from krm_fn.results import FileRef, ResourceRef, Results
+from krm_fn.results import FileRef, ResourceRef, Result, Results
 from krm_fn.validate import parse_workloadrun
 
 DEFAULT_TIMEOUT = "1h"
@@ -81,6 +81,10 @@ class RenderOutput:
 
     objects: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
     summaries: list[RunSummary] = field(default_factory=list)
+
+
+RENDERED_NOTE = "rendered"
+"""First word of the info result a run that rendered reports (retracted when another failed)."""
 
 
 def render_all(
@@ -119,6 +123,7 @@ def render_all(
         if wr is not None:
             parsed.append((wr, raw, file))
     seen: set[tuple[str | None, str]] = set()
+    notes: list[Result] = []
     for wr, raw, file in sorted(parsed, key=lambda t: (t[0].namespace or "", t[0].name)):
         key = (wr.namespace, wr.name)
         ref = ResourceRef.of(raw)
@@ -140,8 +145,13 @@ def render_all(
                 f"({run_nodes[0].name} ...)",
                 resource=ref,
             )
+        before = len(results.items)
         _render_one(wr, raw, file, run_nodes, options, password, results, out, context)
+        notes += [r for r in results.items[before:] if r.message.startswith(RENDERED_NOTE)]
     if results.has_errors:
+        # Nothing is written: a "rendered N TrainJob(s)" note of a run that succeeded would
+        # read, above "nothing rendered", as if something had been.
+        results.items[:] = [r for r in results.items if not any(r is n for n in notes)]
         return RenderOutput(summaries=out.summaries)
     return out
 
@@ -404,6 +414,7 @@ def _render_one(
 
     # --- platform and GPU -------------------------------------------------------------------
     plat: PlatformPlan | None = None
+    short: list[str] = []
     if eligible:
         plat = resolve_platform(spec, eligible, options, err, warn)
         short = [
@@ -432,6 +443,7 @@ def _render_one(
         scale == "intra-rack"
     )
     names = [n.name for n in eligible]
+    fewer = _fewer_nodes(len(names) - len(short), short, gpus)
     part = Partition(())
     domains = 0
     if eligible:
@@ -475,12 +487,12 @@ def _render_one(
                         labelled, per_group, strict_domain, options.remainder
                     )
                 except PartitionError as exc:
-                    err(f"{exc}; set numNodes to {len(names)} or fewer", "spec.numNodes")
+                    err(f"{exc}; {fewer}", "spec.numNodes")
         else:
             try:
                 part = partition_simple(names, per_group, options.remainder)
             except PartitionError as exc:
-                err(f"{exc}; set numNodes to {len(names)} or fewer", "spec.numNodes")
+                err(f"{exc}; {fewer}", "spec.numNodes")
         if part.untested:
             warn(
                 f"remainder: {len(part.untested)} node(s) left untested because they do not "
@@ -713,13 +725,23 @@ def _render_one(
     )
     sizes = sorted({len(g.nodes) or spec.num_nodes for g in part.groups})
     results.info(
-        f"rendered {len(jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
+        f"{RENDERED_NOTE} {len(jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
         f"from {len(eligible)} eligible node(s) in {len(waves)} wave(s); platform {platform}, "
         f"GPU {arch}, {gpus} GPU(s) per node"
         + (f"; overrides: {', '.join(applied)}" if applied else ""),
         resource=ref,
         file=file,
     )
+
+
+def _fewer_nodes(usable: int, short: Sequence[str], gpus: int) -> str:
+    """The remedy for too few nodes: a numNodes that nodes able to run the job can meet."""
+    shown = ", ".join(short[:3]) + (f" and {len(short) - 3} more" if len(short) > 3 else "")
+    cannot = f" ({shown} cannot run it: fewer than {gpus} allocatable nvidia.com/gpu)"
+    cannot = cannot if short else ""
+    if usable < 1:
+        return f"no eligible node can run the job{cannot}"
+    return f"set numNodes to {usable} or fewer{cannot}"
 
 
 @record(frozen=True)

@@ -136,7 +136,11 @@ def _run_once(
         fc = docs[0] if docs and isinstance(docs[0], dict) else None
         if fc is not None:
             fc = {k: v for k, v in fc.items() if k not in PLUGIN_CONFIG_KEYS}
-    return _render(inp, fc, results, cwd or Path.cwd(), legacy=config_path is not None)
+            problem = _plugin_config_problem(fc, config_path)
+            if problem:
+                results.error(problem)
+                return _failed(results, stdin, inp)
+    return _render(inp, fc, results, cwd or Path.cwd(), config_path)
 
 
 def _render(
@@ -144,12 +148,13 @@ def _render(
     fc: Mapping[str, Any] | None,
     results: Results,
     cwd: Path,
-    legacy: bool,
+    config_path: str | None,
 ) -> RunOutcome:
-    from krm_fn.api.config import options_from_config
+    from krm_fn.api.config import OPTION_ANNOTATION_PREFIX, options_from_config
     from krm_fn.output import place_generated
     from krm_fn.render import render_all
 
+    legacy = config_path is not None
     fc_dict = dict(fc) if fc else None
     try:
         options = options_from_config(fc_dict)
@@ -175,6 +180,23 @@ def _render(
             results.error(f"cannot read the inventory named by the inventory option: {exc}")
             return _failed(results, b"", inp)
         nodes += collect_nodes([o for o, _ in loaded.items])
+    if (
+        config_path is not None
+        and fc_dict
+        and _is_workloadrun(fc_dict)
+        and not nodes
+        and not (options.platform or options.gpu_arch)
+    ):
+        results.error(
+            "no Node to render on: in kustomize's generator form (the WorkloadRun is the plugin "
+            "config) kustomize passes no resources, so name the Node files in the WorkloadRun's "
+            f"annotation {OPTION_ANNOTATION_PREFIX}inventory (e.g. "
+            f"{OPTION_ANNOTATION_PREFIX}inventory: nodes.yaml, relative to the kustomization); "
+            f"to preview the file instead, run: workloadrun-fn render {config_path} NODE_FILES",
+            resource=ResourceRef.of(fc_dict),
+            field_path=f"metadata.annotations[{OPTION_ANNOTATION_PREFIX}inventory]",
+        )
+        return _failed(results, b"", inp)
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
     # Objects runs may refer to (PersistentVolumeClaims, LogProfiles): every input item but
@@ -190,6 +212,24 @@ def _render(
     generated = place_generated(rendered.objects, options.output_dir, with_paths=not legacy)
     chunks = write_output_chunks(inp, keep, generated, results.safe_items(), mark=True)
     return RunOutcome(chunks, _stderr(results), 0, rendered)
+
+
+_NODE_KINDS = ("Node", "NodeList", "List")
+
+
+def _plugin_config_problem(fc: Mapping[str, Any], config_path: str) -> str | None:
+    """Why a legacy plugin config is an inventory rather than a config (``None``: it is not)."""
+    kind = fc.get("kind")
+    if kind not in _NODE_KINDS:
+        return None
+    return (
+        f"{config_path} holds {kind} objects, but a file given alone is kustomize's "
+        "exec-plugin config (a fn.nvcre.nvidia.com/v1alpha1 WorkloadRunRender, or a WorkloadRun "
+        "in generator mode), with the resources on stdin. To preview, run: workloadrun-fn "
+        f"render WORKLOADRUN_FILE {config_path}; in a kustomization, list the Nodes under "
+        "resources: (transformer) or name them in the WorkloadRun's annotation "
+        "fn.nvcre.nvidia.com/inventory (generator)"
+    )
 
 
 def _is_workloadrun(item: Mapping[str, Any]) -> bool:
