@@ -339,3 +339,24 @@ def test_numnodes_advice_does_not_count_nodes_flagged_as_unable(short: int, advi
     assert proc.returncode == 1
     assert "not enough eligible nodes: need 8 (numNodes), found 5" in proc.stderr
     assert advice.rstrip(";") in proc.stderr, proc.stderr
+
+
+# --- the small items of issue 18 -------------------------------------------------------------
+
+
+def test_dockerfile_run_line_passes_the_registry_key() -> None:
+    text = (REPO / "Dockerfile").read_text().replace("\\\n#", "")
+    (line,) = [ln for ln in text.splitlines() if "docker run" in ln]
+    assert "-e NGC_API_KEY" in line
+
+
+def test_readme_report_example_creates_the_logs_directory() -> None:
+    readme = (REPO / "README.md").read_text()
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "--logs logs/" in b)
+    assert block.index("mkdir -p logs") < block.index('> "logs/')
+
+
+def test_readme_docker_and_kustomize_examples_use_the_same_key_as_the_quick_start() -> None:
+    readme = (REPO / "README.md").read_text()
+    keys = set(re.findall(r"NGC_API_KEY=(\S+)", readme))
+    assert keys == {"example-api-key"}

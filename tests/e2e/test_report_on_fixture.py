@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.helpers import BIN, REPO, fn_env
-from tests.k8s_schemas import shared_dir
+from tests.shared import require_shared
 
 LOGS = [
     "aws-awsome-distributed-training_aws-batch-p5_all_reduce.txt",
@@ -38,7 +38,7 @@ def _logs(tmp: Path, names: list[str]) -> Path:
     logs.mkdir()
     for i, name in enumerate(names):
         shutil.copy(
-            shared_dir() / "fixtures" / "nccl-logs" / name, logs / f"my-workload-group-{i}.log"
+            require_shared("fixtures", "nccl-logs", name), logs / f"my-workload-group-{i}.log"
         )
     return logs
 
