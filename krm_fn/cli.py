@@ -23,6 +23,12 @@ from pathlib import Path
 from typing import Any
 
 SUBCOMMANDS = ("render", "report", "install-kustomize-plugin", "schema")
+
+
+def _debug() -> bool:
+    return os.environ.get("WORKLOADRUN_FN_DEBUG") == "1" or "--debug" in sys.argv
+
+
 COMPLETE_VAR = "_WORKLOADRUN_FN_COMPLETE"
 
 USAGE = (
@@ -32,10 +38,6 @@ USAGE = (
     "try:   workloadrun-fn render FILE...   (preview WorkloadRun and Node files)\n"
     "       workloadrun-fn --help\n"
 )
-
-
-def _debug() -> bool:
-    return os.environ.get("WORKLOADRUN_FN_DEBUG") == "1" or "--debug" in sys.argv
 
 
 def _stdin_is_terminal() -> bool:
@@ -61,7 +63,7 @@ def run_function(config_path: str | None) -> int:
     from krm_fn.run import run_krm
 
     stdin = sys.stdin.buffer.read()
-    if config_path is None and not stdin.strip():
+    if config_path is None and (not stdin or stdin.isspace()):  # isspace: no copy
         sys.stderr.write(
             "workloadrun-fn: stdin is empty: expected a ResourceList, or a YAML stream of "
             "WorkloadRuns and Nodes\n" + USAGE

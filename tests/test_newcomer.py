@@ -86,7 +86,6 @@ def test_help_shows_every_command_summary_whole_on_a_narrow_terminal() -> None:
     out = re.sub(r"\s+", " ", run(["--help"], columns=60).stdout)
     for name, cmd in cli.commands.items():
         summary = " ".join(cmd.get_short_help_str(limit=10_000).split())
-        assert "..." not in summary
         assert f"{name} {summary}" in out, f"summary of {name} cut"
 
 
