@@ -218,6 +218,24 @@ ANN_BANDWIDTH = "nvcre.nvidia.com/bandwidth-measurement"
 ANN_GOODPUT = "nvcre.nvidia.com/goodput-measurement"
 
 
+def _fewer_nodes(eligible: Sequence[NodeInfo], gpus: int) -> str:
+    """The remedy for too few nodes: a numNodes the nodes able to run the job can meet.
+
+    A node with fewer allocatable GPUs than the job asks per node was just named in a warning
+    as unable to run it, so it does not count.
+    """
+    short = [
+        n.name for n in eligible if n.allocatable_gpus is not None and n.allocatable_gpus < gpus
+    ]
+    usable = len(eligible) - len(short)
+    shown = ", ".join(short[:3]) + (f" and {len(short) - 3} more" if len(short) > 3 else "")
+    cannot = f" ({shown} cannot run it: fewer than {gpus} allocatable nvidia.com/gpu)"
+    cannot = cannot if short else ""
+    if usable < 1:
+        return f"no eligible node can run the job{cannot}"
+    return f"set numNodes to {usable} or fewer{cannot}"
+
+
 def _measurement_annotations(
     spec: models.WorkloadRunSpec, context: _Context, err: Any, warn: Any
 ) -> dict[str, str]:
@@ -414,7 +432,6 @@ def _render_one(
 
     # --- platform and GPU -------------------------------------------------------------------
     plat: PlatformPlan | None = None
-    short: list[str] = []
     if eligible:
         plat = resolve_platform(spec, eligible, options, err, warn)
         short = [
@@ -443,7 +460,6 @@ def _render_one(
         scale == "intra-rack"
     )
     names = [n.name for n in eligible]
-    fewer = _fewer_nodes(len(names) - len(short), short, gpus)
     part = Partition(())
     domains = 0
     if eligible:
@@ -487,12 +503,12 @@ def _render_one(
                         labelled, per_group, strict_domain, options.remainder
                     )
                 except PartitionError as exc:
-                    err(f"{exc}; {fewer}", "spec.numNodes")
+                    err(f"{exc}; {_fewer_nodes(eligible, gpus)}", "spec.numNodes")
         else:
             try:
                 part = partition_simple(names, per_group, options.remainder)
             except PartitionError as exc:
-                err(f"{exc}; {fewer}", "spec.numNodes")
+                err(f"{exc}; {_fewer_nodes(eligible, gpus)}", "spec.numNodes")
         if part.untested:
             warn(
                 f"remainder: {len(part.untested)} node(s) left untested because they do not "
@@ -732,16 +748,6 @@ def _render_one(
         resource=ref,
         file=file,
     )
-
-
-def _fewer_nodes(usable: int, short: Sequence[str], gpus: int) -> str:
-    """The remedy for too few nodes: a numNodes that nodes able to run the job can meet."""
-    shown = ", ".join(short[:3]) + (f" and {len(short) - 3} more" if len(short) > 3 else "")
-    cannot = f" ({shown} cannot run it: fewer than {gpus} allocatable nvidia.com/gpu)"
-    cannot = cannot if short else ""
-    if usable < 1:
-        return f"no eligible node can run the job{cannot}"
-    return f"set numNodes to {usable} or fewer{cannot}"
 
 
 @record(frozen=True)
