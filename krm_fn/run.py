@@ -150,7 +150,7 @@ def _render(
     cwd: Path,
     config_path: str | None,
 ) -> RunOutcome:
-    from krm_fn.api.config import OPTION_ANNOTATION_PREFIX, options_from_config
+    from krm_fn.api.config import options_from_config
     from krm_fn.output import place_generated
     from krm_fn.render import render_all
 
@@ -180,25 +180,12 @@ def _render(
             results.error(f"cannot read the inventory named by the inventory option: {exc}")
             return _failed(results, b"", inp)
         nodes += collect_nodes([o for o, _ in loaded.items])
-    if (
-        config_path is not None
-        and fc_dict
-        and _is_workloadrun(fc_dict)
-        and not nodes
-        and not (options.platform or options.gpu_arch)
-    ):
-        results.error(
-            "no Node to render on: in kustomize's generator form (the WorkloadRun is the plugin "
-            "config) kustomize passes no resources, so name the Node files in the WorkloadRun's "
-            f"annotation {OPTION_ANNOTATION_PREFIX}inventory (e.g. "
-            f"{OPTION_ANNOTATION_PREFIX}inventory: nodes.yaml, relative to the kustomization); "
-            f"to preview the file instead, run: workloadrun-fn render {config_path} NODE_FILES",
-            resource=ResourceRef.of(fc_dict),
-            field_path=f"metadata.annotations[{OPTION_ANNOTATION_PREFIX}inventory]",
-        )
-        return _failed(results, b"", inp)
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
+    offline = options.platform or options.gpu_arch  # a preview on synthetic nodes
+    if config_path and fc_dict and _is_workloadrun(fc_dict) and not nodes and not offline:
+        _generator_without_nodes(fc_dict, config_path, results)
+        return _failed(results, b"", inp)
     # Objects runs may refer to (PersistentVolumeClaims, LogProfiles): every input item but
     # the Nodes (already in ``nodes``) and our own earlier output (replaced, so it must not
     # count as input: the second run would differ from the first).
@@ -212,6 +199,21 @@ def _render(
     generated = place_generated(rendered.objects, options.output_dir, with_paths=not legacy)
     chunks = write_output_chunks(inp, keep, generated, results.safe_items(), mark=True)
     return RunOutcome(chunks, _stderr(results), 0, rendered)
+
+
+def _generator_without_nodes(fc: Mapping[str, Any], config_path: str, results: Results) -> None:
+    """Report a generator (WorkloadRun as plugin config) that has no Node to render on."""
+    from krm_fn.api.config import OPTION_ANNOTATION_PREFIX as PREFIX
+
+    results.error(
+        "no Node to render on: in kustomize's generator form (the WorkloadRun is the plugin "
+        "config) kustomize passes no resources, so name the Node files in the WorkloadRun's "
+        f"annotation {PREFIX}inventory (e.g. {PREFIX}inventory: nodes.yaml, relative to the "
+        f"kustomization); to preview the file instead, run: workloadrun-fn render {config_path} "
+        "NODE_FILES",
+        resource=ResourceRef.of(dict(fc)),
+        field_path=f"metadata.annotations[{PREFIX}inventory]",
+    )
 
 
 _NODE_KINDS = ("Node", "NodeList", "List")
