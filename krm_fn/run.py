@@ -154,7 +154,6 @@ def _render(
     from krm_fn.output import place_generated
     from krm_fn.render import render_all
 
-    legacy = config_path is not None
     fc_dict = dict(fc) if fc else None
     try:
         options = options_from_config(fc_dict)
@@ -194,6 +193,7 @@ def _render(
     if results.has_errors:
         return _failed(results, b"", inp)
     keep = [e for e in entries if not e.generated]
+    legacy = config_path is not None
     if legacy:
         keep = [e for e in keep if not e.input_kind and not _is_local(inp.load(e))]
     generated = place_generated(rendered.objects, options.output_dir, with_paths=not legacy)
