@@ -4,8 +4,8 @@ Invariants:
     * The command is an argv list: values with spaces, quotes, ``$(…)``, backticks, newlines
       or ``;`` reach the process exactly as written.
     * mpirun argv order: defaults (hostfile, ``-N``, ssh options), ``-x`` forwarding of the
-      merged env (names forwarded elsewhere skipped), platform-forwarded ``-x`` pairs,
-      platform mpiArgs, override mpiArgs, the user's mpiArgs, ``binary``, ``args``. OpenMPI
+      merged env (names forwarded elsewhere skipped), platform mpiArgs (their ``-x`` pairs
+      included), override mpiArgs, the user's mpiArgs, ``binary``, ``args``. OpenMPI
       lets a later duplicate win, so the user's values win.
     * A ``preCommand`` turns the command into ``/bin/bash -c "<lines>; exec <argv>"`` with
       every argv element shell-quoted, so the quoting guarantee above still holds.
@@ -39,15 +39,15 @@ def mpi_argv(
     mpi: models.MPIFramework,
     gpus_per_node: int,
     env: Sequence[Env],
-    platform_forward: Sequence[Env],
     platform_args: Sequence[str],
     override_args: Sequence[str],
 ) -> tuple[list[str], list[str]]:
-    """(command, args) of the MPI launcher."""
-    forwarded: list[str] = []
-    for e in platform_forward:
-        forwarded += ["-x", e.name if e.value_from is not None else f"{e.name}={e.value}"]
-    explicit = [*forwarded, *platform_args, *override_args, *mpi.mpi_args]
+    """(command, args) of the MPI launcher.
+
+    ``platform_args`` are the catalog's mpiArgs, its ``-x`` pairs included, already in NVCRE's
+    order (see :func:`krm_fn.platforms.catalog.resolve`).
+    """
+    explicit = [*platform_args, *override_args, *mpi.mpi_args]
     args = [
         *MPI_HEAD,
         "-N",

@@ -12,7 +12,7 @@ Invariants (NVCRE's precedence, lowest to highest):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from krm_fn.records import record
 
@@ -64,6 +64,40 @@ def merge_env(base: Iterable[Env], *layers: Sequence[Env]) -> list[Env]:
                 merged.append(e)
                 seen.add(e.name)
     return merged
+
+
+def merge_named(base: Sequence[Env], layer: Sequence[Env]) -> list[Env]:
+    """Merge ``layer`` into ``base`` by name, as NVCRE merges a dependency patch's env.
+
+    A name already in ``base`` keeps its position and takes the layer's value; a new name is
+    appended in the layer's order.
+    """
+    merged = list(base)
+    index = {e.name: i for i, e in enumerate(merged)}
+    for e in layer:
+        if e.name in index:
+            merged[index[e.name]] = e
+        else:
+            index[e.name] = len(merged)
+            merged.append(e)
+    return merged
+
+
+def user_wins_in_mpi_args(mpi_args: Sequence[str], user: Mapping[str, Env]) -> list[str]:
+    """Replace each ``-x NAME=value`` of platform mpiArgs whose NAME the user sets in spec.env.
+
+    NVCRE's BuildOverrides does the same (``mergeUserEnvIntoMPIArgs``): spec.env beats the
+    platform table; a ``valueFrom`` variable is forwarded as a bare ``-x NAME``.
+    """
+    out = list(mpi_args)
+    for i in range(len(out) - 1):
+        if out[i] != "-x":
+            continue
+        name = out[i + 1].split("=", 1)[0]
+        e = user.get(name)
+        if e is not None:
+            out[i + 1] = name if e.value_from is not None else f"{name}={e.value}"
+    return out
 
 
 def forwarded_names(mpi_args: Sequence[str]) -> set[str]:

@@ -22,7 +22,15 @@ from typing import Any
 from krm_fn import MANAGER, apply_order, mpi_forward, naming, rules, topology, trainer_limits
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.builders import checkpoint, configmap, mpi_runtime, secret, torch_runtime, trainjob
+from krm_fn.builders import (
+    checkpoint,
+    configmap,
+    dra,
+    mpi_runtime,
+    secret,
+    torch_runtime,
+    trainjob,
+)
 from krm_fn.builders.plan import (
     ANN_FRAMEWORK,
     ANN_GPU_ARCH,
@@ -36,7 +44,7 @@ from krm_fn.builders.plan import (
 from krm_fn.durations import parse_go_duration
 from krm_fn.inventory import GPU_PRESENT_LABEL, NodeInfo, select_nodes
 from krm_fn.launch import framework_argv, mpi_argv, wrap_pre_command
-from krm_fn.nccl_env import Env, base_nccl_env, merge_env
+from krm_fn.nccl_env import Env, base_nccl_env, merge_env, merge_named, user_wins_in_mpi_args
 from krm_fn.overrides import jobtemplate as jt
 from krm_fn.overrides.apply import apply_overrides
 from krm_fn.overrides.jobtemplate import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
@@ -503,15 +511,27 @@ def _render_one(
 
     # --- env, resources, volumes --------------------------------------------------------------
     user_env = [Env(e.name, e.value or "", e.value_from) for e in spec.env]
-    platform_env = [Env(e.name, e.value) for e in overlay.env] if overlay else []
-    env = merge_env(
-        base_nccl_env(plat.mnnvl if plat else bool(spec.enable_mnnvl)), platform_env, user_env
-    )
+    env = merge_env(base_nccl_env(plat.mnnvl if plat else bool(spec.enable_mnnvl)), user_env)
     user_by_name = {e.name: e for e in user_env}
-    platform_forward = [
+    # Platform env: spec.env wins for the names the user sets (NVCRE's BuildOverrides).
+    node_env = (
+        merge_named(env, [user_by_name.get(e.name, Env(e.name, e.value)) for e in overlay.env])
+        if overlay and overlay.env
+        else None
+    )
+    trainer_env = [
         user_by_name.get(e.name, Env(e.name, e.value))
-        for e in (overlay.forward_env if overlay else ())
+        for e in (overlay.trainer_env if overlay else ())
     ]
+    # Trainer upserts trainer.env onto the trainer containers; giving a runtime variable of the
+    # same name the same value up front means Trainer overwrites nothing the runtime set.
+    trainer_by_name = {e.name: e for e in trainer_env}
+    env = [trainer_by_name.get(e.name, e) for e in env]
+    if node_env is not None:
+        node_env = [trainer_by_name.get(e.name, e) for e in node_env]
+    platform_mpi_args = user_wins_in_mpi_args(
+        list(overlay.mpi_args) if overlay else [], user_by_name
+    )
     resources = _worker_resources(
         spec.resources,
         gpus,
@@ -563,13 +583,9 @@ def _render_one(
 
     fw = spec.framework
     if fw.mpi is not None:
+        # trainer.env reaches the launcher only; the ranks get it with -x like the rest
         command, args = mpi_argv(
-            fw.mpi,
-            gpus,
-            env,
-            platform_forward,
-            list(overlay.mpi_args) if overlay else [],
-            override_args,
+            fw.mpi, gpus, merge_named(env, trainer_env), platform_mpi_args, override_args
         )
     else:
         command, args = framework_argv(fw)
@@ -586,10 +602,9 @@ def _render_one(
 
     # The kubelet expands $(VAR) and turns $$ into $ in command, args and env values: escape
     # every value derived from the WorkloadRun so the process sees it exactly as written.
-    env = [
-        Env(e.name, kubelet_literal(e.value), e.value_from) if e.value_from is None else e
-        for e in env
-    ]
+    env = _literal_env(env)
+    node_env = _literal_env(node_env) if node_env is not None else None
+    trainer_env = _literal_env(trainer_env)
     command = [kubelet_literal(c) for c in command]
     args = [kubelet_literal(a) for a in args]
     repeat = (orch.repeat_count if orch and orch.repeat_count else None) or 1
@@ -611,6 +626,8 @@ def _render_one(
         num_nodes=per_group,
         gpus_per_node=gpus,
         env=tuple(env),
+        node_env=tuple(node_env) if node_env is not None else None,
+        trainer_env=tuple(trainer_env),
         worker_resources=resources,
         user_volumes=tuple(v.to_k8s() for v in spec.volumes),
         user_mounts=tuple(
@@ -729,6 +746,8 @@ def _render_one(
         if outcome.errors:
             return
         objs = outcome.objects
+    if overlay is not None:
+        objs = dra.apply_dra(objs, plan, overlay.compute_domain, overlay.claim_templates)
     platform_args = overlay.mpi_args if overlay else ()
     if not _finalize(objs, spec, platform_args, override_args, built_env, err, warn):
         return
@@ -776,13 +795,17 @@ def _finalize(
     ok = True
     jobs = [o for o in objs if apply_order.is_trainjob(o)]
     mpi = spec.framework.mpi
-    runtime = next((o for o in objs if o.get("kind") == "TrainingRuntime"), None)
-    if mpi is not None and runtime is not None:
+    # One runtime per run, or one copy per TrainJob when each needs its own DRA channel.
+    runtimes = {o["metadata"]["name"]: o for o in objs if o.get("kind") == "TrainingRuntime"}
+    if mpi is not None and runtimes:
         explicit = mpi_forward.explicit_names(platform_args, override_args, mpi.mpi_args)
         missed: set[str] = set()
-        cache: dict[Any, Any] = {}
+        caches: dict[str, dict[Any, Any]] = {}
         mpirun = kubelet_literal(mpi.mpirun_path)
         for j in jobs:
+            ref = str(((j.get("spec") or {}).get("runtimeRef") or {}).get("name"))
+            runtime = runtimes.get(ref) or next(iter(runtimes.values()))
+            cache = caches.setdefault(runtime["metadata"]["name"], {})
             missed.update(
                 mpi_forward.forward_launcher_env(runtime, j, explicit, mpirun, built_env, cache)
             )
@@ -881,6 +904,13 @@ def _not_shadowed(
     return tuple(i for i in items if i.get(key) not in user)
 
 
+def _literal_env(env: Sequence[Env]) -> list[Env]:
+    return [
+        Env(e.name, kubelet_literal(e.value), e.value_from) if e.value_from is None else e
+        for e in env
+    ]
+
+
 def _merge_security(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     """Deep-merge container securityContexts; ``capabilities.add`` lists are unioned."""
     out: dict[str, Any] = {k: v for k, v in base.items()}
@@ -903,7 +933,7 @@ def _merge_security(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[s
 def _worker_resources(
     res: models.ResourceRequirements | None,
     gpus: int,
-    platform: Mapping[str, Mapping[str, str | int]],
+    platform: Mapping[str, Mapping[str, str | int | None]],
     nic_name: str | None,
     nics: int,
 ) -> dict[str, Any]:
@@ -922,7 +952,9 @@ def _worker_resources(
     user_named = set(limits) | set(requests)
     for section, target in (("limits", limits), ("requests", requests)):
         for k, v in (platform.get(section) or {}).items():
-            if k not in user_named:
+            if v is None:  # the platform deletes the name (DRA claims replace nvidia.com/gpu)
+                target.pop(k, None)
+            elif k not in user_named:
                 target[k] = v
     if nic_name and nics > 0 and nic_name not in user_named:
         limits[nic_name] = str(nics)

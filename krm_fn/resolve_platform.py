@@ -197,10 +197,10 @@ def resolve_platform(
         nodes=raws,
         gpus_per_node=spec.gpus_per_node,
         nics_per_node=spec.mlnx_per_node,
+        mnnvl=spec.enable_mnnvl,
     )
     overlay = pcat.resolve(cat, ctx)
-    defaults = pgpu.gpu_defaults(arch, platform)
-    mnnvl = spec.enable_mnnvl if spec.enable_mnnvl is not None else defaults.mnnvl
+    mnnvl = ctx.mnnvl
     return PlatformPlan(
         platform=platform,
         gpu_architecture=arch,

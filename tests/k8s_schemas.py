@@ -3,7 +3,9 @@
 * Trainer kinds against the pinned CRDs in ``../shared/schemas/crds`` (read at test time,
   never copied), strictly: an unknown field anywhere is an error (as ``kubectl apply`` with
   strict field validation reports it), plus the CRDs' CEL name rules.
-* Core kinds (ConfigMap, Secret, PersistentVolumeClaim) with ``kubernetes-validate``.
+* NVIDIA's ComputeDomain against its pinned CRD, the same way.
+* Core kinds (ConfigMap, Secret, PersistentVolumeClaim) and ``resource.k8s.io/v1``
+  ResourceClaimTemplate with ``kubernetes-validate`` (strict).
 * The Trainer v2.3 webhook rules the render must respect (names, containers, patches).
 """
 
@@ -31,7 +33,12 @@ CRD_FILES = {
     "TrainingRuntime": "trainer.kubeflow.org_trainingruntimes.yaml",
     "ClusterTrainingRuntime": "trainer.kubeflow.org_clustertrainingruntimes.yaml",
     "JobSet": "jobset.x-k8s.io_jobsets.yaml",
+    # NVIDIA DRA driver for GPUs (provenance: ../shared/schemas/crds/SOURCE.md)
+    "ComputeDomain": "resource.nvidia.com_computedomains.yaml",
 }
+# resource.k8s.io/v1 is GA from Kubernetes 1.34: kubernetes-validate's strict 1.34 schema
+# (resourceclaimtemplate-resource-v1.json) validates the DRA kinds; core kinds use 1.32.
+K8S_VERSION_OF_KIND = {"ResourceClaimTemplate": "1.34"}
 
 
 def _strict(node: Any) -> Any:
@@ -119,7 +126,7 @@ def validate_object(obj: dict[str, Any]) -> list[str]:
         import kubernetes_validate
 
         try:
-            kubernetes_validate.validate(obj, "1.32", strict=True)
+            kubernetes_validate.validate(obj, K8S_VERSION_OF_KIND.get(kind, "1.32"), strict=True)
         except kubernetes_validate.ValidationError as exc:
             errs.append(str(exc).splitlines()[0])
     return errs

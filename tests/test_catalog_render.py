@@ -34,13 +34,17 @@ from krm_fn.platforms.catalog import Catalog, CatalogEntry, load_catalog
 from krm_fn.platforms.detect import PLATFORMS
 from krm_fn.platforms.gpu import GPU_ARCHITECTURES, gpu_defaults
 from krm_fn.run import RunOutcome, run_krm
-from tests.k8s_schemas import validate_all
+from tests.k8s_schemas import shared_dir, validate_all
+
+sys.path.insert(0, str(shared_dir() / "tools"))
+# the shared acceptance gate (../shared/tools/README.md); without ../shared the module skips
+trainer_sim = pytest.importorskip("trainer_sim")
 
 REPO = Path(__file__).resolve().parents[1]
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 GOLDEN = Path(__file__).parent / "golden_catalog"
-DOCS = REPO / "README.md"
+DOCS = REPO / "docs" / "platforms.md"
 TABLE_START = "<!-- catalog-table:start -->"
 TABLE_END = "<!-- catalog-table:end -->"
 
@@ -302,12 +306,16 @@ def oracle_entries(
     ]
 
 
-def _template(value: str, gpus: int, nics: int) -> str:
-    return value.replace("{gpusPerNode}", str(gpus)).replace("{nicsPerNode}", str(nics))
+def _template(value: str, gpus: int, nics: int, mnnvl: bool = True) -> str:
+    return (
+        value.replace("{gpusPerNode}", str(gpus))
+        .replace("{nicsPerNode}", str(nics))
+        .replace("{enableMNNVL}", "1" if mnnvl else "0")
+    )
 
 
-def _resource_value(value: str | int, gpus: int, nics: int) -> str | int | None:
-    if isinstance(value, int):
+def _resource_value(value: str | int | None, gpus: int, nics: int) -> str | int | None:
+    if value is None or isinstance(value, int):
         return value
     whole = {"{nicsPerNode|int}": nics, "{gpusPerNode|int}": gpus}
     if value in whole:
@@ -327,7 +335,7 @@ def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any
 
 @dataclass
 class Expected:
-    """What the matched entries of one case add up to."""
+    """What the matched entries of one case add up to (NVCRE's mechanics, README/docs)."""
 
     platform: str
     arch: str
@@ -335,10 +343,12 @@ class Expected:
     entries: list[CatalogEntry]
     gpus: int = 0
     nics: int = 0
-    env: dict[str, str] = field(default_factory=dict)
-    forward: dict[str, str] = field(default_factory=dict)
+    mnnvl: bool = False
+    env: dict[str, str] = field(default_factory=dict)  # worker node container
+    trainer_env: dict[str, str] = field(default_factory=dict)  # TrainJob spec.trainer.env
+    forward: dict[str, str] = field(default_factory=dict)  # MPI -x
     mpi_args: list[str] = field(default_factory=list)
-    resources: dict[str, dict[str, str | int]] = field(default_factory=dict)
+    resources: dict[str, dict[str, str | int | None]] = field(default_factory=dict)
     volumes: list[dict[str, Any]] = field(default_factory=list)
     mounts: list[dict[str, Any]] = field(default_factory=list)
     security: dict[str, Any] = field(default_factory=dict)
@@ -346,10 +356,22 @@ class Expected:
     annotations: dict[str, str] = field(default_factory=dict)
     topology_key: str | None = None
     pre_command: list[str] = field(default_factory=list)
+    compute_domain: bool = False
+    claims: dict[str, tuple[str, str, int]] = field(
+        default_factory=dict
+    )  # claim: (suffix, class, n)
 
     @property
     def names(self) -> list[str]:
         return [e.name for e in self.entries]
+
+
+def _env_items(items: Iterable[Any], gpus: int, nics: int, mnnvl: bool) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for var in items:
+        if var.when_gpus_per_node is None or gpus in var.when_gpus_per_node:
+            out[var.name] = _template(var.value, gpus, nics, mnnvl)
+    return out
 
 
 def expected_for(
@@ -358,24 +380,25 @@ def expected_for(
     entries = oracle_entries(platform, arch, framework, nodes)
     base = gpu_defaults(arch, platform)
     gpus, nics = base.gpus_per_node, base.nics_per_node
-    for e in entries:
-        gpus = e.gpus_per_node if e.gpus_per_node is not None else gpus
-        nics = e.nics_per_node if e.nics_per_node is not None else nics
-    x = Expected(platform, arch, framework, entries, gpus, nics)
+    x = Expected(platform, arch, framework, entries, gpus, nics, base.mnnvl)
     mpi = framework == "mpi"
     for e in entries:
-        for var in e.env or ():
-            x.env[var.name] = _template(var.value, gpus, nics)
-        for var in e.forward_env or ():
-            (x.forward if mpi else x.env)[var.name] = _template(var.value, gpus, nics)
+        x.env.update(_env_items(e.env or (), gpus, nics, x.mnnvl))
+        x.trainer_env.update(_env_items(e.trainer_env or (), gpus, nics, x.mnnvl))
+        fwd = _env_items(e.forward_env or (), gpus, nics, x.mnnvl)
         if mpi:
-            x.mpi_args += [_template(a, gpus, nics) for a in e.mpi_args or ()]
+            own = [_template(a, gpus, nics) for a in e.mpi_args or ()]
+            own += [arg for n, v in fwd.items() for arg in ("-x", f"{n}={v}")]
+            x.mpi_args = own + x.mpi_args  # NVCRE prepends each entry's mpiArgs
+            x.forward.update(fwd)
+        else:
+            x.trainer_env.update(fwd)
         if e.resources is not None:
             for section in ("limits", "requests"):
                 for k, raw in getattr(e.resources, section).items():
                     value = _resource_value(raw, gpus, nics)
                     target = x.resources.setdefault(section, {})
-                    if value is None:
+                    if value is None and raw is not None:
                         target.pop(k, None)
                     else:
                         target[k] = value
@@ -388,8 +411,14 @@ def expected_for(
         for k, v in (e.pod_annotations or {}).items():
             x.annotations[k] = _template(v, gpus, nics)
         x.topology_key = e.topology_key or x.topology_key
-        if e.pre_command is not None:
-            x.pre_command = [_template(line, gpus, nics) for line in e.pre_command]
+        x.pre_command += [_template(line, gpus, nics) for line in e.pre_command or ()]
+        x.compute_domain = x.compute_domain or e.compute_domain
+        for c in e.claim_templates or ():
+            count = _resource_value(c.count, gpus, nics)
+            if isinstance(count, int) and count > 0:
+                x.claims[c.claim] = (c.suffix, c.device_class, count)
+            else:
+                x.claims.pop(c.claim, None)
     x.resources = {s: v for s, v in x.resources.items() if v}
     return x
 
@@ -450,7 +479,7 @@ def case_nodes(case: Case) -> list[dict[str, Any]]:
     shape = shape_labels(entry, platform, arch)
     probe = make_nodes(platform, arch, case.num_nodes, shape=shape)
     x = expected_for(platform, arch, case.framework, probe)
-    requested = {k: str(v) for sec in x.resources.values() for k, v in sec.items()}
+    requested = {k: str(v) for sec in x.resources.values() for k, v in sec.items() if v is not None}
     topology = {x.topology_key: TOPOLOGY_VALUES.get(x.topology_key, "domain-0")}
     return make_nodes(
         platform,
@@ -618,6 +647,9 @@ def test_catalog_entry_renders_golden(case: Case, update_golden: bool) -> None:
     objs = generated(out.stdout)
     assert validate_all(objs) == []
     check_objects(objs, x, case, nodes)
+    results = trainer_sim.check_render(objs, [rl["items"][0], *nodes], label=case.id)
+    failed = [(name, detail) for name, ok, detail in results if not ok]
+    assert not failed, failed
 
     again_rl = yaml.load(out.stdout, Loader=_LOADER)
     again_rl["functionConfig"] = rl["functionConfig"]  # the orchestrator passes it every time
@@ -649,40 +681,45 @@ def check_objects(
     pods = [worker_pod]
     entry = ENTRIES[case.entry]
     pre, argv = trainer_argv(job)
-    assert pre == x.pre_command
-    setters = [e for e in x.entries if e.pre_command is not None]
-    if entry.pre_command is not None and setters[-1] is entry:
-        assert pre == [_template(line, x.gpus, x.nics) for line in entry.pre_command]
+    assert pre == x.pre_command  # every matching entry's lines, in entry order
+
+    # platform env: worker node container only, merged by name into the base env
+    env = env_dict(worker)
+    for name, value in x.env.items():
+        assert env.get(name) == value, name
+    # trainer env: on the TrainJob, as NVCRE's jobTemplate trainer.env
+    trainer_env = {e["name"]: e["value"] for e in job["spec"]["trainer"].get("env") or []}
+    assert trainer_env == x.trainer_env
 
     if case.framework == "mpi":
         launcher_pod = pod_template(runtime, "launcher")
         pods.append(launcher_pod)
         check_mpi_argv(argv, x, entry)
-        for c in (worker, container(launcher_pod)):
-            env = env_dict(c)
-            for name, value in x.env.items():
-                assert env.get(name) == value, (c["name"], name)
+        launcher_env = env_dict(container(launcher_pod))
+        for name in set(x.env) - set(launcher_env):
+            assert name not in launcher_env  # the dependency patch targets the worker only
         # platform volumes are for the ranks, never the launcher
         launcher_volumes = {v["name"] for v in launcher_pod["spec"]["volumes"]}
         assert not launcher_volumes & {v["name"] for v in x.volumes}
     else:
         assert argv == ["torchrun", TORCH_SCRIPT, *TORCH_ARGS]
-        env = env_dict(worker)
-        for name, value in x.env.items():
-            assert env.get(name) == value, name
         for var in entry.forward_env or ():
-            assert var.name in env, f"torch: forwardEnv {var.name} must be container env"
+            if var.when_gpus_per_node is None or x.gpus in var.when_gpus_per_node:
+                assert var.name in trainer_env, f"torch: forwardEnv {var.name} is trainer env"
         assert x.forward == {}
 
-    # resources on the worker container (the GPU rule plus the table)
+    # resources on the worker container (the GPU rule plus the table; null deletes)
     res = worker["resources"]
     for section in ("limits", "requests"):
-        assert res[section]["nvidia.com/gpu"] == str(x.gpus)
+        deleted = x.resources.get(section, {}).get("nvidia.com/gpu", "") is None
+        assert res.get(section, {}).get("nvidia.com/gpu") == (None if deleted else str(x.gpus))
         for name, value in x.resources.get(section, {}).items():
-            assert res[section].get(name) == value, (section, name)
+            assert res.get(section, {}).get(name) == value, (section, name)
+    check_dra(objs, x, job, worker_pod, worker)
     for section in ("limits", "requests"):
         for name in getattr(entry.resources, section) if entry.resources else {}:
-            assert name in res[section] or name not in x.resources.get(section, {}), name
+            present = name in res.get(section, {})
+            assert present or x.resources.get(section, {}).get(name) is None, name
 
     # volumes and mounts on the workload pod
     volumes = worker_pod["spec"]["volumes"]
@@ -712,10 +749,49 @@ def check_objects(
         assert "securityContext" not in worker
 
 
+def check_dra(
+    objs: Sequence[Mapping[str, Any]],
+    x: Expected,
+    job: Mapping[str, Any],
+    worker_pod: Mapping[str, Any],
+    worker: Mapping[str, Any],
+) -> None:
+    """ComputeDomain and claim templates before the TrainJobs, claimed by the worker pod."""
+    run = job["metadata"]["labels"]["nvcre.nvidia.com/workload-run"]
+    first_job = min(i for i, o in enumerate(objs) if o["kind"] == "TrainJob")
+    cds = [o for o in objs if o["kind"] == "ComputeDomain"]
+    rcts = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ResourceClaimTemplate"}
+    for o in [*cds, *rcts.values()]:
+        assert objs.index(o) < first_job, f"{o['kind']} must precede the TrainJobs"
+    want_claims: list[dict[str, str]] = []
+    if x.compute_domain:
+        (cd,) = cds  # one TrainJob: NVCRE's names
+        assert cd["metadata"]["name"] == f"{run}-compute-domain"
+        assert cd["spec"] == {
+            "numNodes": job["spec"]["trainer"]["numNodes"],
+            "channel": {
+                "resourceClaimTemplate": {"name": f"{run}-channel"},
+                "allocationMode": "Single",
+            },
+        }
+        want_claims.append(
+            {"name": "compute-domain", "resourceClaimTemplateName": f"{run}-channel"}
+        )
+    else:
+        assert cds == []
+    assert set(rcts) == {f"{run}-{suffix}" for suffix, _, _ in x.claims.values()}
+    for claim, (suffix, device_class, count) in x.claims.items():
+        (request,) = rcts[f"{run}-{suffix}"]["spec"]["spec"]["devices"]["requests"]
+        assert request["exactly"] == {"deviceClassName": device_class, "count": count}
+        want_claims.append({"name": claim, "resourceClaimTemplateName": f"{run}-{suffix}"})
+    assert worker_pod["spec"].get("resourceClaims", []) == want_claims
+    assert worker["resources"].get("claims", []) == [{"name": c["name"]} for c in want_claims]
+
+
 def check_mpi_argv(argv: Sequence[str], x: Expected, entry: CatalogEntry) -> None:
     assert argv[0] == MPIRUN
     assert list(argv[-len(NCCL_ARGS) - 1 :]) == [NCCL_BINARY, *NCCL_ARGS]
-    # every matched entry's mpiArgs, concatenated in file order, right before the binary
+    # the matched entries' mpiArgs (later entries first, each with its -x pairs) before the binary
     body = list(argv[: -len(NCCL_ARGS) - 1])
     if x.mpi_args:
         assert body[-len(x.mpi_args) :] == x.mpi_args
@@ -731,9 +807,6 @@ def check_mpi_argv(argv: Sequence[str], x: Expected, entry: CatalogEntry) -> Non
         assert by_name.get(name) == f"{name}={value}", name
     for var in entry.forward_env or ():
         assert var.name in by_name, f"{entry.name} forwardEnv {var.name} not forwarded"
-    for name, value in x.env.items():
-        if name not in x.forward:
-            assert by_name.get(name) == f"{name}={value}", name
 
 
 def test_golden_catalog_has_no_stale_cases(update_golden: bool) -> None:
@@ -759,7 +832,7 @@ def test_golden_catalog_has_no_stale_cases(update_golden: bool) -> None:
 
 
 def test_user_env_and_mpi_args_beat_the_table() -> None:
-    entry = ENTRIES["aws-efa-h100-h200"]
+    entry = ENTRIES["aws-h100-efa-transport-env"]
     nodes = case_nodes(Case(entry.name, "mpi", 2))
     run = workloadrun("mpi", 2, env=[{"name": "FI_PROVIDER", "value": "tcp"}])
     run["spec"]["framework"]["mpi"]["mpiArgs"] = [
@@ -777,12 +850,12 @@ def test_user_env_and_mpi_args_beat_the_table() -> None:
     # an explicit -x in mpiArgs comes last, and Open MPI lets the later duplicate win
     buffsize = [p for p in pairs if p.startswith("NCCL_BUFFSIZE=")]
     assert buffsize[-1] == "NCCL_BUFFSIZE=1048576", buffsize
-    platform_args = list(entry.mpi_args or ())
-    assert find_sublist(argv, platform_args) < find_sublist(argv, ["--bind-to", "core"])
+    platform_args = ["-x", "FI_PROVIDER=tcp", "-x", "FI_EFA_USE_DEVICE_RDMA=1"]
+    assert 0 < find_sublist(argv, platform_args) < find_sublist(argv, ["--bind-to", "core"])
 
 
 def test_spec_overrides_come_after_the_table() -> None:
-    entry = ENTRIES["aws-gb300-mpi-transport"]
+    entry = ENTRIES["aws-gb300-mpi-roce-transport"]
     nodes = case_nodes(Case(entry.name, "mpi", 2))
     run = workloadrun("mpi", 2)
     run["spec"]["framework"]["mpi"]["mpiArgs"] = ["--report-bindings"]
@@ -917,21 +990,21 @@ def test_preview_aws_h100_prints_the_efa_settings_in_the_mpirun_argv(
     jobs = trainjobs_of(objs)
     assert jobs
     x = expected_for("aws", "h100", "mpi")
-    assert "aws-efa-h100-h200" in x.names and x.forward and x.mpi_args
+    assert "aws-h100-efa-transport-env" in x.names and x.forward and x.mpi_args
     for job in jobs:
         assert job["metadata"]["annotations"][ANN_APPLIED] == ",".join(
             f"catalog:{n}" for n in x.names
         )
         _, argv = trainer_argv(job)
         pairs = forwarded(argv)
-        for literal in ("FI_PROVIDER=efa", "FI_EFA_FORK_SAFE=1"):
+        for literal in ("FI_PROVIDER=efa", "FI_EFA_USE_DEVICE_RDMA=1", "FI_EFA_FORK_SAFE=1"):
             assert literal in pairs
-        assert find_sublist(argv, ["--mca", "btl_tcp_if_exclude", "lo,docker0,veth_def_agent"]) > 0
+        assert "--bind-to" not in argv and "btl_tcp_if_exclude" not in argv  # not NVCRE's
         for name, value in x.forward.items():
             assert f"{name}={value}" in pairs
         assert find_sublist(argv, x.mpi_args) > 0
     worker = container(pod_template(runtime_of(objs), "node"))
-    assert worker["resources"]["limits"]["vpc.amazonaws.com/efa"] == x.nics == 32
+    assert worker["resources"]["limits"]["vpc.amazonaws.com/efa"] == 32
     assert "IPC_LOCK" in worker["securityContext"]["capabilities"]["add"]
 
 
@@ -1041,58 +1114,9 @@ def _when(entry: CatalogEntry) -> str:
         ", ".join(w.platform) if w.platform else "any platform",
         ", ".join(w.gpu_architecture) if w.gpu_architecture else "any GPU",
     ]
-    for label, values in (
-        ("instance type", w.instance_types),
-        ("GKE accelerator", w.gke_accelerator),
-    ):
-        if values:
-            parts.append(f"{label} {' / '.join(_code(v) for v in values)}")
-    if w.default_shape:
-        parts.append("or no shape label (default shape)")
     if w.frameworks:
         parts.append(f"{'/'.join(w.frameworks)} only")
     return "; ".join(parts)
-
-
-def _resources(entry: CatalogEntry) -> list[str]:
-    if entry.resources is None:
-        return []
-    limits, requests = dict(entry.resources.limits), dict(entry.resources.requests)
-    out = []
-    for name in dict.fromkeys([*limits, *requests]):
-        lv, rv = limits.get(name), requests.get(name)
-        if lv == rv:
-            out.append(_code(f"{name}: {lv}"))
-        else:
-            sides = [
-                f"limits {lv}" if lv is not None else "",
-                f"requests {rv}" if rv is not None else "",
-            ]
-            out.append(_code(f"{name}: {', '.join(s for s in sides if s)}"))
-    return out
-
-
-def _volumes(entry: CatalogEntry) -> list[str]:
-    if entry.volumes is None or entry.volume_mounts is None:
-        return []
-    if not entry.volumes:
-        return ["(clears)"]
-    mounts = {m["name"]: m.get("mountPath", "") for m in entry.volume_mounts}
-    out = []
-    for v in entry.volumes:
-        source = next((k for k in v if k != "name"), "")
-        detail = v.get(source) or {}
-        where = detail.get("path", "") if isinstance(detail, Mapping) else ""
-        out.append(_code(f"{source} {where} → {mounts.get(v['name'], '?')}".replace("  ", " ")))
-    return out
-
-
-def _flatten(prefix: str, value: Any) -> list[str]:
-    if isinstance(value, Mapping):
-        return [s for k, v in value.items() for s in _flatten(f"{prefix}.{k}" if prefix else k, v)]
-    if isinstance(value, list):
-        return [f"{prefix}: [{', '.join(map(str, value))}]"]
-    return [f"{prefix}: {json.dumps(value)}"]
 
 
 def _toleration(t: Mapping[str, Any]) -> str:
@@ -1116,127 +1140,123 @@ def _annotation(k: str, v: str) -> str:
     return _code(f"{k}: {v}")
 
 
-def _per_node(entry: CatalogEntry) -> list[str]:
+def _flatten(prefix: str, value: Any) -> list[str]:
+    if isinstance(value, Mapping):
+        return [s for k, v in value.items() for s in _flatten(f"{prefix}.{k}" if prefix else k, v)]
+    if isinstance(value, list):
+        return [f"{prefix}: [{', '.join(map(str, value))}]"]
+    return [f"{prefix}: {json.dumps(value)}"]
+
+
+def _env_cell(env: Iterable[Any]) -> str:
+    return _cell(_code(f"{v.name}={v.value}") for v in env)
+
+
+def _resources_cell(resources: Mapping[str, Mapping[str, Any]]) -> str:
+    limits, requests = dict(resources.get("limits", {})), dict(resources.get("requests", {}))
     out = []
-    if entry.gpus_per_node is not None:
-        out.append(f"{entry.gpus_per_node} GPUs")
-    if entry.nics_per_node is not None:
-        out.append(f"{entry.nics_per_node} NICs")
-    return out
+    for name in dict.fromkeys([*limits, *requests]):
+        lv, rv = limits.get(name, "—"), requests.get(name, "—")
+        text = "deleted" if lv is None else json.dumps(lv)
+        out.append(_code(f"{name}: {text}") + ("" if lv == rv else f" (requests {rv})"))
+    return _cell(out)
 
 
-def _shape_variants(platform: str, arch: str) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(shape description, one synthetic node) for each shape the catalog distinguishes."""
-    entries = [
-        e
-        for e in CATALOG.entries
-        if _listed(e.when.platform, platform) and _listed(e.when.gpu_architecture, arch)
+def _dra_cell(overlay: Any, run: str = "<run>") -> str:
+    out = []
+    if overlay.compute_domain:
+        out.append(
+            f"ComputeDomain {_code(run + '-compute-domain')} (channel {_code(run + '-channel')}),"
+            " claim `compute-domain`"
+        )
+    for c in overlay.claim_templates:
+        out.append(
+            f"ResourceClaimTemplate {_code(run + '-' + c.suffix)}: {c.count} × "
+            f"{_code(c.device_class)}, claim {_code(c.claim)}"
+        )
+    return _cell(out)
+
+
+def _overlay_rows(overlays: Mapping[str, Any]) -> list[str]:
+    """One table row per setting, one column per framework group."""
+    rows = [
+        ("entries", lambda o: _cell(_code(n) for n in o.applied)),
+        ("mpirun args (`-x` included)", lambda o: _code(_args(o.mpi_args)) if o.mpi_args else "—"),
+        ("worker `node` container env", lambda o: _env_cell(o.env)),
+        ("TrainJob `spec.trainer.env`", lambda o: _env_cell(o.trainer_env)),
+        ("worker resources", lambda o: _resources_cell(o.resources)),
+        ("DRA objects and claims", _dra_cell),
+        (
+            "worker securityContext",
+            lambda o: _cell(_code(s) for s in _flatten("", dict(o.security_context))),
+        ),
+        ("worker tolerations", lambda o: _cell(_toleration(t) for t in o.tolerations)),
+        (
+            "worker pod annotations",
+            lambda o: _cell(_annotation(k, v) for k, v in o.pod_annotations.items()),
+        ),
+        ("topologyKey", lambda o: _code(o.topology_key) if o.topology_key else "—"),
+        ("preCommand", lambda o: _cell(_code(line) for line in o.pre_command)),
     ]
-    variants: list[tuple[str, list[dict[str, Any]]]] = []
-    seen: set[tuple[str, str]] = set()
-    for e in entries:
-        for key, values in (
-            (INSTANCE_TYPE, e.when.instance_types),
-            (GKE_ACCELERATOR, e.when.gke_accelerator),
-        ):
-            for v in values or ():
-                if (key, v) not in seen:
-                    seen.add((key, v))
-                    node = {"metadata": {"name": "n", "labels": {key: v}}}
-                    variants.append((_code(v), [node]))
-    if variants:
-        variants.append(("no shape label (preview)", []))
-    else:
-        variants.append(("any", []))
-    return variants
+    lines = ["| setting | " + " | ".join(overlays) + " |", "|---" * (len(overlays) + 1) + "|"]
+    for label, cell in rows:
+        cells = [cell(o) for o in overlays.values()]
+        if any(c != "—" for c in cells):
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
 
 
-def _pairs() -> list[tuple[str, str]]:
-    """Every (platform, GPU) the catalog names, plus (platform, "any") for arch-free entries."""
-    out: list[tuple[str, str]] = []
-    for platform in PLATFORMS:
-        named = {
-            a
-            for e in CATALOG.entries
-            if _listed(e.when.platform, platform)
-            for a in e.when.gpu_architecture or ()
-        }
-        out += [(platform, a) for a in GPU_ARCHITECTURES if a in named]
-        if any(
-            _listed(e.when.platform, platform) and e.when.gpu_architecture is None
-            for e in CATALOG.entries
-        ):
-            out.append((platform, "any"))
-        if not named and not any(_listed(e.when.platform, platform) for e in CATALOG.entries):
-            out.append((platform, "—"))
-    return out
+def platforms_doc() -> str:
+    """The generated block of docs/platforms.md: per platform and GPU, what is applied."""
+    from krm_fn.platforms.catalog import make_context, resolve
 
-
-def catalog_table() -> str:
-    """The generated block of the README: platforms × GPUs, then every entry."""
     lines = [
         "<!-- generated by tests/test_catalog_render.py from krm_fn/data/platforms.yaml; "
         "rerun with --update-golden -->",
         "",
-        "#### Platforms × GPUs",
-        "",
-        "Entries that apply, in the order they merge (MPI; an entry marked *MPI only* is left",
-        "out for torch/exec). Per node: GPUs / NICs after the GPU defaults and the catalog.",
-        "",
-        "| platform | GPU | shape | entries | per node |",
-        "|---|---|---|---|---|",
     ]
-    for platform, arch in _pairs():
-        if arch == "—":
-            lines.append(f"| {platform} | any | any | none | — |")
-            continue
-        probe_arch = DEFAULT_ARCH if arch == "any" else arch
-        for shape, nodes in _shape_variants(platform, probe_arch):
-            mpi = expected_for(platform, probe_arch, "mpi", nodes)
-            torch = {e.name for e in oracle_entries(platform, probe_arch, "torch", nodes)}
-            if arch == "any":
-                mpi.entries = [e for e in mpi.entries if e.when.gpu_architecture is None]
-            names = [
-                _code(e.name) + ("" if e.name in torch else " *MPI only*") for e in mpi.entries
-            ]
-            per_node = "—" if arch == "any" else f"{mpi.gpus} / {mpi.nics}"
-            lines.append(
-                f"| {platform} | {arch} | {shape} | {', '.join(names) or 'none'} | {per_node} |"
+    for platform in PLATFORMS:
+        lines += [f"### {platform}", ""]
+        nothing = []
+        for arch in (*GPU_ARCHITECTURES, "unknown"):
+            overlays = {}
+            for framework in ("mpi", "torch", "exec"):
+                ctx = make_context(
+                    CATALOG, platform=platform, gpu_architecture=arch, framework=framework
+                )
+                overlays[framework] = resolve(CATALOG, ctx)
+            if not any(o.applied for o in overlays.values()):
+                nothing.append(arch)
+                continue
+            counts = make_context(
+                CATALOG, platform=platform, gpu_architecture=arch, framework="mpi"
             )
+            groups: dict[str, Any] = {}
+            for framework, overlay in overlays.items():
+                same = [k for k, v in groups.items() if v == overlay]
+                if same:
+                    groups[f"{same[0]} / {framework}"] = groups.pop(same[0])
+                else:
+                    groups[framework] = overlay
+            lines += [
+                f"#### {platform} · {arch}",
+                "",
+                f"Defaults: {counts.gpus_per_node} GPUs, {counts.nics_per_node} NICs "
+                "(`mlnxPerNode`) per node; values below use them.",
+                "",
+                *_overlay_rows(groups),
+                "",
+            ]
+        if nothing:
+            lines += [f"Nothing applied (NVCRE has no entry) for: {', '.join(nothing)}.", ""]
     lines += [
+        "### Sources",
         "",
-        "#### What each entry sets",
-        "",
-        "Values as written in the catalog (templates such as `{nicsPerNode|int}` are filled in",
-        'at render time); "fwd" = forwarded env (`-x NAME=value` for MPI, container env for',
-        "torch/exec). Sources are cited next to each entry in the YAML.",
-        "",
-        "| entry | when | env | fwd env | mpirun args | resources | volumes → mounts | securityContext | tolerations | pod annotations | topologyKey | preCommand | per node | basis |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| entry | when | NVCRE source |",
+        "|---|---|---|",
     ]
     for e in CATALOG.entries:
-        cells = [
-            _code(e.name),
-            _when(e),
-            _cell(_code(f"{v.name}={v.value}") for v in e.env or ()),
-            _cell(_code(f"{v.name}={v.value}") for v in e.forward_env or ()),
-            _code(_args(e.mpi_args)) if e.mpi_args else "—",
-            _cell(
-                [
-                    *_resources(e),
-                    *([f"NIC {_code(e.nic_resource_name)}"] if e.nic_resource_name else []),
-                ]
-            ),
-            _cell(_volumes(e)),
-            _cell(_code(s) for s in _flatten("", e.security_context or {})),
-            _cell(_toleration(t) for t in e.tolerations or ()),
-            _cell(_annotation(k, v) for k, v in (e.pod_annotations or {}).items()),
-            _code(e.topology_key) if e.topology_key else "—",
-            _cell(_code(line) for line in e.pre_command or ()),
-            _cell(_per_node(e)),
-            "inferred" if e.inferred else "sourced",
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(f"| {_code(e.name)} | {_when(e)} | {e.source} |")
     return "\n".join(lines) + "\n"
 
 
@@ -1245,8 +1265,76 @@ def test_docs_table_is_in_sync(update_golden: bool) -> None:
     assert TABLE_START in text and TABLE_END in text, f"markers missing in {DOCS}"
     head, rest = text.split(TABLE_START, 1)
     current, tail = rest.split(TABLE_END, 1)
-    wanted = "\n" + catalog_table()
+    wanted = "\n" + platforms_doc()
     if update_golden and current != wanted:
         DOCS.write_text(head + TABLE_START + wanted + TABLE_END + tail)
         current = wanted
     assert current == wanted, f"the catalog table in {DOCS} is stale; rerun with --update-golden"
+
+
+# --------------------------------------------------------------------------- DRA, several TrainJobs
+
+GB200_CASE = REPO / "tests" / "golden" / "gb200-aws-two-trainjobs-each-with-its-own-compute-domain"
+
+
+def test_gb200_run_with_two_trainjobs_gets_a_compute_domain_per_trainjob() -> None:
+    rl = yaml.load((GB200_CASE / "input.yaml").read_text(), Loader=_LOADER)
+    out = render(rl)
+    assert out.exit_code == 0, stderr_of(out)
+    objs = generated(out.stdout)
+    assert validate_all(objs) == []  # ComputeDomain against the pinned CRD
+    jobs = trainjobs_of(objs)
+    assert [j["metadata"]["name"] for j in jobs] == ["gb-nccl-group-0", "gb-nccl-group-1"]
+    first_job = objs.index(jobs[0])
+    cds = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ComputeDomain"}
+    runtimes = {o["metadata"]["name"]: o for o in objs if o["kind"] == "TrainingRuntime"}
+    assert set(runtimes) == {f"{j['metadata']['name']}-runtime" for j in jobs}
+    for job in jobs:
+        name = job["metadata"]["name"]
+        cd = cds[f"{name}-compute-domain"]
+        assert objs.index(cd) < first_job and objs.index(runtimes[f"{name}-runtime"]) < first_job
+        assert cd["spec"]["numNodes"] == job["spec"]["trainer"]["numNodes"] == 2
+        assert cd["spec"]["channel"] == {
+            "resourceClaimTemplate": {"name": f"{name}-channel"},
+            "allocationMode": "Single",
+        }
+        assert job["spec"]["runtimeRef"]["name"] == f"{name}-runtime"
+        pod = pod_template(runtimes[f"{name}-runtime"], "node")
+        assert pod["spec"]["resourceClaims"] == [
+            {"name": "compute-domain", "resourceClaimTemplateName": f"{name}-channel"}
+        ]
+        assert container(pod)["resources"]["claims"] == [{"name": "compute-domain"}]
+        launcher = pod_template(runtimes[f"{name}-runtime"], "launcher")
+        assert "resourceClaims" not in launcher["spec"]  # the launcher runs on no GPU node
+    assert len(cds) == len(jobs)
+    inputs = [i for i in rl["items"] if i["kind"] in ("WorkloadRun", "Node")]
+    results = trainer_sim.check_render(objs, inputs, label="gb200-two-trainjobs")
+    failed = [(name, detail) for name, ok, detail in results if not ok]
+    assert not failed, failed
+
+
+def test_spec_env_beats_the_table_in_mpi_args_as_nvcre_golden_mpi_nscale_spec_env_wins() -> None:
+    # NVCRE golden mpi-nscale-spec-env-wins (reference section 2.6): the user's
+    # NCCL_IB_PCI_RELAXED_ORDERING=0 replaces the platform's 1 in the -x pairs.
+    nodes = case_nodes(Case("nscale-ib-env", "mpi", 2))
+    run = workloadrun("mpi", 2, env=[{"name": "NCCL_IB_PCI_RELAXED_ORDERING", "value": "0"}])
+    out = render(resource_list(run, nodes))
+    assert out.exit_code == 0, stderr_of(out)
+    (job,) = trainjobs_of(generated(out.stdout))
+    pairs = forwarded(trainer_argv(job)[1])
+    assert "NCCL_IB_PCI_RELAXED_ORDERING=0" in pairs
+    assert "NCCL_IB_PCI_RELAXED_ORDERING=1" not in pairs
+
+
+def test_spec_env_beats_the_table_in_worker_env_and_trainer_env() -> None:
+    nodes = case_nodes(Case("mistral-gb300-ib-env", "torch", 2))
+    run = workloadrun("torch", 2, env=[{"name": "NCCL_IB_HCA", "value": "mlx5_9:1"}])
+    out = render(resource_list(run, nodes))
+    assert out.exit_code == 0, stderr_of(out)
+    objs = generated(out.stdout)
+    (job,) = trainjobs_of(objs)
+    worker = container(pod_template(runtime_of(objs), "node"))
+    assert env_dict(worker)["NCCL_IB_HCA"] == "mlx5_9:1"
+    trainer_env = {e["name"]: e["value"] for e in job["spec"]["trainer"]["env"]}
+    assert trainer_env["NCCL_IB_HCA"] == "mlx5_9:1"
+    assert trainer_env["NCCL_DMABUF_ENABLE"] == "0"  # the rest of the table still applies

@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 from krm_fn.api.models import MPIFramework
 from krm_fn.launch import mpi_argv, wrap_pre_command
 from krm_fn.naming import RFC1035_RE, TRAINJOB_NAME_MAX, trainjob_name
-from krm_fn.nccl_env import Env, base_nccl_env, forward_args, forwarded_names, merge_env
+from krm_fn.nccl_env import (
+    Env,
+    base_nccl_env,
+    forward_args,
+    forwarded_names,
+    merge_env,
+    merge_named,
+    user_wins_in_mpi_args,
+)
 
 
 def test_user_env_replaces_defaults_and_is_appended_in_order() -> None:
@@ -44,11 +52,12 @@ def test_precedence_mpi_args_over_spec_env_over_platform_over_default() -> None:
     )
     user = [Env("FI_PROVIDER", "verbs"), Env("NCCL_DEBUG", "TRACE")]
     env = merge_env(base_nccl_env(False), [Env("NCCL_SOCKET_IFNAME", "ens")], user)
-    platform_forward = [
-        Env("FI_PROVIDER", "verbs"),
-        Env("FI_EFA_FORK_SAFE", "1"),
-    ]  # user value substituted
-    _, args = mpi_argv(mpi, 8, env, platform_forward, ["--bind-to", "none"], [])
+    platform_args = user_wins_in_mpi_args(
+        ["--bind-to", "none", "-x", "FI_PROVIDER=efa", "-x", "FI_EFA_FORK_SAFE=1"],
+        {e.name: e for e in user},
+    )
+    assert platform_args[3] == "FI_PROVIDER=verbs"  # user value substituted, in place
+    _, args = mpi_argv(mpi, 8, env, platform_args, [])
     pairs = [args[i + 1] for i, a in enumerate(args) if a == "-x"]
     assert pairs.count("NCCL_DEBUG=WARN") == 1 and "NCCL_DEBUG=TRACE" not in pairs
     assert "FI_PROVIDER=verbs" in pairs and pairs.count("FI_PROVIDER=verbs") == 1
@@ -94,6 +103,17 @@ def test_mpirun_is_not_wrapped_in_a_timeout_the_trainjob_deadline_bounds_it() ->
     # NVCRE wraps mpirun in a hard-coded `timeout 3600` (buildJobTemplate, MPI branch); we do
     # not: activeDeadlineSeconds (timeoutPerJob, 24h default) bounds the whole TrainJob.
     mpi = MPIFramework.model_validate({"binary": "/b", "mpirunPath": "/usr/local/mpi/bin/mpirun"})
-    command, args = mpi_argv(mpi, 4, [], [], [], [])
+    command, args = mpi_argv(mpi, 4, [], [], [])
     assert command == ["/usr/local/mpi/bin/mpirun"]
     assert "timeout" not in args
+
+
+def test_platform_env_merges_by_name_in_place_then_appends() -> None:
+    base = [Env("A", "1"), Env("B", "1"), Env("C", "1")]
+    merged = merge_named(base, [Env("B", "2"), Env("D", "2")])
+    assert merged == [Env("A", "1"), Env("B", "2"), Env("C", "1"), Env("D", "2")]
+
+
+def test_value_from_user_env_is_forwarded_bare_in_platform_args() -> None:
+    user = {"X": Env("X", value_from={"fieldRef": {"fieldPath": "metadata.name"}})}
+    assert user_wins_in_mpi_args(["-x", "X=1", "-x", "Y=2"], user) == ["-x", "X", "-x", "Y=2"]

@@ -26,7 +26,7 @@ from tests.trainer_gate import findings, split, trainer_sim
 
 HERE = Path(__file__).parent
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-A3_MEGA = HERE / "golden_catalog" / "gcp-a3-mega-tcpxo" / "mpi-2-nodes.yaml"
+A3_MEGA = HERE / "golden_catalog" / "gcp-h100-fastrak-env" / "mpi-2-nodes.yaml"
 
 
 def _case(path: Path) -> dict[str, Any]:

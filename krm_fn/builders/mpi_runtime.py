@@ -107,7 +107,7 @@ def worker_job(plan: RunPlan) -> dict[str, Any]:
         "image": plan.image,
         "command": ["sh", "-c"],
         "args": [WORKER_SCRIPT],
-        "env": _env(plan),
+        "env": [e.to_k8s() for e in pods.node_env(plan)],
         "resources": dict(plan.worker_resources),
         "readinessProbe": {
             "exec": {"command": ["sh", "-c", READINESS_PROBE]},

@@ -76,6 +76,8 @@ class RunPlan:
     pod_annotations: Mapping[str, str] = field(default_factory=dict)
     checkpoint_pvc: str | None = None
     max_restarts: int = 0
+    node_env: tuple[Env, ...] | None = None  # worker env with the platform's merged in
+    trainer_env: tuple[Env, ...] = ()  # TrainJob spec.trainer.env
 
     def meta(self, name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         """ObjectMeta for a generated object of this run."""

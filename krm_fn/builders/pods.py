@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from krm_fn.builders.plan import RunPlan
+from krm_fn.nccl_env import Env
 
 DSHM = "dshm"
 CONFIG_VOLUME = "config-volume"
@@ -122,3 +123,8 @@ def pod_extras(plan: RunPlan) -> dict[str, Any]:
     if plan.image_pull_secrets:
         out["imagePullSecrets"] = pull_secrets(plan)
     return out
+
+
+def node_env(plan: RunPlan) -> tuple[Env, ...]:
+    """Env of the worker ``node`` container: the run's env, with the platform's merged in."""
+    return plan.env if plan.node_env is None else plan.node_env

@@ -20,7 +20,7 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
     container: dict[str, Any] = {
         "name": "node",
         "image": plan.image,
-        "env": [e.to_k8s() for e in plan.env],
+        "env": [e.to_k8s() for e in pods.node_env(plan)],
         "resources": dict(plan.worker_resources),
         "volumeMounts": pods.workload_mounts(plan),
     }

@@ -74,6 +74,8 @@ def build_trainjob(
         trainer["command"] = list(plan.trainer_command)
     if plan.trainer_args:
         trainer["args"] = list(plan.trainer_args)
+    if plan.trainer_env:
+        trainer["env"] = [e.to_k8s() for e in plan.trainer_env]
     trainer["numNodes"] = len(group.nodes) if group.nodes else plan.num_nodes
     trainer["numProcPerNode"] = plan.gpus_per_node
     spec["trainer"] = trainer

@@ -21,22 +21,25 @@ Invariants:
     * :func:`resolve` is pure: the same catalog and context always give an equal
       overlay, and every mapping/list in the overlay is a fresh copy (mutating it never
       changes the catalog).
-    * Merge semantics (entries in file order, later entries win):
-      ``env``/``forwardEnv`` merge by name (a later value replaces an earlier one in
-      place; order = first appearance); ``mpiArgs`` concatenate in entry order; maps
-      (``resources.limits``/``requests``, ``podAnnotations``) merge key by key;
-      ``securityContext`` deep-merges maps while its lists replace; every other list
-      (``tolerations``, ``preCommand``, the ``volumes`` + ``volumeMounts`` pair) is
-      replaced by the last entry that sets it; scalars (``topologyKey``,
-      ``nicResourceName``) are replaced.
-    * Framework handling: for ``torch``/``exec`` the ``forwardEnv`` of each entry is
-      merged into ``env`` (at that entry's position) and ``mpi_args``/``forward_env``
-      are empty; for ``mpi`` they stay separate so the render can emit ``-x NAME=value``.
-    * Templates ``{gpusPerNode}`` and ``{nicsPerNode}`` are substituted in env values,
-      mpiArgs, preCommand, podAnnotations and resources. A resources value that is
-      exactly ``"{nicsPerNode|int}"`` (or ``gpusPerNode``) renders as an integer; a
-      templated resources value that renders to 0 is dropped (no zero-count request).
-      ``${VAR}`` shell syntax is never treated as a template.
+    * Merge semantics (NVCRE's, see docs/platforms.md; entries in file order):
+      ``env`` and ``trainerEnv`` merge by name (a later value replaces an earlier one in
+      place; order = first appearance); ``mpiArgs`` of a later entry go in FRONT of the
+      earlier ones (NVCRE's applyWRPreTemplateOverrides prepends), each entry's
+      ``forwardEnv`` following its own ``mpiArgs`` as ``-x NAME=value``; ``preCommand``
+      lines concatenate in entry order; maps (``resources.limits``/``requests``,
+      ``podAnnotations``) merge key by key and a ``None`` resource deletes the name;
+      ``securityContext`` deep-merges maps while its lists replace; ``tolerations`` and the
+      ``volumes`` + ``volumeMounts`` pair are replaced by the last entry that sets them;
+      scalars (``topologyKey``, ``nicResourceName``) are replaced; ``computeDomain`` is set
+      when any entry sets it; ``claimTemplates`` merge by claim name.
+    * Framework handling: for ``mpi`` the ``forwardEnv`` of each entry becomes ``-x`` pairs in
+      ``mpi_args`` (and is listed in ``forward_env``); for ``torch``/``exec`` it joins
+      ``trainer_env`` (the TrainJob's ``spec.trainer.env``) and ``mpi_args`` is empty.
+    * Templates ``{gpusPerNode}``, ``{nicsPerNode}`` and ``{enableMNNVL}`` are substituted in
+      env values, mpiArgs, preCommand, podAnnotations and resources. A resources value (or a
+      claim count) that is exactly ``"{nicsPerNode|int}"`` (or ``gpusPerNode``) renders as an
+      integer; a templated value that renders to 0 is dropped (no zero-count request or
+      claim). ``${VAR}`` shell syntax is never treated as a template.
     * Cheap to import: stdlib only, no regular expressions, no ``dataclasses``; the model
       classes are plain ``__slots__`` classes.
 """
@@ -62,6 +65,8 @@ __all__ = [
     "Catalog",
     "CatalogEntry",
     "CatalogError",
+    "ClaimTemplate",
+    "ClaimTemplateSpec",
     "EnvVar",
     "EnvVarSpec",
     "NodeCounts",
@@ -95,7 +100,7 @@ FRAMEWORKS: tuple[str, ...] = ("exec", "mpi", "torch")
 
 Framework = Literal["mpi", "torch", "exec"]
 
-TEMPLATE_VARIABLES: tuple[str, ...] = ("gpusPerNode", "nicsPerNode")
+TEMPLATE_VARIABLES: tuple[str, ...] = ("gpusPerNode", "nicsPerNode", "enableMNNVL")
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _WORD = _LETTERS | frozenset("0123456789_")
 _ENTRY_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
@@ -283,15 +288,53 @@ _set = object.__setattr__  # how __init__ sets the fields of a frozen object
 
 
 class EnvVarSpec(_Frozen):
-    """One ``{name, value}`` environment variable in the catalog."""
+    """One ``{name, value}`` environment variable in the catalog.
 
-    __slots__ = ("name", "value")
+    ``when_gpus_per_node`` (YAML ``whenGpusPerNode``) limits the variable to those GPU
+    counts per node (NVCRE's ``NCCL_P2P_LEVEL`` on GCP G4 depends on the machine size).
+    """
+
+    __slots__ = ("name", "value", "when_gpus_per_node")
     name: str
     value: str
+    when_gpus_per_node: tuple[int, ...] | None
 
-    def __init__(self, name: str, value: str) -> None:
+    def __init__(
+        self, name: str, value: str, when_gpus_per_node: tuple[int, ...] | None = None
+    ) -> None:
         _set(self, "name", name)
         _set(self, "value", value)
+        _set(self, "when_gpus_per_node", when_gpus_per_node)
+
+
+class ClaimTemplateSpec(_Frozen):
+    """A DRA ``ResourceClaimTemplate`` an entry adds, and the pod claim that uses it.
+
+    Attributes:
+        claim: The pod's ``resourceClaims[].name`` (and the ``node`` container's claim).
+        suffix: The template is named ``<run>-<suffix>``.
+        request: ``spec.spec.devices.requests[0].name``.
+        device_class: ``exactly.deviceClassName``.
+        count: ``exactly.count``: an integer, or ``"{gpusPerNode|int}"`` /
+            ``"{nicsPerNode|int}"``; a count that renders to 0 drops the template and claim.
+
+    """
+
+    __slots__ = ("claim", "count", "device_class", "request", "suffix")
+    claim: str
+    suffix: str
+    request: str
+    device_class: str
+    count: int | str
+
+    def __init__(
+        self, claim: str, suffix: str, request: str, device_class: str, count: int | str
+    ) -> None:
+        _set(self, "claim", claim)
+        _set(self, "suffix", suffix)
+        _set(self, "request", request)
+        _set(self, "device_class", device_class)
+        _set(self, "count", count)
 
 
 class WhenSpec(_Frozen):
@@ -342,16 +385,20 @@ class WhenSpec(_Frozen):
 
 
 class ResourcesSpec(_Frozen):
-    """Container resource ``limits``/``requests`` added by an entry (values may be templates)."""
+    """Container resource ``limits``/``requests`` added by an entry.
+
+    Values may be templates; ``None`` (YAML ``null``) deletes the name from the container,
+    as NVCRE's ``nvidia.com/gpu: null`` does where DRA claims replace the device plugin.
+    """
 
     __slots__ = ("limits", "requests")
-    limits: Mapping[str, str | int]
-    requests: Mapping[str, str | int]
+    limits: Mapping[str, str | int | None]
+    requests: Mapping[str, str | int | None]
 
     def __init__(
         self,
-        limits: Mapping[str, str | int] | None = None,
-        requests: Mapping[str, str | int] | None = None,
+        limits: Mapping[str, str | int | None] | None = None,
+        requests: Mapping[str, str | int | None] | None = None,
     ) -> None:
         _set(self, "limits", {} if limits is None else limits)
         _set(self, "requests", {} if requests is None else requests)
@@ -364,6 +411,8 @@ class CatalogEntry(_Frozen):
     """
 
     __slots__ = (
+        "claim_templates",
+        "compute_domain",
         "env",
         "forward_env",
         "gpus_per_node",
@@ -379,6 +428,7 @@ class CatalogEntry(_Frozen):
         "source",
         "tolerations",
         "topology_key",
+        "trainer_env",
         "volume_mounts",
         "volumes",
         "when",
@@ -401,6 +451,9 @@ class CatalogEntry(_Frozen):
     pre_command: tuple[str, ...] | None
     gpus_per_node: int | None
     nics_per_node: int | None
+    trainer_env: tuple[EnvVarSpec, ...] | None
+    compute_domain: bool
+    claim_templates: tuple[ClaimTemplateSpec, ...] | None
 
     def __init__(
         self,
@@ -422,6 +475,9 @@ class CatalogEntry(_Frozen):
         pre_command: tuple[str, ...] | None = None,
         gpus_per_node: int | None = None,
         nics_per_node: int | None = None,
+        trainer_env: tuple[EnvVarSpec, ...] | None = None,
+        compute_domain: bool = False,
+        claim_templates: tuple[ClaimTemplateSpec, ...] | None = None,
     ) -> None:
         _set(self, "name", name)
         _set(self, "source", source)
@@ -441,6 +497,9 @@ class CatalogEntry(_Frozen):
         _set(self, "pre_command", pre_command)
         _set(self, "gpus_per_node", gpus_per_node)
         _set(self, "nics_per_node", nics_per_node)
+        _set(self, "trainer_env", trainer_env)
+        _set(self, "compute_domain", compute_domain)
+        _set(self, "claim_templates", claim_templates)
 
 
 class Catalog(_Frozen):
@@ -503,12 +562,15 @@ _ENTRY_FIELDS = frozenset(
         "preCommand",
         "gpusPerNode",
         "nicsPerNode",
+        "trainerEnv",
+        "computeDomain",
+        "claimTemplates",
     }
 )
 _SETTINGS = (
     "env", "forwardEnv", "mpiArgs", "resources", "nicResourceName", "volumes",
     "securityContext", "tolerations", "podAnnotations", "topologyKey", "preCommand",
-    "gpusPerNode", "nicsPerNode",
+    "gpusPerNode", "nicsPerNode", "trainerEnv", "computeDomain", "claimTemplates",
 )  # fmt: skip
 _WHEN_FIELDS = frozenset(
     {"platform", "gpuArchitecture", "frameworks", "instanceTypes", "gkeAccelerator", "defaultShape"}
@@ -655,12 +717,16 @@ def _check_env(r: _Report, key: str, items: object) -> None:
         if not r.is_mapping(loc, item):
             continue
         assert isinstance(item, dict)
-        r.fields(loc, item, frozenset({"name", "value"}), ("name", "value"))
+        r.fields(loc, item, frozenset({"name", "value", "whenGpusPerNode"}), ("name", "value"))
+        counts = item.get("whenGpusPerNode")
+        if counts is not None and r.is_list(f"{loc}.whenGpusPerNode", counts):
+            for index2, count in enumerate(counts):
+                r.is_int(f"{loc}.whenGpusPerNode[{index2}]", count, 1)
         if "name" in item and r.is_str(f"{loc}.name", item["name"]):
             name = item["name"]
             if not _valid_env_name(name):
                 r.add(f"{loc}.name", f"invalid environment variable name {name!r}")
-            elif name in seen and name not in twice:
+            elif name in seen and name not in twice and "whenGpusPerNode" not in item:
                 twice.add(name)
                 r.add(key, f"{name} is set twice")
             seen.add(name)
@@ -694,6 +760,8 @@ def _check_resources(r: _Report, resources: object) -> None:
         if not r.is_mapping(loc, quantities, string_keys=True):
             continue
         for name, quantity in quantities.items():
+            if quantity is None:
+                continue  # null deletes the name
             if not isinstance(quantity, str) and not _is_int(quantity):
                 r.add(
                     f"{loc}.{name}", f"Input should be a valid string or integer (got {quantity!r})"
@@ -758,7 +826,7 @@ def _check_entry(r: _Report, entry: object) -> None:
     if "when" in entry:
         _check_when(r, entry["when"])
     value = entry.get
-    for key in ("env", "forwardEnv"):
+    for key in ("env", "forwardEnv", "trainerEnv"):
         if value(key) is not None:
             _check_env(r, key, entry[key])
     for key in ("mpiArgs", "preCommand"):
@@ -793,8 +861,45 @@ def _check_entry(r: _Report, entry: object) -> None:
     for key, minimum in (("gpusPerNode", 1), ("nicsPerNode", 0)):
         if value(key) is not None:
             r.is_int(key, entry[key], minimum)
+    flag = value("computeDomain")
+    if flag is not None and r.is_bool("computeDomain", flag) and flag is False:
+        r.add("computeDomain", "set it to true or leave it out")
+    if value("claimTemplates") is not None:
+        _check_claim_templates(r, entry["claimTemplates"])
     if len(r.problems) == before:
         _check_entry_as_a_whole(r, entry)
+
+
+_CLAIM_TEMPLATE_FIELDS = frozenset({"claim", "suffix", "request", "deviceClassName", "count"})
+
+
+def _check_claim_templates(r: _Report, items: object) -> None:
+    if not r.is_list("claimTemplates", items):
+        return
+    assert isinstance(items, list | tuple)
+    for index, item in enumerate(items):
+        loc = f"claimTemplates[{index}]"
+        if not r.is_mapping(loc, item, string_keys=True):
+            continue
+        assert isinstance(item, dict)
+        r.fields(loc, item, _CLAIM_TEMPLATE_FIELDS, tuple(sorted(_CLAIM_TEMPLATE_FIELDS)))
+        for key in ("claim", "suffix", "request", "deviceClassName"):
+            text: Any = item.get(key)
+            if key not in item or not r.is_str(f"{loc}.{key}", text):
+                continue
+            labels = text.split(".") if key == "deviceClassName" else [text]
+            if not all(_valid_entry_name(label) for label in labels):
+                what = "DNS subdomain" if key == "deviceClassName" else "DNS label"
+                r.add(f"{loc}.{key}", f"{text!r} is not a {what}")
+        count: Any = item.get("count")
+        if "count" not in item:
+            continue
+        if _is_int(count):
+            r.is_int(f"{loc}.count", count, 1)
+        elif r.is_str(f"{loc}.count", count):
+            problem = _template_problem(count, allow_int=True)
+            if problem or not count.endswith("|int}"):
+                r.add(f"{loc}.count", problem or "use an integer or '{gpusPerNode|int}'")
 
 
 def _check_entry_as_a_whole(r: _Report, entry: Mapping[str, Any]) -> None:
@@ -862,7 +967,29 @@ def _items(value: Any) -> tuple[Any, ...] | None:
 def _env(items: Any) -> tuple[EnvVarSpec, ...] | None:
     if items is None:
         return None
-    return tuple([EnvVarSpec(item["name"], item["value"]) for item in items])
+    return tuple(
+        [
+            EnvVarSpec(item["name"], item["value"], _items(item.get("whenGpusPerNode")))
+            for item in items
+        ]
+    )
+
+
+def _claim_templates(items: Any) -> tuple[ClaimTemplateSpec, ...] | None:
+    if items is None:
+        return None
+    return tuple(
+        [
+            ClaimTemplateSpec(
+                item["claim"],
+                item["suffix"],
+                item["request"],
+                item["deviceClassName"],
+                item["count"],
+            )
+            for item in items
+        ]
+    )
 
 
 def _build_entry(raw: Mapping[str, Any]) -> CatalogEntry:
@@ -899,6 +1026,9 @@ def _build_entry(raw: Mapping[str, Any]) -> CatalogEntry:
         _items(get("preCommand")),
         get("gpusPerNode"),
         get("nicsPerNode"),
+        _env(get("trainerEnv")),
+        bool(get("computeDomain", False)),
+        _claim_templates(get("claimTemplates")),
     )
 
 
@@ -1091,6 +1221,7 @@ class PlatformContext(_Frozen):
         gke_accelerators: Distinct ``cloud.google.com/gke-accelerator`` values.
         gpus_per_node: Value substituted for ``{gpusPerNode}``.
         nics_per_node: Value substituted for ``{nicsPerNode}``.
+        mnnvl: Multi-node NVLink on: ``{enableMNNVL}`` renders ``1`` (else ``0``).
 
     """
 
@@ -1100,6 +1231,7 @@ class PlatformContext(_Frozen):
         "gpu_architecture",
         "gpus_per_node",
         "instance_types",
+        "mnnvl",
         "nics_per_node",
         "platform",
     )
@@ -1110,6 +1242,7 @@ class PlatformContext(_Frozen):
     gke_accelerators: frozenset[str]
     gpus_per_node: int
     nics_per_node: int
+    mnnvl: bool
 
     def __init__(
         self,
@@ -1120,6 +1253,7 @@ class PlatformContext(_Frozen):
         gke_accelerators: frozenset[str],
         gpus_per_node: int,
         nics_per_node: int,
+        mnnvl: bool = False,
     ) -> None:
         """Refuse contexts the catalog cannot match meaningfully.
 
@@ -1139,6 +1273,27 @@ class PlatformContext(_Frozen):
         _set(self, "gke_accelerators", gke_accelerators)
         _set(self, "gpus_per_node", gpus_per_node)
         _set(self, "nics_per_node", nics_per_node)
+        _set(self, "mnnvl", mnnvl)
+
+
+class ClaimTemplate(_Frozen):
+    """A resolved DRA claim: template ``<run>-<suffix>`` asking ``count`` devices of a class."""
+
+    __slots__ = ("claim", "count", "device_class", "request", "suffix")
+    claim: str
+    suffix: str
+    request: str
+    device_class: str
+    count: int
+
+    def __init__(
+        self, claim: str, suffix: str, request: str, device_class: str, count: int
+    ) -> None:
+        _set(self, "claim", claim)
+        _set(self, "suffix", suffix)
+        _set(self, "request", request)
+        _set(self, "device_class", device_class)
+        _set(self, "count", count)
 
 
 class ResolvedOverlay(_Frozen):
@@ -1149,6 +1304,8 @@ class ResolvedOverlay(_Frozen):
 
     __slots__ = (
         "applied",
+        "claim_templates",
+        "compute_domain",
         "env",
         "forward_env",
         "mpi_args",
@@ -1159,6 +1316,7 @@ class ResolvedOverlay(_Frozen):
         "security_context",
         "tolerations",
         "topology_key",
+        "trainer_env",
         "volume_mounts",
         "volumes",
     )
@@ -1166,7 +1324,7 @@ class ResolvedOverlay(_Frozen):
     env: tuple[EnvVar, ...]
     forward_env: tuple[EnvVar, ...]
     mpi_args: tuple[str, ...]
-    resources: Mapping[str, Mapping[str, str | int]]
+    resources: Mapping[str, Mapping[str, str | int | None]]
     volumes: tuple[Mapping[str, Any], ...]
     volume_mounts: tuple[Mapping[str, Any], ...]
     security_context: Mapping[str, Any]
@@ -1175,6 +1333,9 @@ class ResolvedOverlay(_Frozen):
     topology_key: str | None
     pre_command: tuple[str, ...]
     nic_resource_name: str | None
+    trainer_env: tuple[EnvVar, ...]
+    compute_domain: bool
+    claim_templates: tuple[ClaimTemplate, ...]
 
     def __init__(
         self,
@@ -1182,7 +1343,7 @@ class ResolvedOverlay(_Frozen):
         env: tuple[EnvVar, ...],
         forward_env: tuple[EnvVar, ...],
         mpi_args: tuple[str, ...],
-        resources: Mapping[str, Mapping[str, str | int]],
+        resources: Mapping[str, Mapping[str, str | int | None]],
         volumes: tuple[Mapping[str, Any], ...],
         volume_mounts: tuple[Mapping[str, Any], ...],
         security_context: Mapping[str, Any],
@@ -1191,6 +1352,9 @@ class ResolvedOverlay(_Frozen):
         topology_key: str | None,
         pre_command: tuple[str, ...],
         nic_resource_name: str | None,
+        trainer_env: tuple[EnvVar, ...] = (),
+        compute_domain: bool = False,
+        claim_templates: tuple[ClaimTemplate, ...] = (),
     ) -> None:
         _set(self, "applied", applied)
         _set(self, "env", env)
@@ -1205,6 +1369,9 @@ class ResolvedOverlay(_Frozen):
         _set(self, "topology_key", topology_key)
         _set(self, "pre_command", pre_command)
         _set(self, "nic_resource_name", nic_resource_name)
+        _set(self, "trainer_env", trainer_env)
+        _set(self, "compute_domain", compute_domain)
+        _set(self, "claim_templates", claim_templates)
 
 
 def _shape_matches(allowed: tuple[str, ...] | None, actual: frozenset[str], default: bool) -> bool:
@@ -1299,8 +1466,17 @@ def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any
 def _merge_env(
     target: dict[str, str], items: Iterable[EnvVarSpec], variables: Mapping[str, int]
 ) -> None:
+    gpus = variables["gpusPerNode"]
     for var in items:
-        target[var.name] = _render(var.value, variables)
+        if var.when_gpus_per_node is None or gpus in var.when_gpus_per_node:
+            target[var.name] = _render(var.value, variables)
+
+
+def _to_mpi_args(items: Iterable[EnvVarSpec], variables: Mapping[str, int]) -> list[str]:
+    """NVCRE's ``toMpiArgs``: ``-x NAME=value`` per variable, in order."""
+    env: dict[str, str] = {}
+    _merge_env(env, items, variables)
+    return [arg for name, value in env.items() for arg in ("-x", f"{name}={value}")]
 
 
 def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
@@ -1314,33 +1490,50 @@ def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
         The overlay; ``applied`` lists the matched entry names in order.
 
     """
-    variables = {"gpusPerNode": ctx.gpus_per_node, "nicsPerNode": ctx.nics_per_node}
+    variables = {
+        "gpusPerNode": ctx.gpus_per_node,
+        "nicsPerNode": ctx.nics_per_node,
+        "enableMNNVL": 1 if ctx.mnnvl else 0,
+    }
     mpi = ctx.framework == "mpi"
     applied: list[str] = []
     env: dict[str, str] = {}
     forward_env: dict[str, str] = {}
+    trainer_env: dict[str, str] = {}
     mpi_args: list[str] = []
-    resources: dict[str, dict[str, str | int]] = {}
+    resources: dict[str, dict[str, str | int | None]] = {}
     volumes: tuple[dict[str, Any], ...] = ()
     volume_mounts: tuple[dict[str, Any], ...] = ()
     security_context: dict[str, Any] = {}
     tolerations: tuple[dict[str, Any], ...] = ()
     pod_annotations: dict[str, str] = {}
     topology_key: str | None = None
-    pre_command: tuple[str, ...] = ()
+    pre_command: list[str] = []
     nic_resource_name: str | None = None
+    compute_domain = False
+    claims: dict[str, ClaimTemplate | None] = {}
 
     for entry in matching_entries(catalog, ctx):
         applied.append(entry.name)
         _merge_env(env, entry.env or (), variables)
-        _merge_env(forward_env if mpi else env, entry.forward_env or (), variables)
+        _merge_env(trainer_env, entry.trainer_env or (), variables)
         if mpi:
-            mpi_args.extend(_render(arg, variables) for arg in entry.mpi_args or ())
+            # NVCRE prepends each matching entry's mpiArgs to the ones before it
+            # (applyWRPreTemplateOverrides), so a later entry's arguments come first.
+            own = [_render(arg, variables) for arg in entry.mpi_args or ()]
+            own += _to_mpi_args(entry.forward_env or (), variables)
+            mpi_args[:0] = own
+            _merge_env(forward_env, entry.forward_env or (), variables)
+        else:
+            _merge_env(trainer_env, entry.forward_env or (), variables)
         if entry.resources is not None:
             for section in ("limits", "requests"):
                 for name, raw in getattr(entry.resources, section).items():
-                    rendered = _render_resource(raw, variables)
                     target = resources.setdefault(section, {})
+                    if raw is None:
+                        target[name] = None  # deletes the name on the container
+                        continue
+                    rendered = _render_resource(raw, variables)
                     if rendered is None:
                         target.pop(name, None)
                     else:
@@ -1357,9 +1550,17 @@ def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
         if entry.topology_key is not None:
             topology_key = entry.topology_key
         if entry.pre_command is not None:
-            pre_command = tuple(_render(line, variables) for line in entry.pre_command)
+            pre_command += [_render(line, variables) for line in entry.pre_command]
         if entry.nic_resource_name is not None:
             nic_resource_name = entry.nic_resource_name
+        compute_domain = compute_domain or entry.compute_domain
+        for spec in entry.claim_templates or ():
+            count = _render_resource(spec.count, variables)
+            claims[spec.claim] = (
+                ClaimTemplate(spec.claim, spec.suffix, spec.request, spec.device_class, count)
+                if isinstance(count, int) and count > 0
+                else None
+            )
 
     return ResolvedOverlay(
         applied=tuple(applied),
@@ -1373,8 +1574,11 @@ def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
         tolerations=tolerations,
         pod_annotations=pod_annotations,
         topology_key=topology_key,
-        pre_command=pre_command,
+        pre_command=tuple(pre_command),
         nic_resource_name=nic_resource_name,
+        trainer_env=tuple(EnvVar(k, v) for k, v in trainer_env.items()),
+        compute_domain=compute_domain,
+        claim_templates=tuple(c for c in claims.values() if c is not None),
     )
 
 
@@ -1473,6 +1677,7 @@ def make_context(
     nodes: Iterable[Mapping[str, Any]] = (),
     gpus_per_node: int | None = None,
     nics_per_node: int | None = None,
+    mnnvl: bool | None = None,
 ) -> PlatformContext:
     """Build a :class:`PlatformContext` from the eligible nodes and explicit counts.
 
@@ -1484,6 +1689,7 @@ def make_context(
         nodes: The eligible Node dicts (their shape labels are read).
         gpus_per_node: ``spec.gpusPerNode`` if set.
         nics_per_node: ``spec.mlnxPerNode`` if set.
+        mnnvl: ``spec.enableMNNVL`` if set (else the architecture's default).
 
     Returns:
         The context, ready for :func:`resolve`.
@@ -1511,6 +1717,7 @@ def make_context(
         gke_accelerators=gke_accelerators,
         gpus_per_node=counts.gpus_per_node,
         nics_per_node=counts.nics_per_node,
+        mnnvl=counts.mnnvl if mnnvl is None else mnnvl,
     )
 
 

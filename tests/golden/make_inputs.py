@@ -56,6 +56,11 @@ def node(
     }
 
 
+def _with_allocatable(n: dict[str, Any], extra: dict[str, str]) -> dict[str, Any]:
+    n["status"]["allocatable"].update(extra)
+    return n
+
+
 def nodes(n: int, prefix: str = "gpu-node-", **kw: Any) -> list[dict[str, Any]]:
     return [node(f"{prefix}{i:02d}", **kw) for i in range(1, n + 1)]
 
@@ -397,6 +402,30 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
                 wr("gb", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 2}),
                 *nodes(3, product="NVIDIA-GB200", provider="", gpus=4),
                 node("gpu-node-09", product="NVIDIA-H100-80GB-HBM3", provider="", gpus=4),
+            ]
+        ),
+        None,
+    ),
+    # AWS p6e-gb200: two racks of two nodes, numNodes 2 -> two concurrent TrainJobs, each with
+    # its own ComputeDomain, channel and runtime copy (docs/platforms.md, DRA objects).
+    "gb200-aws-two-trainjobs-each-with-its-own-compute-domain": (
+        rl(
+            [
+                wr("gb-nccl", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 2}),
+                *[
+                    _with_allocatable(
+                        node(
+                            f"gpu-node-{i:02d}",
+                            product="NVIDIA-GB200",
+                            gpus=4,
+                            labels={
+                                "topology.k8s.aws/network-node-layer-1": f"nn-rack-{(i + 1) // 2}"
+                            },
+                        ),
+                        {"vpc.amazonaws.com/efa": "4"},
+                    )
+                    for i in range(1, 5)
+                ],
             ]
         ),
         None,

@@ -48,7 +48,7 @@ def test_every_problem_of_every_entry_is_reported_at_once() -> None:
         "entry 'b' (#1): field 'nicsPerNode': Input should be greater than or equal to 0",
         "entry 'a' (#2): field 'source': source must cite where the values come from",
         "entry 'a' (#2): field 'mpiArgs': unknown template placeholder '{gpuPerNode}' in "
-        "'{gpuPerNode}': allowed are {gpusPerNode}, {nicsPerNode}",
+        "'{gpuPerNode}': allowed are {gpusPerNode}, {nicsPerNode}, {enableMNNVL}",
         "entry 'a' (#2): field 'podAnnotations.k': Input should be a valid string (got 1; quote "
         "numbers and booleans meant as text)",
         "entry 'a' (#2): field 'name': duplicate entry name (first used by entry #0)",
@@ -179,7 +179,7 @@ def test_unknown_and_missing_fields_are_named(text: str, problem: str) -> None:
         pytest.param(
             "{name: a, source: s, podAnnotations: {k: '{nics}'}}",
             "field 'podAnnotations': unknown template placeholder '{nics}' in '{nics}': allowed "
-            "are {gpusPerNode}, {nicsPerNode}",
+            "are {gpusPerNode}, {nicsPerNode}, {enableMNNVL}",
             id="unknown-placeholder-in-annotation",
         ),
         pytest.param(

@@ -68,18 +68,12 @@ def test_explicit_path_loads_the_same_content(catalog: Catalog) -> None:
     assert load_catalog(CATALOG_FILE) == catalog
 
 
-def test_every_entry_cites_a_source_with_a_commit(catalog: Catalog) -> None:
+def test_every_entry_cites_nvcre_o1_with_its_logical_index(catalog: Catalog) -> None:
     for entry in catalog.entries:
-        assert entry.source.strip(), entry.name
-        assert "@" in entry.source, f"{entry.name}: source names no commit"
-
-
-def test_every_entry_source_is_also_a_yaml_comment(catalog: Catalog) -> None:
-    text = CATALOG_FILE.read_text(encoding="utf-8")
-    for entry in catalog.entries:
-        before = text.split(f"name: {entry.name}\n", 1)[0]
-        last_block = before.rsplit("\n\n", 1)[-1]
-        assert "Source" in last_block or "Inferred" in last_block, entry.name
+        assert entry.source.startswith(
+            "NVIDIA/cluster-readiness-engine pkg/platform/overrides/workloadrun.yaml @ f81ff7af (L"
+        ), entry.name
+        assert entry.source.count("@") >= 1, f"{entry.name}: source names no commit"
 
 
 def test_entry_names_are_unique(catalog: Catalog) -> None:
@@ -100,252 +94,231 @@ def test_yaml_parses_identically_with_pure_python_loader() -> None:
     )
 
 
-# --------------------------------------------------------------------------- coverage
-
-# (platform, arch, instance type, GKE accelerator, an entry that must apply)
-COVERAGE = [
-    ("aws", "a100", "p4d.24xlarge", None, "aws-p4d"),
-    ("aws", "h100", "p5.48xlarge", None, "aws-p5"),
-    ("aws", "h200", "p5e.48xlarge", None, "aws-p5e"),
-    ("aws", "h200", "p5en.48xlarge", None, "aws-p5en"),
-    ("aws", "b200", "p6-b200.48xlarge", None, "aws-p6-b200"),
-    ("aws", "gb200", "p6e-gb200.36xlarge", None, "aws-p6e-gb200"),
-    ("aws", "gb300", "p6e-gb300.36xlarge", None, "aws-gb300-efa-plugin-cleanup"),
-    ("gcp", "h100", "a3-highgpu-8g", "nvidia-h100-80gb", "gcp-a3-high-tcpx"),
-    ("gcp", "h100", "a3-megagpu-8g", "nvidia-h100-mega-80gb", "gcp-a3-mega-tcpxo"),
-    ("gcp", "h200", "a3-ultragpu-8g", "nvidia-h200-141gb", "gcp-a3-ultra"),
-    ("gcp", "b200", "a4-highgpu-8g", "nvidia-b200", "gcp-a4"),
-    ("gcp", "gb200", "a4x-highgpu-4g", "nvidia-gb200", "gcp-a4x"),
-    ("gcp", "gb300", None, "nvidia-gb300", "gcp-a4x-max"),
-    ("azure", "h100", "Standard_ND96isr_H100_v5", None, "azure-nd-h100-v5"),
-    ("azure", "h200", "Standard_ND96isr_H200_v5", None, "azure-nd-h200-v5"),
-    ("azure", "gb200", "Standard_ND128isr_NDR_GB200_v6", None, "azure-nd-gb200-v6"),
-    ("azure", "gb300", "Standard_ND128isr_GB300_v6", None, "azure-nd-gb300-v6"),
-    ("oci", "h100", "BM.GPU.H100.8", None, "oci-bm-gpu-h100-8"),
-    ("oci", "h200", "BM.GPU.H200.8", None, "oci-bm-gpu-h200-b200-8"),
-    ("oci", "b200", "BM.GPU.B200.8", None, "oci-bm-gpu-h200-b200-8"),
-    ("oci", "gb200", "BM.GPU.GB200.4", None, "oci-bm-gpu-gb200-4"),
-    ("coreweave", "h100", None, None, "coreweave-infiniband-hgx"),
-    ("coreweave", "b200", None, None, "coreweave-infiniband-hgx"),
-    ("coreweave", "gb200", None, None, "coreweave-gb200-nvl72"),
-    ("onprem", "h100", None, None, "onprem-infiniband"),
-    ("onprem", "gb300", None, None, "onprem-grace-blackwell"),
+# --------------------------------------------------------------------------- NVCRE parity
+# NVCRE's WorkloadRun override table, O1 @ f81ff7af, as written in
+# shared/reference/nvcre-workloadrun.md section 2.9: (logical index, platform, architectures,
+# framework gate). "non-mpi" is O1's {{ if ne .FrameworkType "mpi" }}. Independent of the
+# catalog file: the test compares which of O1's entries the catalog applies.
+GB = {"gb200", "gb300"}
+NVCRE_O1: list[tuple[int, str | None, set[str] | None, str | None]] = [
+    (0, None, GB, None),
+    (1, "aws", GB, None),
+    (2, "gcp", GB, None),
+    (3, "azure", GB, None),
+    (4, "aws", {"gb300"}, None),
+    (5, "aws", {"gb300"}, "mpi"),
+    (6, "aws", {"gb300"}, "mpi"),
+    (7, "aws", {"gb200"}, None),
+    (8, "aws", {"gb200"}, None),
+    (9, "aws", {"gb300"}, None),
+    (10, "aws", {"h100"}, None),
+    (11, "aws", {"h100"}, None),
+    (12, "gcp", {"h100"}, None),
+    (13, "gcp", GB, None),
+    (14, "azure", None, None),
+    (15, "togetherai", None, None),
+    (16, "togetherai", None, "non-mpi"),
+    (17, "mistral", {"gb300"}, None),
+    (18, "mistral", {"gb300"}, "non-mpi"),
+    (19, "onprem", GB, None),
+    (20, "onprem", GB, "non-mpi"),
+    (21, "onprem", {"b200", "b300"}, None),
+    (22, "gcp", {"rtxpro6000"}, None),
+    (23, "nscale", {"b200", "gb300"}, None),
+    (24, "nscale", {"b200", "gb300"}, None),
 ]
 
 
-@pytest.mark.parametrize("framework", ["mpi", "torch"])
-@pytest.mark.parametrize(
-    ("platform", "arch", "instance_type", "accelerator", "expected"),
-    COVERAGE,
-    ids=[f"{c[0]}-{c[1]}-{c[2] or c[3] or 'any'}" for c in COVERAGE],
-)
-def test_covered_pair_matches_its_entry(
-    catalog: Catalog,
-    platform: str,
-    arch: str,
-    instance_type: str | None,
-    accelerator: str | None,
-    expected: str,
-    framework: str,
+def _logical_index(source: str) -> int:
+    return int(source.split("(L", 1)[1].split(")", 1)[0])
+
+
+def _nvcre_applies(platform: str, arch: str, framework: str) -> list[int]:
+    out = []
+    for index, plat, archs, gate in NVCRE_O1:
+        if plat is not None and plat != platform:
+            continue
+        if archs is not None and arch not in archs:
+            continue
+        if (gate == "mpi" and framework != "mpi") or (gate == "non-mpi" and framework == "mpi"):
+            continue
+        out.append(index)
+    return out
+
+
+@pytest.mark.parametrize("framework", ["mpi", "torch", "exec"])
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_catalog_applies_exactly_nvcre_o1_entries_in_order(
+    catalog: Catalog, platform: str, framework: str
 ) -> None:
-    overlay = resolve(
-        catalog, ctx_for(catalog, platform, arch, framework, instance_type, accelerator)
+    from krm_fn.platforms.gpu import GPU_ARCHITECTURES
+
+    for arch in (*GPU_ARCHITECTURES, "unknown"):
+        overlay = resolve(catalog, ctx_for(catalog, platform, arch, framework))
+        got = [_logical_index(catalog.entry(n).source) for n in overlay.applied]
+        assert got == _nvcre_applies(platform, arch, framework), (platform, arch, framework)
+
+
+def test_aws_gb300_mpi_args_are_nvcre_golden_order(catalog: Catalog) -> None:
+    # GL-gb300 (cmd/integration/testdata/reconcile/workloadrun-mpi-aws-gb300/expected.json, as
+    # quoted in the reference section 2.8): transport pins, their -x env, then L5's -x, because
+    # each matching entry's mpiArgs are prepended.
+    overlay = resolve(catalog, ctx_for(catalog, "aws", "gb300", "mpi"))
+    assert list(overlay.mpi_args) == [
+        *("--mca", "orte_keep_fqdn_hostnames", "true", "--mca", "pml", "ob1"),
+        *("--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "eth0"),
+        *("--mca", "oob", "tcp", "--mca", "oob_tcp_if_include", "eth0"),
+        *("--mca", "coll_ucc_enable", "0", "--mca", "coll_hcoll_enable", "0"),
+        *("-x", "NCCL_DEBUG_SUBSYS=NET,INIT", "-x", "NCCL_SOCKET_IFNAME=eth0"),
+        *("-x", "NCCL_IB_GID_INDEX=3", "-x", "NCCL_NVLS_ENABLE=1", "-x", "NCCL_CUMEM_ENABLE=1"),
+        *("-x", "NCCL_NET_GDR_C2C=1", "-x", "NCCL_NET_PLUGIN=none"),
+    ]
+    assert list(overlay.pre_command) == [
+        "rm -rf /opt/amazon",
+        "unset NCCL_NET_PLUGIN",
+        "unset NCCL_TUNER_PLUGIN",
+        "unset AWS_OFI_NCCL_VERSION",
+    ]
+    assert overlay.compute_domain
+    (roce,) = overlay.claim_templates
+    assert (roce.claim, roce.suffix, roce.device_class, roce.count) == (
+        "roce-channel",
+        "roce",
+        "roce.networking.k8s.aws",
+        8,
     )
-    assert expected in overlay.applied
-
-
-@pytest.mark.parametrize(
-    ("platform", "arch"), sorted({(c[0], c[1]) for c in COVERAGE}), ids=lambda v: str(v)
-)
-def test_covered_pair_resolves_without_shape_labels(
-    catalog: Catalog, platform: str, arch: str
-) -> None:
-    """Offline preview (`render --platform P --gpu-arch A`) has synthetic nodes without shape labels."""
-    overlay = resolve(catalog, ctx_for(catalog, platform, arch))
-    assert overlay.applied
-
-
-# --------------------------------------------------------------------------- selected values
-
-
-def test_aws_p5_requests_32_efa_as_integers(catalog: Catalog) -> None:
-    overlay = resolve(catalog, ctx_for(catalog, "aws", "h100", instance_type="p5.48xlarge"))
-    assert overlay.resources == {
-        "limits": {"vpc.amazonaws.com/efa": 32},
-        "requests": {"vpc.amazonaws.com/efa": 32},
-    }
-    assert overlay.nic_resource_name == "vpc.amazonaws.com/efa"
-    assert env_of(overlay.forward_env)["FI_PROVIDER"] == "efa"
-    assert overlay.mpi_args[:6] == ("--bind-to", "none", "--mca", "pml", "^ucx", "--mca")
-    assert overlay.security_context == {"capabilities": {"add": ["IPC_LOCK"]}}
-
-
-@pytest.mark.parametrize(
-    ("arch", "instance_type", "efa"),
-    [
-        ("a100", "p4de.24xlarge", 4),
-        ("h200", "p5e.48xlarge", 32),
-        ("h200", "p5en.48xlarge", 16),
-        ("b200", "p6-b200.48xlarge", 8),
-        ("gb200", "p6e-gb200.36xlarge", 4),
-        ("h200", None, 32),
-    ],
-)
-def test_aws_efa_count_follows_the_instance_type(
-    catalog: Catalog, arch: str, instance_type: str | None, efa: int
-) -> None:
-    overlay = resolve(catalog, ctx_for(catalog, "aws", arch, instance_type=instance_type))
-    assert overlay.resources["limits"]["vpc.amazonaws.com/efa"] == efa
-
-
-def test_spec_nic_count_overrides_and_zero_drops_the_request(catalog: Catalog) -> None:
-    ctx = ctx_for(catalog, "aws", "h100", instance_type="p5.48xlarge", nics_per_node=16)
-    assert resolve(catalog, ctx).resources["limits"] == {"vpc.amazonaws.com/efa": 16}
-    ctx = ctx_for(catalog, "azure", "h100", nics_per_node=0)
-    assert resolve(catalog, ctx).resources == {}
-
-
-def test_aws_gb200_has_no_pml_and_partitions_by_network_node(catalog: Catalog) -> None:
-    overlay = resolve(catalog, ctx_for(catalog, "aws", "gb200"))
-    assert "^ucx" not in overlay.mpi_args
     assert overlay.topology_key == "topology.k8s.aws/network-node-layer-1"
 
 
-def test_aws_gb300_transport_pins_are_mpi_only(catalog: Catalog) -> None:
-    mpi = resolve(catalog, ctx_for(catalog, "aws", "gb300", "mpi"))
-    torch = resolve(catalog, ctx_for(catalog, "aws", "gb300", "torch"))
-    assert env_of(mpi.forward_env)["NCCL_IB_GID_INDEX"] == "3"
-    assert "NCCL_IB_GID_INDEX" not in env_of(torch.env)
-    assert (
-        mpi.pre_command
-        == torch.pre_command
-        == (
-            "rm -rf /opt/amazon",
-            "unset NCCL_NET_PLUGIN",
-            "unset NCCL_TUNER_PLUGIN",
-            "unset AWS_OFI_NCCL_VERSION",
-        )
+def test_aws_gb300_torch_gets_no_transport_pins(catalog: Catalog) -> None:
+    overlay = resolve(catalog, ctx_for(catalog, "aws", "gb300", "torch"))
+    assert overlay.mpi_args == () and overlay.trainer_env == ()
+    assert len(overlay.pre_command) == 4
+
+
+@pytest.mark.parametrize(
+    ("arch", "efa"), [("gb200", 4), ("h100", 32)], ids=["gb200-4-efa", "h100-32-efa"]
+)
+def test_aws_efa_mpi_forwards_fi_vars_torch_sets_trainer_env(
+    catalog: Catalog, arch: str, efa: int
+) -> None:
+    fi = [("FI_PROVIDER", "efa"), ("FI_EFA_USE_DEVICE_RDMA", "1"), ("FI_EFA_FORK_SAFE", "1")]
+    mpi = resolve(catalog, ctx_for(catalog, "aws", arch, "mpi"))
+    assert list(mpi.mpi_args) == [x for n, v in fi for x in ("-x", f"{n}={v}")]  # GL-mpi
+    assert mpi.trainer_env == ()
+    torch = resolve(catalog, ctx_for(catalog, "aws", arch, "torch"))
+    assert [(e.name, e.value) for e in torch.trainer_env] == fi  # GL-unp (h100 torch)
+    assert torch.mpi_args == ()
+    for overlay in (mpi, torch):
+        assert overlay.resources == {
+            "limits": {"vpc.amazonaws.com/efa": efa},
+            "requests": {"vpc.amazonaws.com/efa": efa},
+        }
+        assert overlay.security_context == {"capabilities": {"add": ["IPC_LOCK"]}}
+
+
+@pytest.mark.parametrize("arch", ["a100", "h200", "b200"])
+def test_aws_other_gpus_get_nothing_from_nvcre(catalog: Catalog, arch: str) -> None:
+    assert resolve(catalog, ctx_for(catalog, "aws", arch, "mpi")).applied == ()
+
+
+def test_azure_requests_mlnxnics_as_integer_and_nothing_at_zero(catalog: Catalog) -> None:
+    overlay = resolve(catalog, ctx_for(catalog, "azure", "h100", "mpi"))
+    assert overlay.resources["limits"] == {"nvidia.com/mlnxnics": 8}
+    zero = resolve(catalog, ctx_for(catalog, "azure", "h100", "mpi", nics_per_node=0))
+    assert zero.applied == ("azure-mlnxnics",) and zero.resources == {}
+
+
+def test_togetherai_nic_count_is_a_string_and_env_is_torch_only(catalog: Catalog) -> None:
+    mpi = resolve(catalog, ctx_for(catalog, "togetherai", "h100", "mpi", nics_per_node=8))
+    assert mpi.resources["requests"] == {"nvidia.com/mlnxnics": "8"}
+    assert mpi.trainer_env == () and mpi.mpi_args == ()
+    torch = resolve(catalog, ctx_for(catalog, "togetherai", "h100", "torch"))
+    assert env_of(torch.trainer_env)["NCCL_IB_HCA"].count("mlx5_") == 12
+
+
+def test_gcp_gb200_roce_networks_annotations_env_and_tolerations(catalog: Catalog) -> None:
+    overlay = resolve(catalog, ctx_for(catalog, "gcp", "gb200", "mpi"))
+    assert overlay.pod_annotations["networking.gke.io/default-interface"] == "eth0"
+    assert overlay.pod_annotations["networking.gke.io/interfaces"] == (
+        "[\n"
+        '  {"interfaceName":"eth0","network":"default"},\n'
+        '  {"interfaceName":"rdma0","network":"rdma-0"},\n'
+        '  {"interfaceName":"rdma1","network":"rdma-1"},\n'
+        '  {"interfaceName":"rdma2","network":"rdma-2"},\n'
+        '  {"interfaceName":"rdma3","network":"rdma-3"}\n'
+        "]\n"
     )
-    assert "vpc.amazonaws.com/efa" not in mpi.resources.get("limits", {})
-
-
-def test_gcp_h100_shapes_do_not_mix_tcpx_and_tcpxo(catalog: Catalog) -> None:
-    high = resolve(catalog, ctx_for(catalog, "gcp", "h100", gke_accelerator="nvidia-h100-80gb"))
-    mega = resolve(
-        catalog, ctx_for(catalog, "gcp", "h100", gke_accelerator="nvidia-h100-mega-80gb")
-    )
-    preview = resolve(catalog, ctx_for(catalog, "gcp", "h100"))
-    assert high.applied == ("gcp-a3-high-tcpx",)
-    assert not any(v.name.startswith("NCCL_FASTRAK") for v in high.forward_env)
-    assert mega.applied == preview.applied == ("gcp-a3-mega-tcpxo",)
-    assert env_of(mega.forward_env)["NCCL_NVLSTREE_MAX_CHUNKSIZE"] == "131072"
-    assert "networking.gke.io/interfaces" in mega.pod_annotations
-
-
-def test_gcp_mixed_h100_shapes_match_no_shape_entry(catalog: Catalog) -> None:
-    nodes = [
-        make_node("a", labels={"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}),
-        make_node("b", labels={"cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb"}),
-    ]
-    ctx = make_context(
-        catalog, platform="gcp", gpu_architecture="h100", framework="mpi", nodes=nodes
-    )
-    assert resolve(catalog, ctx).applied == ()
-
-
-def test_gcp_a4x_tolerates_arm64_and_uses_gib(catalog: Catalog) -> None:
-    overlay = resolve(catalog, ctx_for(catalog, "gcp", "gb200", "torch"))
-    assert overlay.applied == ("gcp-gib", "gcp-a4x")
-    assert [t["key"] for t in overlay.tolerations] == ["nvidia.com/gpu", "kubernetes.io/arch"]
-    assert env_of(overlay.env)["NCCL_NET"] == "gIB"
-    assert overlay.mpi_args == ()
-    assert overlay.pre_command[0].startswith("export LD_LIBRARY_PATH=")
-    assert {m["mountPath"] for m in overlay.volume_mounts} == {
-        "/usr/local/gib",
-        "/usr/local/nvidia",
+    assert overlay.resources["limits"] == {
+        f"networking.gke.io.networks/rdma-{i}": "1" for i in range(4)
     }
+    assert env_of(overlay.env) == {"NCCL_NET_GDR_LEVEL": "5", "NCCL_DEBUG": "INFO"}
+    assert [t["key"] for t in overlay.tolerations] == ["kubernetes.io/arch", "nvidia.com/gpu"]
     assert overlay.topology_key == "cloud.google.com/gce-topology-block"
 
 
-def test_azure_h100_requests_rdma_ib_per_nic(catalog: Catalog) -> None:
-    overlay = resolve(
-        catalog, ctx_for(catalog, "azure", "h100", instance_type="Standard_ND96isr_H100_v5")
-    )
-    assert overlay.resources["limits"] == {"rdma/ib": 8}
-    assert env_of(overlay.forward_env)["NCCL_MIN_NCHANNELS"] == "32"
+def test_gcp_h100_fastrak_env_is_trainer_env_for_every_framework(catalog: Catalog) -> None:
+    for framework in ("mpi", "torch"):
+        overlay = resolve(catalog, ctx_for(catalog, "gcp", "h100", framework))
+        env = env_of(overlay.trainer_env)
+        assert env["NCCL_PROTO"] == "Simple,LL128" and env["NCCL_NVLS_ENABLE"] == "0"
+        assert "NCCL_ALGO" not in env and len(env) == 29
+        assert overlay.mpi_args == ()
 
 
-def test_azure_nc_h100_without_infiniband_gets_nothing(catalog: Catalog) -> None:
-    overlay = resolve(
-        catalog, ctx_for(catalog, "azure", "h100", instance_type="Standard_NC40ads_H100_v5")
-    )
-    assert overlay.applied == ()
+@pytest.mark.parametrize(
+    ("gpus", "level"), [(8, "SYS"), (4, "PHB"), (2, "PHB"), (1, None)], ids=str
+)
+def test_gcp_rtxpro6000_p2p_level_follows_gpus_per_node(
+    catalog: Catalog, gpus: int, level: str | None
+) -> None:
+    torch = resolve(catalog, ctx_for(catalog, "gcp", "rtxpro6000", "torch", gpus_per_node=gpus))
+    assert env_of(torch.trainer_env).get("NCCL_P2P_LEVEL") == level
+    mpi = resolve(catalog, ctx_for(catalog, "gcp", "rtxpro6000", "mpi", gpus_per_node=gpus))
+    assert (f"NCCL_P2P_LEVEL={level}" in mpi.mpi_args) == (level is not None)
 
 
-def test_azure_gb300_uses_four_nics_and_ppg(catalog: Catalog) -> None:
-    ctx = ctx_for(catalog, "azure", "gb300")
-    assert (ctx.gpus_per_node, ctx.nics_per_node) == (4, 4)
-    overlay = resolve(catalog, ctx)
-    assert overlay.resources["requests"] == {"rdma/ib": 4}
-    assert overlay.topology_key == "kubernetes.azure.com/ppg"
-    assert overlay.mpi_args[-2:] == ("--bind-to", "none")
+@pytest.mark.parametrize("mnnvl", [True, False], ids=["mnnvl-on", "mnnvl-off"])
+def test_onprem_and_mistral_mnnvl_env_follows_enable_mnnvl(catalog: Catalog, mnnvl: bool) -> None:
+    for platform in ("onprem", "mistral"):
+        ctx = make_context(
+            catalog, platform=platform, gpu_architecture="gb300", framework="torch", mnnvl=mnnvl
+        )
+        overlay = resolve(catalog, ctx)
+        for env in (overlay.env, overlay.trainer_env):
+            assert env_of(env)["NCCL_MNNVL_ENABLE"] == ("1" if mnnvl else "0"), platform
 
 
-def test_oci_gb200_mounts_devices_without_nic_resource(catalog: Catalog) -> None:
-    ctx = ctx_for(catalog, "oci", "gb200", instance_type="BM.GPU.GB200.4")
-    assert ctx.nics_per_node == 0
-    overlay = resolve(catalog, ctx)
-    assert overlay.resources == {}
-    assert overlay.security_context == {"privileged": True, "capabilities": {"add": ["IPC_LOCK"]}}
-    assert overlay.volume_mounts == ({"name": "oci-devinf", "mountPath": "/dev/infiniband"},)
-    assert env_of(overlay.forward_env)["NCCL_NET_PLUGIN"] == "sys"
+def test_nscale_claims_gpus_and_nics_and_deletes_the_device_plugin_request(
+    catalog: Catalog,
+) -> None:
+    overlay = resolve(catalog, ctx_for(catalog, "nscale", "gb300", "mpi"))
+    assert [(c.claim, c.device_class, c.count) for c in overlay.claim_templates] == [
+        ("gpu", "gpu.nvidia.com", 4),
+        ("rdma", "rdma.nscale.com", 4),  # gpu-defaults: nscale gb300 mlnxPerNode 4
+    ]
+    assert overlay.resources == {
+        "limits": {"nvidia.com/gpu": None},
+        "requests": {"nvidia.com/gpu": None},
+    }
+    assert "NCCL_IB_PCI_RELAXED_ORDERING=1" in overlay.mpi_args
+    no_nics = resolve(catalog, ctx_for(catalog, "nscale", "b200", "mpi", nics_per_node=0))
+    assert [c.claim for c in no_nics.claim_templates] == ["gpu"]
 
 
-def test_oci_gb200_v3_uses_its_own_entry(catalog: Catalog) -> None:
-    overlay = resolve(catalog, ctx_for(catalog, "oci", "gb200", instance_type="BM.GPU.GB200-v3.4"))
-    assert "oci-bm-gpu-gb200-4" not in overlay.applied
-    assert env_of(overlay.forward_env)["NCCL_NET_PLUGIN"] == "none"
-
-
-def test_oci_h100_hca_list_has_16_devices(catalog: Catalog) -> None:
-    hca = env_of(resolve(catalog, ctx_for(catalog, "oci", "h100")).forward_env)["NCCL_IB_HCA"]
-    assert hca.startswith("=") and len(hca[1:].split(",")) == 16
-
-
-def test_coreweave_gb200_limits_only(catalog: Catalog) -> None:
-    overlay = resolve(catalog, ctx_for(catalog, "coreweave", "gb200"))
-    assert overlay.resources == {"limits": {"rdma/ib": 1}}
-    assert env_of(overlay.forward_env)["NCCL_SHM_DISABLE"] == "0"
-    assert overlay.topology_key == "topology.kubernetes.io/zone"
-
-
-def test_onprem_generic_requests_no_resources(catalog: Catalog) -> None:
-    for arch in ("h100", "unknown", "l40s"):
-        overlay = resolve(catalog, ctx_for(catalog, "onprem", arch))
-        assert overlay.applied == ("onprem-infiniband",)
-        assert overlay.resources == {}
-        assert overlay.volumes == ()
-
-
-def test_togetherai_nic_count_is_a_string(catalog: Catalog) -> None:
-    overlay = resolve(catalog, ctx_for(catalog, "togetherai", "h100"))
-    assert overlay.resources["limits"] == {"nvidia.com/mlnxnics": "8"}
-
-
-def test_forge_has_no_overrides(catalog: Catalog) -> None:
-    assert resolve(catalog, ctx_for(catalog, "forge", "gb200")).applied == ()
+@pytest.mark.parametrize("platform", ["oci", "forge", "coreweave"])
+def test_platforms_without_nvcre_overrides_get_only_the_compute_domain(
+    catalog: Catalog, platform: str
+) -> None:
+    assert resolve(catalog, ctx_for(catalog, platform, "h100", "mpi")).applied == ()
+    gb = resolve(catalog, ctx_for(catalog, platform, "gb200", "mpi"))
+    assert gb.applied == ("gb200-gb300-compute-domain",)
 
 
 def test_default_node_counts_reports_provenance(catalog: Catalog) -> None:
-    counts = default_node_counts(
-        catalog,
-        platform="aws",
-        gpu_architecture="h200",
-        framework="mpi",
-        instance_types=frozenset({"p5en.48xlarge"}),
-    )
+    counts = default_node_counts(catalog, platform="aws", gpu_architecture="h200", framework="mpi")
     assert (counts.gpus_per_node, counts.gpus_from) == (8, "gpu-defaults")
-    assert (counts.nics_per_node, counts.nics_from) == (16, "aws-p5en")
+    assert (counts.nics_per_node, counts.nics_from) == (8, "gpu-defaults")
     spec = default_node_counts(
         catalog,
         platform="aws",

@@ -96,8 +96,12 @@ def test_entries_apply_in_order_and_later_wins(synthetic: Catalog) -> None:
     assert overlay.nic_resource_name == "na"
 
 
-def test_mpi_args_concatenate_in_entry_order(synthetic: Catalog) -> None:
-    assert resolve(synthetic, ctx()).mpi_args == ("-a", "8", "-b")
+def test_mpi_args_of_a_later_entry_come_first_each_followed_by_its_forwarded_env(
+    synthetic: Catalog,
+) -> None:
+    # NVCRE prepends each matching entry's mpiArgs (applyWRPreTemplateOverrides); an entry's
+    # forwardEnv rides as -x pairs after its own mpiArgs (toMpiArgs).
+    assert resolve(synthetic, ctx()).mpi_args == ("-b", "-a", "8", "-x", "F=a-8")
 
 
 def test_maps_merge_key_by_key(synthetic: Catalog) -> None:
@@ -120,7 +124,7 @@ def test_security_context_deep_merges_and_its_lists_replace(synthetic: Catalog) 
 def test_lists_replace_including_with_an_empty_list(synthetic: Catalog) -> None:
     overlay = resolve(synthetic, ctx())
     assert overlay.tolerations == ()
-    assert overlay.pre_command == ("pe",)
+    assert overlay.pre_command == ("pa", "echo ${HOME} 4", "pe")  # concatenated, as NVCRE
     assert overlay.volumes == ({"name": "ve", "hostPath": {"path": "/e"}},)
     assert overlay.volume_mounts == ({"name": "ve", "mountPath": "/e"},)
 
@@ -135,16 +139,11 @@ def test_non_matching_entries_leave_earlier_values(synthetic: Catalog) -> None:
     assert overlay.pod_annotations == {"k1": "a", "k2": "n=4"}
 
 
-def test_torch_folds_forward_env_into_env_and_drops_mpi_args(synthetic: Catalog) -> None:
+def test_torch_turns_forward_env_into_trainer_env_and_drops_mpi_args(synthetic: Catalog) -> None:
     overlay = resolve(synthetic, ctx(framework="torch"))
     assert overlay.applied == ("base", "aws-only", "aws-torch", "aws-h100")
-    assert overlay.env == (
-        EnvVar("X", "1"),
-        EnvVar("Y", "2"),
-        EnvVar("F", "a-8"),
-        EnvVar("Z", "2"),
-        EnvVar("T", "1"),
-    )
+    assert overlay.env == (EnvVar("X", "1"), EnvVar("Y", "2"), EnvVar("Z", "2"), EnvVar("T", "1"))
+    assert overlay.trainer_env == (EnvVar("F", "a-8"),)
     assert overlay.forward_env == ()
     assert overlay.mpi_args == ()
 
@@ -445,3 +444,59 @@ def test_shell_variables_are_not_placeholders() -> None:
     )
     overlay = resolve(catalog, ctx())
     assert overlay.pre_command == ('export P="/x${P:+:${P}}"', "echo {a,b}")
+
+
+def test_null_resource_deletes_and_claims_render_counts() -> None:
+    catalog = parse_catalog(
+        textwrap.dedent(
+            """
+            version: 1
+            entries:
+              - name: a
+                source: s
+                computeDomain: true
+                resources: {limits: {nvidia.com/gpu: null}}
+                claimTemplates:
+                  - {claim: gpu, suffix: gpu, request: gpu, deviceClassName: gpu.nvidia.com,
+                     count: "{gpusPerNode|int}"}
+                  - {claim: nic, suffix: nic, request: nic, deviceClassName: x.example.com,
+                     count: "{nicsPerNode|int}"}
+            """
+        )
+    )
+    overlay = resolve(catalog, ctx(gpus=4, nics=0))
+    assert overlay.resources == {"limits": {"nvidia.com/gpu": None}}
+    assert overlay.compute_domain
+    assert [(c.claim, c.count) for c in overlay.claim_templates] == [("gpu", 4)]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            "{name: a, source: s, claimTemplates: [{claim: x, suffix: x, request: x,"
+            " deviceClassName: 'Bad_Class', count: 1}]}",
+            "field 'claimTemplates[0].deviceClassName': 'Bad_Class' is not a DNS subdomain",
+        ),
+        (
+            "{name: a, source: s, claimTemplates: [{claim: x, suffix: x, request: x,"
+            " deviceClassName: c.example.com, count: 0}]}",
+            "field 'claimTemplates[0].count': Input should be greater than or equal to 1",
+        ),
+        (
+            "{name: a, source: s, claimTemplates: [{claim: x, suffix: x, request: x,"
+            " deviceClassName: c.example.com, count: '{gpusPerNode}'}]}",
+            "field 'claimTemplates[0].count': use an integer or '{gpusPerNode|int}'",
+        ),
+        ("{name: a, source: s, computeDomain: false}", "set it to true or leave it out"),
+        (
+            "{name: a, source: s, env: [{name: X, value: v, whenGpusPerNode: [0]}]}",
+            "field 'env[0].whenGpusPerNode[0]': Input should be greater than or equal to 1",
+        ),
+    ],
+    ids=["device-class-not-dns", "zero-count", "count-not-int-template", "cd-false", "gpus-0"],
+)
+def test_dra_and_env_condition_fields_are_checked(text: str, problem: str) -> None:
+    with pytest.raises(CatalogError) as info:
+        parse_catalog(f"version: 1\nentries:\n  - {text}\n")
+    assert any(problem in p for p in info.value.problems), info.value.problems
