@@ -1024,6 +1024,11 @@ def _classify(fast: FastList, it: Item) -> None:
             it.nodes = [node]
             it.edit = _edit_or_none(text, it, meta_m, meta)
         return
+    if kind == "ResourceSlice" and api.startswith("resource.k8s.io/"):
+        # DRA inventory, read by the render and never applied (output.is_input_kind).
+        it.input_kind = True
+        it.edit = _edit_or_none(text, it, meta_m, meta)
+        return
     labels_m = meta.get("labels") if meta else None
     if labels_m is not None:
         labels = _flat_map(text, labels_m, 6, strings=False)

@@ -243,16 +243,28 @@ class Eligibility:
     eligible: tuple[NodeInfo, ...]
     excluded: tuple[Exclusion, ...]
     matched: int
+    resource_taints: tuple[str, ...] = ()
+    """Extended resources whose NoSchedule taint an eligible node carries and no user
+    toleration covers: the pods request them, so the render tolerates them explicitly."""
 
 
 def select_nodes(
-    nodes: Iterable[NodeInfo], target: Target | None, tolerations: list[dict[str, Any]]
+    nodes: Iterable[NodeInfo],
+    target: Target | None,
+    tolerations: list[dict[str, Any]],
+    requested_resources: Iterable[str] = (),
 ) -> Eligibility:
     """Pick the nodes a run may use: target match, schedulable, Ready, taints tolerated.
 
     Cordoned nodes are kept only when a toleration covers ``node.kubernetes.io/unschedulable``
-    (NVCRE's taintSelector rule).
+    (NVCRE's taintSelector rule). A NoSchedule taint whose key is one of
+    ``requested_resources`` (GKE's ``nvidia.com/gpu=present:NoSchedule``) does not exclude the
+    node: the pods request that resource, and the ExtendedResourceToleration admission plugin
+    tolerates it for them; it is listed in :attr:`Eligibility.resource_taints` so the render
+    also emits the toleration, for clusters without that plugin.
     """
+    resources = frozenset(requested_resources)
+    resource_taints: set[str] = set()
     by_name: dict[str, NodeInfo] = {}
     for n in nodes:
         if n.name and matches_target(n, target):
@@ -270,13 +282,17 @@ def select_nodes(
         if n.ready is False:
             excluded.append(Exclusion(name, "NotReady"))
             continue
-        blocking = [
+        untolerated = [
             t
             for t in n.taints
             if t.get("effect") in ("NoSchedule", "NoExecute")
             and not (t.get("key") == UNSCHEDULABLE_TAINT and n.unschedulable and keep_cordoned)
             and not tolerates(tolerations, t)
         ]
+        by_resource = [
+            t for t in untolerated if t.get("effect") == "NoSchedule" and t.get("key") in resources
+        ]
+        blocking = [t for t in untolerated if t not in by_resource]
         if blocking:
             desc = ", ".join(
                 f"{t.get('key')}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect')}"
@@ -286,5 +302,8 @@ def select_nodes(
                 Exclusion(name, f"has taint {desc} that no target.taintSelectors entry tolerates")
             )
             continue
+        resource_taints.update(str(t.get("key")) for t in by_resource)
         eligible.append(n)
-    return Eligibility(tuple(eligible), tuple(excluded), len(by_name))
+    return Eligibility(
+        tuple(eligible), tuple(excluded), len(by_name), tuple(sorted(resource_taints))
+    )

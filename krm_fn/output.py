@@ -43,9 +43,15 @@ def is_generated(item: dict[str, Any]) -> bool:
 
 
 def is_input_kind(item: dict[str, Any]) -> bool:
-    """WorkloadRuns, Nodes and Node lists: consumed by us, never applied."""
+    """WorkloadRuns, Nodes, ResourceSlices and lists of them: read by us, never applied.
+
+    ResourceSlices are the DRA inventory (the GPUs of DRA-only nodes); like Nodes they are
+    published by the cluster, and applying an exported copy would fight the driver.
+    """
     kind, api = item.get("kind"), item.get("apiVersion")
     if kind == "WorkloadRun" and isinstance(api, str) and api.startswith("nvcre.nvidia.com/"):
+        return True
+    if is_resource_slice(item):
         return True
     return (
         api == "v1"
@@ -54,9 +60,21 @@ def is_input_kind(item: dict[str, Any]) -> bool:
     )
 
 
+def is_resource_slice(item: dict[str, Any]) -> bool:
+    """A ``resource.k8s.io`` ResourceSlice (any version)."""
+    api = item.get("apiVersion")
+    return (
+        item.get("kind") == "ResourceSlice"
+        and isinstance(api, str)
+        and api.startswith("resource.k8s.io/")
+    )
+
+
 def _is_node_list(item: dict[str, Any]) -> bool:
     subs = item.get("items") or []
-    return bool(subs) and all(isinstance(s, dict) and s.get("kind") == "Node" for s in subs)
+    return bool(subs) and all(
+        isinstance(s, dict) and (s.get("kind") == "Node" or is_resource_slice(s)) for s in subs
+    )
 
 
 def mark_local_config(item: dict[str, Any]) -> None:

@@ -19,7 +19,16 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from krm_fn import MANAGER, apply_order, mpi_forward, naming, rules, topology, trainer_limits
+from krm_fn import (
+    MANAGER,
+    apply_order,
+    fleet,
+    mpi_forward,
+    naming,
+    rules,
+    topology,
+    trainer_limits,
+)
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.builders import (
@@ -167,6 +176,7 @@ class _Context:
 
     pvcs: Mapping[tuple[str, str], Mapping[str, Any]]
     log_profiles: frozenset[str]
+    gpu_slices: Mapping[str, fleet.SliceGpus]  # GPUs per node from gpu.nvidia.com ResourceSlices
 
     @classmethod
     def of(cls, objects: Sequence[Mapping[str, Any]]) -> _Context:
@@ -178,7 +188,7 @@ class _Context:
                 pvcs[(str(meta.get("namespace") or ""), str(meta.get("name")))] = o
             if o.get("kind") == "LogProfile":
                 profiles.add(str(meta.get("name")))
-        return cls(pvcs, frozenset(profiles))
+        return cls(pvcs, frozenset(profiles), fleet.resource_slice_gpus(objects))
 
 
 BUILTIN_LOG_PROFILES = frozenset(
@@ -218,6 +228,8 @@ def _left_out(excluded: Sequence[Any]) -> str:
 
 
 ANN_APPLIED = "nvcre.nvidia.com/applied-overrides"
+ANN_GPU_PRODUCT = "nvcre.nvidia.com/detected-gpu-product"
+"""The nodes' own product names, on runs whose GPU model is outside the defaults table."""
 
 
 def _measurement_annotations(
@@ -398,37 +410,46 @@ def _render_one(
 
     # --- nodes -------------------------------------------------------------------------------
     tolerations = [t.to_toleration() for t in (spec.target.taint_selectors if spec.target else [])]
-    sel = select_nodes(nodes, spec.target, tolerations)
-    if sel.excluded:
-        warn(
-            f"{len(sel.excluded)} node(s) matching the target are left out: "
-            + _left_out(sel.excluded)
+    sel = select_nodes(nodes, spec.target, tolerations, fleet.requested_resources(spec))
+    # A taint on a resource the pods request is tolerated by Kubernetes' ExtendedResourceToleration
+    # admission plugin (GKE); say so explicitly, for clusters without it.
+    tolerations += [fleet.extended_resource_toleration(k) for k in sel.resource_taints]
+    excluded = list(sel.excluded)
+    eligible = fleet.with_slice_products(sel.eligible, context.gpu_slices)
+
+    # --- platform and GPU -------------------------------------------------------------------
+    plat: PlatformPlan | None = None
+    no_gpus_left: tuple[int, int] | None = None  # (requested, best available)
+    if eligible:
+        plat = resolve_platform(spec, eligible, options, err, warn, context.gpu_slices)
+        requested = fleet.requested_gpus(spec, plat.gpus_per_node)
+        short = (
+            []
+            if plat.counts_disagree
+            else fleet.short_of_gpus(eligible, requested, context.gpu_slices)
         )
-    eligible = list(sel.eligible)
-    if not eligible:
+        if short:
+            excluded += short
+            eligible = [n for n in eligible if n.name not in {x.node for x in short}]
+            if not eligible:
+                no_gpus_left = (requested, max(x.gpus for x in short))
+    if excluded:
+        warn(f"{len(excluded)} node(s) matching the target are left out: " + _left_out(excluded))
+    if no_gpus_left:
+        err(
+            f"No node can supply the {no_gpus_left[0]} nvidia.com/gpu the workload requests "
+            f"per node; best available is {no_gpus_left[1]}",
+            "spec.gpusPerNode",
+        )
+    elif not eligible:
         where = "spec.target" if spec.target else None
         err(
             "no eligible nodes: no Ready, schedulable Node in the input matches the target"
             + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
-            + f"; {len(nodes)} Node(s) in the input",
+            + f"; {len(nodes)} Node(s) in the input"
+            + fleet.unlabelled_gpu_hint(nodes, spec.target, context.gpu_slices),
             where,
         )
-
-    # --- platform and GPU -------------------------------------------------------------------
-    plat: PlatformPlan | None = None
-    if eligible:
-        plat = resolve_platform(spec, eligible, options, err, warn)
-        short = [
-            n.name
-            for n in eligible
-            if n.allocatable_gpus is not None and n.allocatable_gpus < plat.gpus_per_node
-        ]
-        if short:
-            warn(
-                f"node(s) {', '.join(short)} have fewer allocatable nvidia.com/gpu than the "
-                f"{plat.gpus_per_node} requested per node; their pods will not schedule",
-                "spec.gpusPerNode",
-            )
     platform = plat.platform if plat else "unknown"
     arch = plat.gpu_architecture if plat else "unknown"
     gpus = plat.gpus_per_node if plat else (spec.gpus_per_node or 8)
@@ -539,6 +560,19 @@ def _render_one(
         spec.nic_resource_name,
         plat.nics_per_node if plat else 0,
     )
+    dra_only = fleet.dra_only_nodes(eligible, context.gpu_slices, resources)
+    if dra_only:
+        shown = ", ".join(dra_only[:3]) + (
+            f" and {len(dra_only) - 3} more" if len(dra_only) > 3 else ""
+        )
+        warn(
+            f"node(s) {shown} advertise their GPUs only through gpu.nvidia.com ResourceSlices (no "
+            f"allocatable nvidia.com/gpu), but the worker pods request nvidia.com/gpu: "
+            f"{resources['limits'][fleet.GPU_RESOURCE]}, which those nodes cannot grant until a "
+            "device plugin advertises it; request the GPUs through DRA instead "
+            "(spec.resources.claims, or an override that sets nvidia.com/gpu to 0)",
+            "spec.resources",
+        )
 
     config_map: str | None = None
     if spec.config is not None:
@@ -594,8 +628,11 @@ def _render_one(
     applied = [f"catalog:{n}" for n in (overlay.applied if overlay else ())] + matched_user
     labels = {LABEL_MANAGED_BY: MANAGER, LABEL_RUN: wr.name}
     annotations = {ANN_PLATFORM: platform, ANN_GPU_ARCH: arch, ANN_FRAMEWORK: spec.framework.name}
-    if applied:
-        annotations[ANN_APPLIED] = ",".join(applied)
+    products = plat.model_products if plat else ()
+    if products and not fleet.in_table(arch):
+        annotations[ANN_GPU_PRODUCT] = ",".join(products)
+    # Always present, empty when nothing applied: "no override" is visible, not inferred.
+    annotations[ANN_APPLIED] = ",".join(applied)
 
     if sum(1 for r in results.items if r.severity == "error") > errors_before:
         return
@@ -759,7 +796,7 @@ def _render_one(
             wr.namespace,
             list(part.groups),
             list(part.untested),
-            [x.node for x in sel.excluded],
+            [x.node for x in excluded],
             platform,
             arch,
             waves=[list(w) for w in waves],
@@ -769,7 +806,10 @@ def _render_one(
     results.info(
         f"rendered {len(jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
         f"from {len(eligible)} eligible node(s) in {len(waves)} wave(s); platform {platform}, "
-        f"GPU {arch}, {gpus} GPU(s) per node"
+        f"GPU {arch}"
+        + (f" ({', '.join(products)})" if products and not fleet.in_table(arch) else "")
+        + f", {gpus} GPU(s) per node"
+        + (f" ({plat.gpus_from})" if plat and plat.gpus_from else "")
         + (f"; overrides: {', '.join(applied)}" if applied else ""),
         resource=ref,
         file=file,

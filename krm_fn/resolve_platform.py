@@ -2,8 +2,14 @@
 
 Invariants:
     * Detection reads only the run's eligible nodes; ``platform``/``gpuArch`` options win.
-    * Counts follow NVCRE's layering: GPU defaults, then the catalog's shape entries, then
-      ``spec.gpusPerNode`` / ``spec.mlnxPerNode`` (an explicit 0 NICs opts out of the request).
+    * GPUs per node, first that answers: ``spec.gpusPerNode``; the count every eligible node
+      that reports one agrees on (allocatable ``nvidia.com/gpu``, else the
+      ``nvidia.com/gpu.count`` label, else its ResourceSlice devices, see :mod:`krm_fn.fleet`),
+      and an error when they disagree; the catalog's shape entries; the GPU defaults table.
+      NICs follow NVCRE's layering: GPU defaults, catalog shape entries, ``spec.mlnxPerNode``
+      (an explicit 0 NICs opts out of the request).
+    * Every detection the render cannot fully vouch for is a warning: a GPU model outside the
+      table, no model at all, a providerID no rule knows, a hostname NVCRE would read as Forge.
     * Offline preview: with no Node in the input and a forced platform or GPU architecture,
       ``numNodes`` synthetic nodes stand in, so partitioning and every override are still
       exercised; the caller says so in an info result.
@@ -11,9 +17,10 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from krm_fn import fleet
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, NodeInfo, node_info
@@ -54,6 +61,9 @@ class PlatformPlan:
     mnnvl: bool
     overlay: pcat.ResolvedOverlay
     products: tuple[str, ...]
+    model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
+    gpus_from: str = ""  # where gpus_per_node comes from, for the summary
+    counts_disagree: bool = False  # the nodes report different GPU counts (already an error)
 
 
 def _topology_keys() -> list[str]:
@@ -167,8 +177,10 @@ def resolve_platform(
     options: FunctionOptions,
     err: Any,
     warn: Any,
+    slices: Mapping[str, fleet.SliceGpus] | None = None,
 ) -> PlatformPlan:
     """Detect and resolve; problems are reported through ``err``/``warn``."""
+    slices = slices or {}
     raws = [n.raw for n in eligible]
     pdet = pdetect.detect_fleet_platform(raws)
     if pdet.error and not options.platform:
@@ -182,12 +194,24 @@ def resolve_platform(
     elif gdet.warning and not options.gpu_arch:
         warn(gdet.warning, "spec.target")
     arch = pgpu.check_gpu_arch_name(options.gpu_arch) if options.gpu_arch else gdet.architecture
-    if arch == pgpu.UNKNOWN_ARCH:
-        warn(
-            "no eligible node carries nvidia.com/gpu.product, so the GPU architecture is unknown "
-            "and no GPU-specific defaults or overrides apply; set gpusPerNode, or the gpuArch option",
-            "spec.gpusPerNode",
-        )
+
+    gpus_from = "spec.gpusPerNode" if spec.gpus_per_node is not None else ""
+    node_gpus: int | None = None
+    disagree = False
+    if spec.gpus_per_node is None:
+        counted = fleet.fleet_gpu_count(eligible, slices)
+        node_gpus, gpus_from = counted.count, counted.source
+        if len(counted.by_count) > 1:
+            disagree = True
+            groups = {f"{c} GPU{'' if c == 1 else 's'}": n for c, n in counted.by_count.items()}
+            err(
+                "the eligible nodes report different numbers of GPUs per node ("
+                + pdetect.summarize_node_groups(groups)
+                + "), and every worker pod of a run requests the same number; set "
+                "spec.gpusPerNode (nodes with fewer are then left out) or narrow spec.target to "
+                "nodes with one count (e.g. matchExpressions on nvidia.com/gpu.count)",
+                "spec.gpusPerNode",
+            )
     cat = pcat.load_catalog()
     ctx = pcat.make_context(
         cat,
@@ -195,11 +219,28 @@ def resolve_platform(
         gpu_architecture=arch,
         framework=spec.framework.name,
         nodes=raws,
-        gpus_per_node=spec.gpus_per_node,
+        gpus_per_node=spec.gpus_per_node if spec.gpus_per_node is not None else node_gpus,
         nics_per_node=spec.mlnx_per_node,
         mnnvl=spec.enable_mnnvl,
     )
+    if not gpus_from:
+        counts = pcat.default_node_counts(
+            cat,
+            platform=platform,
+            gpu_architecture=arch,
+            framework=spec.framework.name,
+            instance_types=ctx.instance_types,
+            gke_accelerators=ctx.gke_accelerators,
+        )
+        gpus_from = (
+            f"catalog entry {counts.gpus_from}"
+            if counts.gpus_from != "gpu-defaults"
+            else f"the GPU defaults for {arch}"
+        )
     overlay = pcat.resolve(cat, ctx)
+    _warn_gpu_model(arch, gdet.model_products, ctx, gpus_from, warn)
+    if not options.platform and platform == pdetect.DEFAULT_PLATFORM:
+        _warn_platform_guesses(raws, overlay, warn)
     mnnvl = ctx.mnnvl
     return PlatformPlan(
         platform=platform,
@@ -209,4 +250,64 @@ def resolve_platform(
         mnnvl=mnnvl,
         overlay=overlay,
         products=tuple(gdet.products),
+        model_products=tuple(gdet.model_products),
+        gpus_from=gpus_from,
+        counts_disagree=disagree,
     )
+
+
+_FROM_TABLE = ("the GPU defaults for ", "catalog entry ")
+
+
+def _warn_gpu_model(
+    arch: str, products: Sequence[str], ctx: pcat.PlatformContext, gpus_from: str, warn: Any
+) -> None:
+    """Say when the GPU model is unknown or outside the table, and what that means for sizing."""
+    guessed = gpus_from.startswith(_FROM_TABLE)
+    sizing = (
+        f"; the job is sized as gpusPerNode={ctx.gpus_per_node} mlnxPerNode={ctx.nics_per_node}: "
+        "set spec.gpusPerNode and spec.mlnxPerNode if the nodes differ"
+        if guessed
+        else f"; {ctx.gpus_per_node} GPU(s) per node from {gpus_from}"
+    )
+    path = "spec.gpusPerNode" if guessed else "spec.target"
+    if arch == pgpu.UNKNOWN_ARCH:
+        warn(
+            "no eligible node names its GPU model (label nvidia.com/gpu.product, label "
+            "cloud.google.com/gke-accelerator, or a gpu.nvidia.com ResourceSlice in the input), "
+            "so no GPU-specific settings apply; set the gpuArch option to choose them" + sizing,
+            path,
+        )
+    elif arch not in pgpu.GPU_ARCHITECTURES:
+        named = f" ({', '.join(products)})" if products else ""
+        warn(
+            f"GPU model {arch!r}{named} has no entry in the GPU defaults, so no GPU-specific "
+            "settings apply" + sizing,
+            path,
+        )
+
+
+def _warn_platform_guesses(
+    raws: Sequence[Mapping[str, Any]], overlay: pcat.ResolvedOverlay, warn: Any
+) -> None:
+    """Name onprem nodes whose providerID no rule knows, and those NVCRE would call forge."""
+    applied = ", ".join(f"catalog:{name}" for name in overlay.applied)
+    settings = f"the onprem settings apply ({applied})" if applied else "no platform settings apply"
+    for scheme, names in pdetect.unrecognised_provider_ids(raws).items():
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        warn(
+            f"providerID scheme {scheme!r} (node(s) {shown}) is not a platform this function "
+            f"knows, so the nodes count as onprem, as in NVCRE, and {settings}; set the "
+            "platform option if another platform fits",
+            "spec.target",
+        )
+    forge = pdetect.forge_by_hostname_only(raws)
+    if forge:
+        shown = ", ".join(forge[:3]) + (f" and {len(forge) - 3} more" if len(forge) > 3 else "")
+        warn(
+            f"node(s) {shown} have no providerID and a hostname containing 'forge': NVCRE calls "
+            "them forge, but a hostname never decides the platform here (only the label "
+            f"nke.nvidia.com/site-name does), so they count as onprem and {settings}; set the "
+            "platform option to forge if they are Forge nodes",
+            "spec.target",
+        )

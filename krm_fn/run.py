@@ -147,7 +147,7 @@ def _render(
     legacy: bool,
 ) -> RunOutcome:
     from krm_fn.api.config import options_from_config
-    from krm_fn.output import place_generated
+    from krm_fn.output import is_resource_slice, place_generated
     from krm_fn.render import render_all
 
     fc_dict = dict(fc) if fc else None
@@ -168,6 +168,7 @@ def _render(
         if not any(_key(r) == key for r, _ in runs):
             runs.append((fc_dict, file_ref_of(fc_dict)))
     nodes: list[NodeInfo] = [n for e in entries for n in e.nodes]
+    inventory_slices: list[dict[str, Any]] = []  # DRA ResourceSlices from the inventory files
     if options.inventory:
         try:
             loaded = load_files(expand_paths(options.inventory, cwd), cwd)
@@ -175,12 +176,14 @@ def _render(
             results.error(f"cannot read the inventory named by the inventory option: {exc}")
             return _failed(results, b"", inp)
         nodes += collect_nodes([o for o, _ in loaded.items])
+        inventory_slices = [o for o, _ in loaded.items if is_resource_slice(o)]
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
     # Objects runs may refer to (PersistentVolumeClaims, LogProfiles): every input item but
     # the Nodes (already in ``nodes``) and our own earlier output (replaced, so it must not
     # count as input: the second run would differ from the first).
     others = [inp.load(e) for e in entries if not e.generated and not e.nodes]
+    others += inventory_slices
     rendered = render_all(runs, nodes, options, results, others)
     if results.has_errors:
         return _failed(results, b"", inp)

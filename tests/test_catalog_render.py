@@ -950,16 +950,50 @@ def test_mixed_gpus_fail_with_strict_gpu_arch() -> None:
     assert not generated(out.stdout)
 
 
-def test_node_with_fewer_allocatable_gpus_is_named() -> None:
-    nodes = make_nodes("aws", "h100", 2, shape=SHAPES[("aws", "h100")]) + make_nodes(
+def _short_fleet() -> list[dict[str, Any]]:
+    return make_nodes("aws", "h100", 2, shape=SHAPES[("aws", "h100")]) + make_nodes(
         "aws", "h100", 1, shape=SHAPES[("aws", "h100")], gpus=4, first=3
     )
+
+
+def test_fleet_with_different_gpu_counts_is_refused_with_the_counts() -> None:
+    nodes = _short_fleet()
     short = nodes[-1]["metadata"]["name"]
-    out = render(resource_list(workloadrun("mpi", 3), nodes))
+    out = render(resource_list(workloadrun("mpi", 2), nodes))
+    assert out.exit_code == 1
+    errors = [line for line in out.stderr if line.startswith("[error]")]
+    assert any(
+        "different numbers of GPUs per node" in e and "8 GPUs: 2 nodes" in e and short in e
+        for e in errors
+    ), errors
+    assert not generated(out.stdout)
+
+
+def test_node_with_fewer_gpus_than_gpus_per_node_is_left_out_and_named() -> None:
+    nodes = _short_fleet()
+    short = nodes[-1]["metadata"]["name"]
+    out = render(resource_list(workloadrun("mpi", 2, gpusPerNode=8), nodes))
     assert out.exit_code == 0, stderr_of(out)
     warnings = [line for line in out.stderr if line.startswith("[warning]")]
-    assert any(short in w and "fewer allocatable nvidia.com/gpu than the 8" in w for w in warnings)
+    assert any(
+        f"{short}: has 4 nvidia.com/gpu (allocatable nvidia.com/gpu), needs 8" in w
+        for w in warnings
+    ), warnings
     assert not any(nodes[0]["metadata"]["name"] in w for w in warnings)
+    (job, *_) = trainjobs_of(generated(out.stdout))
+    assert short not in json.dumps(job)
+
+
+def test_no_node_with_enough_gpus_fails_with_nvcre_wording() -> None:
+    nodes = _short_fleet()
+    out = render(resource_list(workloadrun("mpi", 1, gpusPerNode=16), nodes))
+    assert out.exit_code == 1
+    errors = [line for line in out.stderr if line.startswith("[error]")]
+    assert any(
+        "No node can supply the 16 nvidia.com/gpu the workload requests per node; "
+        "best available is 8" in e
+        for e in errors
+    ), errors
 
 
 # --------------------------------------------------------------------------- preview

@@ -27,6 +27,7 @@ __all__ = [
     "GKE_ACCELERATOR_LABEL",
     "HOSTNAME_LABEL",
     "INSTANCE_TYPE_LABEL",
+    "KNOWN_PROVIDER_PREFIXES",
     "NSCALE_RDMA_RESOURCE",
     "PLATFORMS",
     "TOGETHERAI_WORKER_LABEL",
@@ -34,11 +35,14 @@ __all__ = [
     "check_platform_name",
     "detect_fleet_platform",
     "detect_platform",
+    "forge_by_hostname_only",
     "node_gke_accelerators",
     "node_instance_types",
     "node_label",
     "node_name",
+    "provider_scheme",
     "summarize_node_groups",
+    "unrecognised_provider_ids",
 ]
 
 PLATFORMS: tuple[str, ...] = (
@@ -117,20 +121,23 @@ def node_name(node: Mapping[str, Any]) -> str:
 def detect_platform(node: Mapping[str, Any]) -> str:
     """Detect the platform of one node.
 
-    Rules, first match wins:
+    Rules, first match wins (NVCRE ``nodePlatform``, pkg/controller/workflow_detect.go,
+    except rule 6):
 
     1. ``spec.providerID`` starting with ``aws://`` → aws, ``gce://`` → gcp,
        ``azure://`` → azure, ``ocid1.`` or ``oci://`` → oci.
     2. A CoreWeave label (:data:`COREWEAVE_LABELS`) or a ``coreweave://`` providerID →
        coreweave.
-    3. ``openstack://`` → nscale if ``status.allocatable`` has ``nscale.com/rdmashare``,
-       else onprem.
+    3. ``nscale://`` → nscale; ``openstack://`` → nscale if ``status.allocatable`` has
+       ``nscale.com/rdmashare``, else onprem.
     4. ``kubevirt://`` → togetherai if the node has label
        ``node-role.together.ai/worker``, else onprem.
     5. ``metal3://`` → mistral.
-    6. Empty providerID → forge if the hostname label contains ``forge``
-       (case-insensitive) or label ``nke.nvidia.com/site-name`` exists, else onprem.
-    7. Anything else → onprem.
+    6. Empty providerID → forge if label ``nke.nvidia.com/site-name`` exists, else onprem.
+       A hostname never decides: NVCRE also calls a node forge when its hostname contains
+       ``forge``; here such a node stays onprem and :func:`forge_by_hostname_only` names it
+       for a warning.
+    7. Anything else → onprem (:func:`unrecognised_provider_ids` names it for a warning).
 
     Args:
         node: A Node object as a plain dict.
@@ -139,8 +146,7 @@ def detect_platform(node: Mapping[str, Any]) -> str:
         A member of :data:`PLATFORMS`.
 
     """
-    provider_id = _mapping(node.get("spec")).get("providerID")
-    provider_id = provider_id.strip() if isinstance(provider_id, str) else ""
+    provider_id = _provider_id(node)
     labels = _mapping(_mapping(node.get("metadata")).get("labels"))
 
     for prefix, platform in _CLOUD_PREFIXES:
@@ -148,6 +154,8 @@ def detect_platform(node: Mapping[str, Any]) -> str:
             return platform
     if provider_id.startswith("coreweave://") or any(k in labels for k in COREWEAVE_LABELS):
         return "coreweave"
+    if provider_id.startswith("nscale://"):
+        return "nscale"
     if provider_id.startswith("openstack://"):
         allocatable = _mapping(_mapping(node.get("status")).get("allocatable"))
         return "nscale" if NSCALE_RDMA_RESOURCE in allocatable else DEFAULT_PLATFORM
@@ -155,11 +163,75 @@ def detect_platform(node: Mapping[str, Any]) -> str:
         return "togetherai" if TOGETHERAI_WORKER_LABEL in labels else DEFAULT_PLATFORM
     if provider_id.startswith("metal3://"):
         return "mistral"
-    if not provider_id and (
-        "forge" in node_label(node, HOSTNAME_LABEL).lower() or FORGE_SITE_LABEL in labels
-    ):
+    if not provider_id and FORGE_SITE_LABEL in labels:
         return "forge"
     return DEFAULT_PLATFORM
+
+
+def _provider_id(node: Mapping[str, Any]) -> str:
+    provider_id = _mapping(node.get("spec")).get("providerID")
+    return provider_id.strip() if isinstance(provider_id, str) else ""
+
+
+KNOWN_PROVIDER_PREFIXES: tuple[str, ...] = (
+    *(prefix for prefix, _ in _CLOUD_PREFIXES),
+    "coreweave://",
+    "nscale://",
+    "openstack://",
+    "kubevirt://",
+    "metal3://",
+)
+"""providerID prefixes :func:`detect_platform` reads; any other non-empty one is unrecognised."""
+
+
+def provider_scheme(provider_id: str) -> str:
+    """The part of a providerID that names the provider: ``hcloud://`` for ``hcloud://123``."""
+    head, sep, _ = provider_id.partition("://")
+    return f"{head}://" if sep else provider_id[:40]
+
+
+def unrecognised_provider_ids(nodes: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Node names per providerID scheme that no detection rule knows (sorted keys and names).
+
+    Such nodes detect as onprem (NVCRE does the same); the caller warns, naming the scheme
+    and the settings onprem brings, so a Hetzner or kind node does not silently receive
+    InfiniBand settings.
+
+    Args:
+        nodes: Node objects as plain dicts.
+
+    Returns:
+        ``{scheme: [node names]}``, empty when every providerID is recognised or empty.
+
+    """
+    found: dict[str, list[str]] = {}
+    for node in nodes:
+        provider_id = _provider_id(node)
+        if provider_id and not provider_id.startswith(KNOWN_PROVIDER_PREFIXES):
+            found.setdefault(provider_scheme(provider_id), []).append(node_name(node))
+    return {k: sorted(found[k]) for k in sorted(found)}
+
+
+def forge_by_hostname_only(nodes: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Nodes NVCRE would call forge only because their hostname contains ``forge``.
+
+    They have no providerID and no ``nke.nvidia.com/site-name`` label; this function detects
+    them as onprem, and the caller warns so the difference from NVCRE is visible.
+
+    Args:
+        nodes: Node objects as plain dicts.
+
+    Returns:
+        Their names, sorted.
+
+    """
+    return sorted(
+        node_name(node)
+        for node in nodes
+        if not _provider_id(node)
+        and "forge" in node_label(node, HOSTNAME_LABEL)
+        and FORGE_SITE_LABEL not in _mapping(_mapping(node.get("metadata")).get("labels"))
+    )
 
 
 def summarize_node_groups(groups: Mapping[str, Sequence[str]], limit: int = 3) -> str:

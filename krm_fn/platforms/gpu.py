@@ -1,12 +1,18 @@
-"""Normalise NVIDIA GPU product names, vote a fleet's GPU architecture, give per-arch defaults.
+"""Normalise NVIDIA GPU product names, vote a fleet's GPU model, give per-arch defaults.
 
-One job: turn ``nvidia.com/gpu.product`` label values (GPU Feature Discovery) into one
-architecture name and the node defaults that go with it. Pure functions, stdlib only.
+One job: turn what a node says about its GPUs (the GPU Feature Discovery label
+``nvidia.com/gpu.product``, GKE's ``cloud.google.com/gke-accelerator``, the ``productName``
+of a DRA ``ResourceSlice``) into one GPU model name and the node defaults that go with it.
+Pure functions, stdlib only.
 
 Invariants:
     * :func:`parse_gpu_product` never raises and always returns a member of
       :data:`GPU_ARCHITECTURES` or ``"unknown"``; it is idempotent
       (``parse(parse(x)) == parse(x)``).
+    * :func:`gpu_model` returns the architecture for a product in the table and, for any
+      other product, its own model name (``NVIDIA-H20`` → ``h20``, ``GRID-A100-10C`` →
+      ``grid-a100-10c``): two different models never share a name, so a fleet mixing them is
+      seen as mixed. It is ``""`` only for an empty product.
     * :func:`detect_gpu_architecture` is independent of node order: nodes are sorted
       by name before voting, so the tie-break ("first node by name") is stable.
     * :func:`gpu_defaults` returns a value for every input; unknown architectures get
@@ -19,10 +25,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from krm_fn.platforms.detect import node_label, node_name, summarize_node_groups
+from krm_fn.platforms.detect import (
+    GKE_ACCELERATOR_LABEL,
+    node_label,
+    node_name,
+    summarize_node_groups,
+)
 from krm_fn.records import field, record
 
 __all__ = [
+    "GKE_ACCELERATOR_MODELS",
     "GPU_ARCHITECTURES",
     "GPU_PRODUCT_LABEL",
     "MNNVL_ARCHITECTURES",
@@ -31,7 +43,11 @@ __all__ = [
     "GpuDetection",
     "check_gpu_arch_name",
     "detect_gpu_architecture",
+    "gke_accelerator_model",
     "gpu_defaults",
+    "gpu_model",
+    "gpu_product_label_value",
+    "node_gpu_product",
     "parse_gpu_product",
 ]
 
@@ -141,6 +157,148 @@ def parse_gpu_product(product: str) -> str:
     return arch if arch in _ARCH_DEFAULTS else UNKNOWN_ARCH
 
 
+_BRAND_WORDS = frozenset({"TESLA", "QUADRO", "GEFORCE"})
+_SERIES_WORDS = frozenset({"RTX", "GTX"})
+
+
+def _normalised(product: str) -> str:
+    """Upper case, one ``-`` between words, without ``NVIDIA-``, ``-SHARED`` and MIG suffixes."""
+    words = "-".join(product.strip().upper().replace("_", " ").split())
+    text = "-".join(part for part in words.split("-") if part)
+    if text.startswith(_VENDOR_PREFIX):
+        text = text[len(_VENDOR_PREFIX) :]
+    if text.endswith("-SHARED"):
+        text = text[: -len("-SHARED")]
+    return _strip_mig(text)
+
+
+def gpu_model(product: str) -> str:
+    """Return the GPU model of a product name: the architecture when the table knows it.
+
+    Products outside the table keep their own model instead of collapsing into
+    ``"unknown"``: NVCRE's rule (the first word after ``NVIDIA-``, lower case: ``NVIDIA-H20``
+    → ``h20``, ``NVIDIA-GH200-480GB`` → ``gh200``), except that brand words do not count as
+    a model (``Tesla-T4`` → ``t4``, ``NVIDIA-GeForce-RTX-4090`` → ``rtx-4090``) and a GRID
+    vGPU profile keeps its whole name (``GRID-A100-10C`` → ``grid-a100-10c``: a 10 GB slice
+    of an A100 is not an A100).
+
+    Args:
+        product: A GFD product label, a CUDA/NVML device name, or an architecture name.
+
+    Returns:
+        The architecture or model name in lower case; ``""`` for an empty product.
+
+    """
+    if not isinstance(product, str):
+        return ""
+    arch = parse_gpu_product(product)
+    if arch != UNKNOWN_ARCH:
+        return arch
+    text = _normalised(product)
+    if not text:
+        return ""
+    if text.startswith("GRID-"):
+        return text.lower()
+    words = text.split("-")
+    while len(words) > 1 and words[0] in _BRAND_WORDS:
+        words = words[1:]
+    if words[0] in _SERIES_WORDS and len(words) > 1:
+        return f"{words[0]}-{words[1]}".lower()
+    return words[0].lower()
+
+
+GKE_ACCELERATOR_MODELS: Mapping[str, str] = {
+    # GKE machine families (cluster-toolkit blueprints, see shared/reference/platforms.md).
+    "nvidia-tesla-a100": "a100",
+    "nvidia-a100-80gb": "a100",
+    "nvidia-h100-80gb": "h100",
+    "nvidia-h100-mega-80gb": "h100",
+    "nvidia-h200-141gb": "h200",
+    "nvidia-b200": "b200",
+    "nvidia-gb200": "gb200",
+    "nvidia-gb300": "gb300",
+    "nvidia-rtx-pro-6000": "rtxpro6000",
+    "nvidia-l4": "l4",
+    "nvidia-tesla-t4": "t4",
+    "nvidia-tesla-v100": "v100",
+    "nvidia-tesla-p100": "p100",
+    "nvidia-tesla-p4": "p4",
+    "nvidia-tesla-k80": "k80",
+}
+"""``cloud.google.com/gke-accelerator`` values → GPU model (GKE labels no ``nvidia.com/*``)."""
+
+
+def gke_accelerator_model(accelerator: str) -> str:
+    """Return the GPU model of a ``cloud.google.com/gke-accelerator`` value.
+
+    Values outside :data:`GKE_ACCELERATOR_MODELS` are read like a product name without the
+    ``nvidia-`` prefix (``nvidia-b300`` → ``b300``), so a new GKE accelerator still names its
+    model.
+
+    Args:
+        accelerator: The label value.
+
+    Returns:
+        The model name; ``""`` for an empty value.
+
+    """
+    value = accelerator.strip().lower()
+    if not value:
+        return ""
+    known = GKE_ACCELERATOR_MODELS.get(value)
+    if known:
+        return known
+    return gpu_model(value[len("nvidia-") :] if value.startswith("nvidia-") else value)
+
+
+def gpu_product_label_value(name: str) -> str:
+    """Turn an NVML device name (``NVIDIA GB300``) into the label GFD writes (``NVIDIA-GB300``).
+
+    GFD's rule (NVIDIA/k8s-device-plugin internal/lm/resource.go ``sanitise``, mirrored by
+    NVCRE's ``gpu.ProductLabelValue``): drop characters outside ``[A-Za-z0-9-_. ]``, then join
+    the blank-separated words with ``-``. The same hardware so gets the same product
+    whether GFD labelled the node or its DRA ``ResourceSlice`` named it.
+
+    Args:
+        name: The device name.
+
+    Returns:
+        The label value.
+
+    """
+    kept = "".join(c for c in name if c.isascii() and (c.isalnum() or c in "-_. "))
+    return "-".join(kept.split())
+
+
+def node_gpu_product(node: Mapping[str, Any]) -> tuple[str, str]:
+    """The GPU product a node names, and the label it came from.
+
+    ``nvidia.com/gpu.product`` (GPU Feature Discovery) first, else
+    ``cloud.google.com/gke-accelerator`` (GKE's own GPU stack, which sets no
+    ``nvidia.com/*`` label).
+
+    Args:
+        node: A Node object (or its view) as a plain dict.
+
+    Returns:
+        ``(product, label key)``, or ``("", "")`` when the node names no GPU.
+
+    """
+    product = node_label(node, GPU_PRODUCT_LABEL).strip()
+    if product:
+        return product, GPU_PRODUCT_LABEL
+    accelerator = node_label(node, GKE_ACCELERATOR_LABEL).strip()
+    if accelerator:
+        return accelerator, GKE_ACCELERATOR_LABEL
+    return "", ""
+
+
+def _node_model(product: str, source: str) -> str:
+    if source == GKE_ACCELERATOR_LABEL:
+        return gke_accelerator_model(product)
+    return gpu_model(product)
+
+
 def check_gpu_arch_name(name: str) -> str:
     """Validate a GPU architecture given by a user (``--gpu-arch``).
 
@@ -189,12 +347,15 @@ class GpuDetection:
     """Result of :func:`detect_gpu_architecture`.
 
     Attributes:
-        architecture: The voted architecture; ``"unknown"`` when no node is labelled
-            (or the labelled majority is an unrecognised product).
-        products: Distinct raw ``nvidia.com/gpu.product`` values, sorted.
-        votes: Number of labelled nodes per architecture, most votes first.
-        minority_nodes: Sorted names of labelled nodes whose architecture lost the vote.
-        unlabelled_nodes: Sorted names of nodes without the product label (no vote).
+        architecture: The voted GPU model (an architecture of the table, or the model name
+            of a product outside it, see :func:`gpu_model`); ``"unknown"`` when no node
+            names its GPU.
+        products: Distinct raw products (label values) of every voting node, sorted.
+        model_products: Distinct raw products of the nodes of the voted model, sorted:
+            what those nodes call their GPU, for annotations and the summary.
+        votes: Number of voting nodes per model, most votes first.
+        minority_nodes: Sorted names of voting nodes whose model lost the vote.
+        unlabelled_nodes: Sorted names of nodes that name no GPU (no vote).
         warning: A message naming the minority nodes, or ``None`` when all agree.
         error: In strict mode, the same disagreement as an error; otherwise ``None``.
 
@@ -202,6 +363,7 @@ class GpuDetection:
 
     architecture: str
     products: tuple[str, ...] = ()
+    model_products: tuple[str, ...] = ()
     votes: Mapping[str, int] = field(default_factory=dict)
     minority_nodes: tuple[str, ...] = ()
     unlabelled_nodes: tuple[str, ...] = ()
@@ -217,15 +379,17 @@ class GpuDetection:
 def detect_gpu_architecture(
     nodes: Iterable[Mapping[str, Any]], strict: bool = False
 ) -> GpuDetection:
-    """Vote the GPU architecture of a fleet from the ``nvidia.com/gpu.product`` labels.
+    """Vote the GPU model of a fleet from what each node names (:func:`node_gpu_product`).
 
-    Each labelled node votes for ``parse_gpu_product(label)``; unlabelled nodes do not
-    vote. The most votes wins; a tie goes to the tied architecture of the first node by
-    name.
+    Each node that names its GPU votes for its model (:func:`gpu_model`, or
+    :func:`gke_accelerator_model` for the GKE label); nodes that name none do not vote. The
+    most votes wins; a tie goes to the model of the first node by name (NVCRE's rule).
+    Different models are different votes even when neither is in the table (``h20`` and
+    ``h800`` do not merge into one "unknown").
 
     Args:
         nodes: Node objects as plain dicts.
-        strict: When true, any labelled node that disagrees with the majority is an
+        strict: When true, any voting node whose model differs from the majority is an
             error (``GpuDetection.error``).
 
     Returns:
@@ -233,27 +397,27 @@ def detect_gpu_architecture(
 
     """
     ordered = sorted(nodes, key=node_name)
-    by_arch: dict[str, list[str]] = {}
-    products: set[str] = set()
+    by_model: dict[str, list[str]] = {}
+    products: dict[str, set[str]] = {}
     unlabelled: list[str] = []
     first_index: dict[str, int] = {}
     for index, node in enumerate(ordered):
-        product = node_label(node, GPU_PRODUCT_LABEL).strip()
-        if not product:
+        product, source = node_gpu_product(node)
+        model = _node_model(product, source) if product else ""
+        if not model:
             unlabelled.append(node_name(node))
             continue
-        products.add(product)
-        arch = parse_gpu_product(product)
-        by_arch.setdefault(arch, []).append(node_name(node))
-        first_index.setdefault(arch, index)
+        products.setdefault(model, set()).add(product)
+        by_model.setdefault(model, []).append(node_name(node))
+        first_index.setdefault(model, index)
 
-    if not by_arch:
+    if not by_model:
         return GpuDetection(architecture=UNKNOWN_ARCH, unlabelled_nodes=tuple(unlabelled))
 
-    ranking = sorted(by_arch, key=lambda a: (-len(by_arch[a]), first_index[a]))
+    ranking = sorted(by_model, key=lambda a: (-len(by_model[a]), first_index[a]))
     winner = ranking[0]
-    votes = {arch: len(by_arch[arch]) for arch in ranking}
-    minority = {arch: by_arch[arch] for arch in ranking[1:]}
+    votes = {model: len(by_model[model]) for model in ranking}
+    minority = {model: by_model[model] for model in ranking[1:]}
     minority_nodes = tuple(sorted(name for names in minority.values() for name in names))
 
     warning = error = None
@@ -268,7 +432,8 @@ def detect_gpu_architecture(
             error = f"mixed GPU architectures are not allowed in strict mode: {detail}"
     return GpuDetection(
         architecture=winner,
-        products=tuple(sorted(products)),
+        products=tuple(sorted(p for ps in products.values() for p in ps)),
+        model_products=tuple(sorted(products[winner])),
         votes=votes,
         minority_nodes=minority_nodes,
         unlabelled_nodes=tuple(unlabelled),

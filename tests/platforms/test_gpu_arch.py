@@ -9,7 +9,10 @@ from krm_fn.platforms.gpu import (
     GpuDefaults,
     check_gpu_arch_name,
     detect_gpu_architecture,
+    gke_accelerator_model,
     gpu_defaults,
+    gpu_model,
+    gpu_product_label_value,
     parse_gpu_product,
 )
 
@@ -261,15 +264,96 @@ def test_no_labelled_nodes_is_unknown() -> None:
     assert result.ok
 
 
-def test_unrecognised_products_vote_unknown() -> None:
+def test_models_outside_the_table_vote_under_their_own_name() -> None:
     nodes = [
         make_node("a", product="Tesla-T4"),
         make_node("b", product="Tesla-T4"),
         make_node("c", product="NVIDIA-H100"),
     ]
     result = detect_gpu_architecture(nodes)
-    assert result.architecture == "unknown"
+    assert result.architecture == "t4"
+    assert result.model_products == ("Tesla-T4",)
     assert result.minority_nodes == ("c",)
+
+
+def test_two_models_outside_the_table_are_mixed_and_strict_refuses_them() -> None:
+    nodes = [
+        make_node("a", product="NVIDIA-H800"),
+        make_node("b", product="NVIDIA-H800"),
+        make_node("c", product="NVIDIA-H20"),
+    ]
+    result = detect_gpu_architecture(nodes, strict=True)
+    assert result.architecture == "h800"
+    assert result.votes == {"h800": 2, "h20": 1}
+    assert result.error is not None and "h20: 1 node (c)" in result.error
+
+
+def test_gke_accelerator_label_names_the_model_when_gfd_is_absent() -> None:
+    nodes = [
+        make_node("a", labels={"cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb"}),
+        make_node("b", product="NVIDIA-H100-80GB-HBM3"),
+    ]
+    result = detect_gpu_architecture(nodes)
+    assert result.architecture == "h100"
+    assert result.votes == {"h100": 2}
+    assert result.model_products == ("NVIDIA-H100-80GB-HBM3", "nvidia-h100-mega-80gb")
+
+
+def test_gfd_product_wins_over_the_gke_accelerator_label() -> None:
+    node = make_node(
+        "a", product="NVIDIA-H200", labels={"cloud.google.com/gke-accelerator": "nvidia-l4"}
+    )
+    assert detect_gpu_architecture([node]).architecture == "h200"
+
+
+@pytest.mark.parametrize(
+    ("product", "model"),
+    [
+        pytest.param("NVIDIA-H20", "h20", id="h20-keeps-its-name"),
+        pytest.param("NVIDIA-H800", "h800", id="h800-keeps-its-name"),
+        pytest.param("NVIDIA-A800-SXM4-80GB", "a800", id="a800-keeps-its-name"),
+        pytest.param("NVIDIA-A16", "a16", id="a16-keeps-its-name"),
+        pytest.param("NVIDIA-GH200-480GB", "gh200", id="gh200-keeps-its-name"),
+        pytest.param("Tesla-T4", "t4", id="brand-word-tesla-is-not-a-model"),
+        pytest.param("NVIDIA-GeForce-RTX-4090", "rtx-4090", id="rtx-series-keeps-the-number"),
+        pytest.param("GRID-A100-10C", "grid-a100-10c", id="vgpu-profile-keeps-its-whole-name"),
+        pytest.param("NVIDIA GB300", "gb300", id="nvml-name-with-spaces-is-the-same-gpu"),
+        pytest.param("NVIDIA-L40S", "l40s", id="table-architecture-unchanged"),
+        pytest.param("", "", id="empty-product-names-no-model"),
+    ],
+)
+def test_gpu_model(product: str, model: str) -> None:
+    assert gpu_model(product) == model
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "model"),
+    [
+        pytest.param("nvidia-h100-80gb", "h100", id="a3-high"),
+        pytest.param("nvidia-h100-mega-80gb", "h100", id="a3-mega"),
+        pytest.param("nvidia-h200-141gb", "h200", id="a3-ultra"),
+        pytest.param("nvidia-b200", "b200", id="a4"),
+        pytest.param("nvidia-gb200", "gb200", id="a4x"),
+        pytest.param("nvidia-a100-80gb", "a100", id="a2-ultra"),
+        pytest.param("nvidia-tesla-a100", "a100", id="a2-high"),
+        pytest.param("nvidia-l4", "l4", id="g2-keeps-l4"),
+        pytest.param("nvidia-b300", "b300", id="value-outside-the-table-still-names-its-model"),
+    ],
+)
+def test_gke_accelerator_model(accelerator: str, model: str) -> None:
+    assert gke_accelerator_model(accelerator) == model
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [
+        pytest.param("NVIDIA GB300", "NVIDIA-GB300", id="blanks-become-dashes"),
+        pytest.param("GRID A100-10C", "GRID-A100-10C", id="vgpu-name-as-gfd-labels-it"),
+        pytest.param("NVIDIA  H100 (80GB)", "NVIDIA-H100-80GB", id="disallowed-characters-dropped"),
+    ],
+)
+def test_gpu_product_label_value_matches_gfd(name: str, label: str) -> None:
+    assert gpu_product_label_value(name) == label
 
 
 # --------------------------------------------------------------------------- defaults
@@ -307,3 +391,26 @@ def test_gpu_defaults(arch: str, platform: str, expected: GpuDefaults) -> None:
 def test_empty_platform_skips_overrides() -> None:
     assert gpu_defaults("gb200") == GpuDefaults(4, 8, True)
     assert gpu_defaults("gb200", "") == GpuDefaults(4, 8, True)
+
+
+@given(st.text())
+def test_gpu_model_never_raises_and_agrees_with_the_table(product: str) -> None:
+    model = gpu_model(product)
+    arch = parse_gpu_product(product)
+    if arch != "unknown":
+        assert model == arch
+    assert model == model.lower()
+    assert not model.startswith("-") and not model.endswith("-")
+
+
+@given(st.text())
+def test_gpu_product_label_value_is_idempotent_and_has_only_label_characters(name: str) -> None:
+    label = gpu_product_label_value(name)
+    assert gpu_product_label_value(label) == label
+    assert all(c.isascii() and (c.isalnum() or c in "-_.") for c in label)
+
+
+@given(st.sampled_from(["NVIDIA-H20", "NVIDIA-H800", "GRID-A100-10C", "Tesla-T4", "NVIDIA-A16"]))
+def test_gfd_label_and_nvml_name_of_one_gpu_are_one_model(product: str) -> None:
+    nvml_name = product.replace("-", " ", 1)  # "NVIDIA H20": the ResourceSlice productName form
+    assert gpu_model(gpu_product_label_value(nvml_name)) == gpu_model(product)

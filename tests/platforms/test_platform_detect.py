@@ -67,14 +67,19 @@ PROVIDER_CASES = [
     pytest.param(make_node("n", "metal3://ns/bmh-1/m-1"), "mistral", id="metal3-maps-to-mistral"),
     pytest.param(
         make_node("n", "", labels={"kubernetes.io/hostname": "gb200-forge-rack1-n01"}),
-        "forge",
-        id="empty-provider-with-forge-hostname-maps-to-forge",
+        "onprem",
+        id="a-hostname-containing-forge-does-not-decide-the-platform",
     ),
     pytest.param(
-        make_node("n", "", labels={"kubernetes.io/hostname": "GPU-FORGE-01"}),
+        make_node(
+            "n",
+            "",
+            labels={"kubernetes.io/hostname": "gb200-forge-1", "nke.nvidia.com/site-name": "s"},
+        ),
         "forge",
-        id="forge-hostname-match-ignores-case",
+        id="forge-site-label-decides-whatever-the-hostname",
     ),
+    pytest.param(make_node("n", "nscale://gpu-1"), "nscale", id="nscale-scheme-maps-to-nscale"),
     pytest.param(
         make_node("n", None, labels={"nke.nvidia.com/site-name": "site-a"}),
         "forge",
