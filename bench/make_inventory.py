@@ -502,9 +502,36 @@ def write(
     mixed: bool,
     resourcelist: bool,
     as_list: bool,
+    stream: bool = False,
+    as_json: bool = False,
 ) -> None:
-    """Write the inventory (a ``v1 List`` or a ResourceList) to the text stream ``out``."""
+    """Write the inventory (a ``v1 List``, a ResourceList or a stream) to the text stream ``out``."""
     objs = nodes(count, seed, platform, mixed)
+    if as_json:
+        import json
+
+        if resourcelist:
+            run = yaml.safe_load(WORKLOADRUN)[0]
+            doc = {
+                "apiVersion": "config.kubernetes.io/v1",
+                "kind": "ResourceList",
+                "items": [run, *objs],
+            }
+        else:
+            doc = {
+                "apiVersion": "v1",
+                "items": objs,
+                "kind": "List",
+                "metadata": {"resourceVersion": ""},
+            }
+        out.write(json.dumps(doc, indent=4) + "\n")  # as kubectl get -o json writes it
+        return
+    if stream:
+        run_doc = "\n".join(line[2:] for line in WORKLOADRUN.splitlines()[1:]) + "\n"
+        out.write(run_doc)
+        for o in objs:
+            out.write("---\n" + "\n".join(_emit_seq([o], 0))[2:].replace("\n  ", "\n") + "\n")
+        return
     if not resourcelist:
         out.write("apiVersion: v1\nitems:\n")
         for o in objs:
@@ -549,6 +576,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --resourcelist: the nodes as one v1 List item instead of one item each",
     )
+    ap.add_argument(
+        "--stream",
+        action="store_true",
+        help="the WorkloadRun, then each Node as its own document (as kustomize passes them "
+        "to a legacy exec plugin)",
+    )
+    ap.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON as kubectl get -o json writes it (a v1 List; with --resourcelist a "
+        "ResourceList of the WorkloadRun and the Nodes)",
+    )
     args = ap.parse_args(argv)
     if args.out:
         with Path(args.out).open("w", encoding="utf-8") as fh:
@@ -560,6 +599,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.mixed,
                 args.resourcelist,
                 args.as_list,
+                args.stream,
+                args.json,
             )
     else:
         write(
@@ -570,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
             args.mixed,
             args.resourcelist,
             args.as_list,
+            args.stream,
+            args.json,
         )
     return 0
 

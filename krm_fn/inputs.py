@@ -4,6 +4,10 @@ Invariants:
     * Files are read in sorted order; directories contribute their ``*.yaml``, ``*.yml`` and
       ``*.json`` files, sorted, non-recursively.
     * Each object remembers the file and document index it came from, for error messages.
+    * Files are read by the same reader as the function's input
+      (:func:`krm_fn.resourcelist.parse_input`: every form, the fast reader, the same
+      limits); Nodes arrive as :class:`~krm_fn.inventory.NodeInfo` and are never built
+      as dicts.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from krm_fn import yamlio
+from krm_fn.inventory import NodeInfo
 from krm_fn.output import INDEX_KEYS, PATH_KEYS
 from krm_fn.records import field, record
-from krm_fn.resourcelist import RL_KIND, check_items
+from krm_fn.resourcelist import Entry, FunctionInput, StaleInput, parse_input
 from krm_fn.results import FileRef
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
@@ -24,9 +29,10 @@ YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 @record
 class Loaded:
-    """Objects read from files, each with where it came from."""
+    """Objects read from files, each with where it came from, and the Nodes among them."""
 
     items: list[tuple[dict[str, Any], FileRef]] = field(default_factory=list)
+    nodes: list[NodeInfo] = field(default_factory=list)
 
 
 def expand_paths(paths: Iterable[str | Path], base: Path | None = None) -> list[Path]:
@@ -46,6 +52,9 @@ def expand_paths(paths: Iterable[str | Path], base: Path | None = None) -> list[
 def load_files(paths: Sequence[Path], display_base: Path | None = None) -> Loaded:
     """Read every object of every file (``ResourceList`` items are unwrapped).
 
+    Nodes (alone or in a ``v1 List``) go to :attr:`Loaded.nodes`; every other object to
+    :attr:`Loaded.items`.
+
     Raises:
         FileNotFoundError: When a path does not exist.
         yamlio.YAMLInputError / resourcelist.InputError: On malformed content.
@@ -57,13 +66,39 @@ def load_files(paths: Sequence[Path], display_base: Path | None = None) -> Loade
         if display_base is not None:
             with contextlib.suppress(ValueError):
                 name = str(path.relative_to(display_base))
-        data = path.read_bytes()
-        docs = [d for d in yamlio.load_all(data, name) if d is not None]
-        if len(docs) == 1 and isinstance(docs[0], dict) and docs[0].get("kind") == RL_KIND:
-            docs = list(docs[0].get("items") or [])
-        for i, doc in enumerate(check_items(docs, name)):
-            loaded.items.append((doc, FileRef(name, i)))
+        add_input(loaded, path.read_bytes(), name)
     return loaded
+
+
+def add_input(loaded: Loaded, data: bytes, name: str) -> None:
+    """Add the objects of one input (a file's bytes, stdin) to ``loaded``."""
+    for i, (entry, obj) in enumerate(read_input(data, name)):
+        if entry.nodes:
+            loaded.nodes += entry.nodes
+        elif obj is not None:
+            loaded.items.append((obj, FileRef(name, i)))
+
+
+def read_input(data: bytes, name: str) -> list[tuple[Entry, dict[str, Any] | None]]:
+    """Every entry of an input with its dict (``None`` for Nodes), the fast reader's check done.
+
+    Raises:
+        yamlio.YAMLInputError / resourcelist.InputError: On malformed content.
+
+    """
+    inp: FunctionInput | None = None
+    for attempt in range(3):
+        if inp is None:
+            inp = parse_input(data, name, fast=attempt < 2, documents=False)
+        try:
+            inp.confirm()
+            return [(e, None if e.nodes else inp.load(e)) for e in inp.entries()]
+        except StaleInput as exc:
+            if exc.refusal is not None:
+                raise yamlio.YAMLLimitError(exc.refusal) from None
+            if exc.full:
+                inp = None
+    raise AssertionError("unreachable: the last attempt uses the full reader")
 
 
 def file_ref_of(item: dict[str, Any]) -> FileRef | None:

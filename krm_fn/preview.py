@@ -13,12 +13,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from krm_fn import yamlio
+from krm_fn import fastdump, yamlio
 from krm_fn.api.config import CONFIG_KIND, options_from_config
-from krm_fn.inputs import expand_paths, is_function_config, is_workloadrun, load_files
+from krm_fn.inputs import (
+    Loaded,
+    add_input,
+    expand_paths,
+    is_function_config,
+    is_workloadrun,
+    load_files,
+)
 from krm_fn.inventory import collect_nodes
 from krm_fn.render import RunSummary, render_all
-from krm_fn.resourcelist import InputError, check_items
+from krm_fn.resourcelist import InputError
 from krm_fn.results import FileRef, Results
 
 
@@ -32,15 +39,13 @@ def preview(
     """Render ``files``; returns (exit code, stdout text, stderr lines)."""
     results = Results()
     items: list[tuple[dict[str, Any], FileRef]] = []
+    loaded = Loaded()
     try:
         paths = [p for p in files if p != "-"]
-        loaded = load_files(expand_paths(paths)).items
+        loaded = load_files(expand_paths(paths))
         if "-" in files:
-            docs = [d for d in yamlio.load_all(sys.stdin.buffer.read(), "<stdin>") if d is not None]
-            loaded += [
-                (d, FileRef("<stdin>", i)) for i, d in enumerate(check_items(docs, "<stdin>"))
-            ]
-        items = loaded
+            add_input(loaded, sys.stdin.buffer.read(), "<stdin>")
+        items = loaded.items
         fc: dict[str, Any] | None = None
         if config_file:
             cdocs = [d for d in yamlio.load_all(Path(config_file).read_bytes(), config_file) if d]
@@ -76,14 +81,14 @@ def preview(
     runs = [(o, f) for o, f in items if is_workloadrun(o)]
     if not runs:
         results.error("no WorkloadRun found in the input files")
-    nodes = collect_nodes([o for o, _ in items])
+    nodes = [*loaded.nodes, *collect_nodes([o for o, _ in items])]
     out = render_all(runs, nodes, options, results, [o for o, _ in items])
     err = [r.human() for r in results.safe_items() if r.severity != "info"]
     if results.has_errors:
         n = sum(1 for r in results.items if r.severity == "error")
         return 1, "", [*err, f"workloadrun-fn render: {n} error(s); nothing rendered"]
     objs = [o for o, _ in out.objects]
-    text = json.dumps(objs, indent=2) + "\n" if fmt == "json" else yamlio.dump_all(objs)
+    text = json.dumps(objs, indent=2) + "\n" if fmt == "json" else fastdump.dump_all(objs)
     return 0, text, [*err, *summary_lines(out.summaries)]
 
 

@@ -1,16 +1,23 @@
 """Read the function's input (ResourceList or plain stream) and write its output in the same form.
 
-Two readers give the same result: the fast reader (:mod:`krm_fn.fastio`, for a ResourceList
-in the regular shape kpt writes: Nodes are never turned into Python objects and every item
-keeps its text) and the full reader (PyYAML over the whole input, for everything else).
+One entry point (:func:`parse_input`) reads every form: a ResourceList, a plain
+multi-document stream (function stdin, the kustomize legacy plugin, files given to
+``render``), a ``v1 List`` anywhere in them, in YAML or JSON. Three readers give the same
+items: the fast reader (:mod:`krm_fn.fastio`, YAML in the regular shape kpt, kubectl and
+kustomize write: Nodes are never turned into Python objects and every item keeps its text),
+``json`` for JSON (never through YAML), and the full reader (PyYAML over the whole input,
+for anything else; its reason is an info result once the input is large enough for the
+difference to show, :data:`FALLBACK_NOTE_BYTES`).
 
 Invariants:
     * The input form decides the output form: a ``ResourceList`` is answered with a
       ``ResourceList`` (``config.kubernetes.io/v1`` or the ``v1beta1`` it came as), a plain
-      multi-document stream with a plain stream.
+      multi-document stream with a plain stream; JSON input is answered in JSON (one item
+      or document per line), which every YAML reader reads too.
     * Items read by the fast reader are written back as their input text (plus the
       local-config annotation for consumed kinds); items read by the full reader are
-      written as PyYAML writes them (:mod:`krm_fn.fastdump`, byte-identical to it).
+      written as PyYAML writes them (:mod:`krm_fn.fastdump`, byte-identical to it); items
+      read by ``json`` as ``json.dumps`` writes them.
     * Nothing here edits an input item's dict except :func:`write_output_chunks` marking consumed
       kinds local-config when asked to.
     * Every malformed document is reported at once, with its index, and nothing is returned
@@ -38,6 +45,11 @@ RL_KIND = "ResourceList"
 RL_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
 
 Form = Literal["resourcelist", "stream"]
+Encoding = Literal["yaml", "json"]
+
+FALLBACK_NOTE_BYTES = 1 << 20
+"""Inputs at least this large get an info result when the full reader reads them (smaller
+inputs read as fast either way, and the note would only be noise)."""
 
 
 class InputError(ValueError):
@@ -62,13 +74,16 @@ class StaleInput(Exception):
 
     Attributes:
         full: The items cannot be read one by one: read the whole input with PyYAML.
+        refusal: An item crosses a bound of :mod:`krm_fn.limits`: the input is refused
+            with this message (reading it again would only cross it again).
 
     """
 
-    def __init__(self, full: bool) -> None:
+    def __init__(self, full: bool, refusal: str | None = None) -> None:
         """Say whether the whole input must be read again."""
         super().__init__("input items changed after the fast reader's check")
         self.full = full
+        self.refusal = refusal
 
 
 @record
@@ -102,6 +117,8 @@ class FunctionInput:
         form: ``resourcelist`` or ``stream``.
         api_version: The ResourceList ``apiVersion`` to answer with.
         fast_list: The fast reader's result (``None`` when the full reader was used).
+        encoding: ``yaml`` or ``json`` (the output is written in the input's encoding).
+        notes: Info for the results: why the full reader read a large input.
 
     """
 
@@ -112,8 +129,14 @@ class FunctionInput:
         form: Form = "resourcelist",
         api_version: str = RL_API_VERSIONS[0],
         fast_list: FastList | None = None,
+        encoding: Encoding = "yaml",
+        notes: Sequence[str] = (),
+        source: str = "<stdin>",
     ) -> None:
         """Wrap items read by the full reader, or the fast reader's result."""
+        self.encoding: Encoding = encoding
+        self.notes = list(notes)
+        self.source = source
         self.function_config = function_config
         self.form: Form = form
         self.api_version = api_version
@@ -182,7 +205,9 @@ class FunctionInput:
             from krm_fn import fastio
 
             try:
-                entry.obj = self.fast_list.load(entry.fast)
+                entry.obj = self.fast_list.load(entry.fast, self.source)
+            except yamlio.YAMLLimitError as exc:
+                raise StaleInput(full=True, refusal=str(exc)) from None
             except (fastio.Irregular, yamlio.YAMLInputError, RecursionError):
                 raise StaleInput(full=True) from None
         return entry.obj
@@ -211,48 +236,105 @@ def parse_input(
     source: str = "<stdin>",
     fast: bool = True,
     meanwhile: Callable[[], object] | None = None,
+    documents: bool = True,
 ) -> FunctionInput:
-    """Parse stdin into a :class:`FunctionInput`.
+    """Parse an input in any form into a :class:`FunctionInput`.
 
     Args:
-        text: The raw input.
+        text: The raw input: a ResourceList or a plain stream, YAML or JSON.
         source: Name used in messages.
-        fast: Try the fast reader first (a ResourceList in the regular shape).
+        fast: Try the fast reader (YAML) or ``json`` (JSON) first.
         meanwhile: Work to overlap with the fast reader's helper process (see
-            :func:`krm_fn.fastio.read_resource_list`); not called on the full path.
+            :func:`krm_fn.fastio.read`); not called on the full path.
+        documents: The input items will be written back (see :func:`krm_fn.fastio.read`).
 
     Raises:
         InputError: With one result per problem found.
-        yamlio.YAMLInputError: When the YAML itself is malformed.
+        yamlio.YAMLInputError: When the YAML (or JSON) itself is malformed or over a limit.
 
     """
-    if fast:
-        got = _parse_fast(text, meanwhile)
-        if got is not None:
-            return got
-    docs = [d for d in yamlio.load_all(text, source) if d is not None]
-    if len(docs) == 1 and isinstance(docs[0], dict) and docs[0].get("kind") == RL_KIND:
-        return _from_resource_list(docs[0], source)
-    return FunctionInput(items=check_items(docs, source), form="stream")
-
-
-FAST_READER_BUGS_RAISE = False
-"""Tests set this to see a bug in the fast reader instead of the silent fallback."""
-
-
-def _parse_fast(text: str | bytes, meanwhile: Callable[[], object] | None) -> FunctionInput | None:
-    from krm_fn import fastio
+    from krm_fn import limits
 
     try:
-        fl = fastio.read_resource_list(text, meanwhile)
-    except Exception:
-        # A bug in the fast reader must never cost a user their render: the full reader
-        # gives the same answer, only slower.
-        if FAST_READER_BUGS_RAISE:
-            raise
+        limits.check_size(len(text))
+    except limits.LimitExceeded as exc:
+        raise yamlio.YAMLInputError(f"{source}: {exc}") from None
+    notes: list[str] = []
+    if fast and _looks_like_json(text):
+        got_json = _parse_json(text, source)
+        if got_json is not None:
+            return got_json
+        notes.append("the input starts like JSON but is not JSON; read as YAML")
+    elif fast:
+        got = _parse_fast(text, meanwhile, source, documents)
+        if isinstance(got, FunctionInput):
+            return got
+        notes.append(got)
+    if len(text) < FALLBACK_NOTE_BYTES:
+        notes = []
+    notes = [f"{source}: read with the full YAML reader (slower, more memory): {n}" for n in notes]
+    docs = [d for d in yamlio.load_all(text, source) if d is not None]
+    if len(docs) == 1 and isinstance(docs[0], dict) and docs[0].get("kind") == RL_KIND:
+        got_rl = _from_resource_list(docs[0], source)
+        got_rl.notes = notes
+        return got_rl
+    return FunctionInput(items=check_items(docs, source), form="stream", notes=notes)
+
+
+def _looks_like_json(text: str | bytes) -> bool:
+    head = text[:64].lstrip()
+    return head[:1] in ("{", b"{")
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object has the same key twice (YAML refuses that; so does JSON here)."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(repr(k))
+            seen.add(k)
+    return obj
+
+
+def _parse_json(text: str | bytes, source: str) -> FunctionInput | None:
+    """Read a JSON input with ``json``; ``None`` when it is not JSON (YAML reads it then).
+
+    Bounds: the size limit of every input; nesting is bounded by ``json``'s recursion
+    check; there are no aliases to expand.
+    """
+    import json
+
+    try:
+        doc = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        raise yamlio.YAMLInputError(f"{source}: malformed JSON: duplicate key {exc}") from None
+    except RecursionError:
+        raise yamlio.YAMLInputError(f"{source}: JSON nested too deeply") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
         return None
-    if fl is None:
-        return None
+    if isinstance(doc, dict) and doc.get("kind") == RL_KIND:
+        got = _from_resource_list(doc, source)
+        got.encoding = "json"
+        return got
+    return FunctionInput(items=check_items([doc], source), form="stream", encoding="json")
+
+
+def _parse_fast(
+    text: str | bytes, meanwhile: Callable[[], object] | None, source: str, documents: bool
+) -> FunctionInput | str:
+    """The fast reader's result, or why the full reader must read the input."""
+    from krm_fn import fastio
+
+    fl = fastio.read(text, meanwhile, documents)
+    if isinstance(fl, fastio.Fallback):
+        return fl.reason
+    if fl.stream or fl.list_doc:
+        return FunctionInput(form="stream", fast_list=fl, source=source)
     head = fl.header
     api_version = head.get("apiVersion")
     fc = head.get("functionConfig")
@@ -262,12 +344,13 @@ def _parse_fast(text: str | bytes, meanwhile: Callable[[], object] | None) -> Fu
         or (fc is not None and not isinstance(fc, dict))
     ):
         fl.abandon()
-        return None  # the full reader reports what is wrong
+        return "the ResourceList header is not a regular one"  # the full reader says why
     return FunctionInput(
         function_config=fc,
         form="resourcelist",
         api_version=str(api_version),
         fast_list=fl,
+        source=source,
     )
 
 
@@ -429,14 +512,20 @@ def _write(
     from krm_fn.output import mark_local_config
 
     fl = inp.fast_list
+    if inp.encoding == "json":
+        return _write_json(inp, entries, generated, results, mark)
     if inp.form == "stream":
-        docs: list[Any] = []
+        docs: list[str] = []
         for e in entries:
+            if fl is not None and e.fast is not None:
+                docs.append(fl.document_text(e.fast, mark and e.input_kind))
+                continue
             obj = inp.load(e)
             if mark and e.input_kind:
                 mark_local_config(obj)
-            docs.append(obj)
-        return [fastdump.dump_all([*docs, *generated])]
+            docs.append(fastdump.dump(obj))
+        docs.extend(fastdump.dump(obj) for obj in generated)
+        return ["---\n" + d if i else d for i, d in enumerate(docs)]
     pieces = [f"apiVersion: {fastdump.scalar_value(inp.api_version)}\nkind: {RL_KIND}\n"]
     body: list[str] = []
     if fl is not None:
@@ -455,4 +544,37 @@ def _write(
         pieces.append("items: []\n")
     if results:
         pieces.append(fastdump.dump({"results": [r.to_krm() for r in results]}))
+    return pieces
+
+
+def _write_json(
+    inp: FunctionInput,
+    entries: Sequence[Entry],
+    generated: Sequence[dict[str, Any]],
+    results: list[Result],
+    mark: bool,
+) -> list[str]:
+    """The output of a JSON input in JSON: one item (or document) per line."""
+    import json
+
+    from krm_fn.output import mark_local_config
+
+    def dumps(obj: Any) -> str:
+        return json.dumps(obj, ensure_ascii=False)
+
+    objs: list[dict[str, Any]] = []
+    for e in entries:
+        obj = inp.load(e)
+        if mark and e.input_kind:
+            mark_local_config(obj)
+        objs.append(obj)
+    objs.extend(generated)
+    if inp.form == "stream":
+        return [("---\n" if i else "") + dumps(o) + "\n" for i, o in enumerate(objs)]
+    pieces = [f'{{"apiVersion": {dumps(inp.api_version)}, "kind": "{RL_KIND}", "items": [']
+    pieces.extend(("\n" if i == 0 else ",\n") + dumps(o) for i, o in enumerate(objs))
+    pieces.append("\n]" if objs else "]")
+    if results:
+        pieces.append(', "results": ' + dumps([r.to_krm() for r in results]))
+    pieces.append("}\n")
     return pieces

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from krm_fn import yamlio
 from krm_fn.inputs import expand_paths, file_ref_of, load_files
-from krm_fn.inventory import NodeInfo, collect_nodes
+from krm_fn.inventory import NodeInfo
 from krm_fn.records import record
 from krm_fn.resourcelist import (
     FunctionInput,
@@ -55,7 +55,28 @@ class RunOutcome:
         return "".join(self.chunks)
 
 
-_RL_HINT = re.compile(r"^kind:\s*['\"]?ResourceList", re.MULTILINE)
+_RL_HINT = re.compile(rb"kind:\s*['\"]?ResourceList")
+_JSON_RL = re.compile(rb'"kind"\s*:\s*"ResourceList"')
+
+
+def _says_resource_list(stdin: bytes) -> bool:
+    """Whether a refused input looks like a ResourceList (a column-0 ``kind:`` line says so).
+
+    Line by line with ``bytes.find``: a refused input can be hundreds of MiB.
+    """
+    if stdin[:64].lstrip()[:1] == b"{":
+        return _JSON_RL.search(stdin) is not None
+    at = 0 if stdin.startswith(b"kind:") else stdin.find(b"\nkind:") + 1
+    while at > 0 or stdin.startswith(b"kind:"):
+        if _RL_HINT.match(stdin, at) is not None:
+            return True
+        nxt = stdin.find(b"\nkind:", at)
+        if nxt < 0:
+            return False
+        at = nxt + 1
+    return False
+
+
 _MAX_ATTEMPTS = 3
 PLUGIN_CONFIG_KEYS = ("argsOneLiner", "argsFromFile")
 """Top-level keys kustomize's legacy exec-plugin protocol reads from the plugin config itself
@@ -106,6 +127,10 @@ def _run(stdin: bytes, config_path: str | None, cwd: Path | None, fast: bool) ->
             try:
                 return _run_once(stdin, inp, results, config_path, cwd)
             except StaleInput as exc:
+                if exc.refusal is not None:
+                    results = Results()
+                    results.error(exc.refusal)
+                    return _failed(results, stdin)
                 if exc.full:
                     fast = False
                     break
@@ -150,6 +175,8 @@ def _render(
     from krm_fn.output import is_resource_slice, place_generated
     from krm_fn.render import render_all
 
+    for note in inp.notes:
+        results.info(note)
     fc_dict = dict(fc) if fc else None
     try:
         options = options_from_config(fc_dict)
@@ -175,7 +202,7 @@ def _render(
         except (OSError, InputError, yamlio.YAMLInputError) as exc:
             results.error(f"cannot read the inventory named by the inventory option: {exc}")
             return _failed(results, b"", inp)
-        nodes += collect_nodes([o for o, _ in loaded.items])
+        nodes += loaded.nodes
         inventory_slices = [o for o, _ in loaded.items if is_resource_slice(o)]
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
@@ -243,7 +270,7 @@ def _failed(
             if inp.form == "resourcelist"
             else ""
         )
-    elif _RL_HINT.search(stdin.decode("utf-8", "replace")):
+    elif _says_resource_list(stdin):
         from krm_fn import fastdump
 
         text = fastdump.dump(

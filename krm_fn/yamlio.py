@@ -9,30 +9,15 @@ Invariants:
     * Error messages are one line, naming the input and the line and column.
     * Dumping is block style, keeps key insertion order, never folds long lines and writes
       multi-line strings as literal blocks, so output is byte-stable across runs.
-    * Importing this module before ``yaml`` only changes how fast ``yaml`` imports, never
-      what it accepts (see ``NON_PRINTABLE_COMPLEMENT``).
+    * Only public APIs of ``re`` and ``yaml`` are used (no entries planted in private caches).
 """
 
 from __future__ import annotations
 
-import re
-import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-# PyYAML's pure-Python reader compiles this character class when ``yaml`` is imported
-# (``Reader.NON_PRINTABLE``); its ranges up to U+10FFFF make it the costliest regex of the
-# cold start (~5 ms), though the C loader never uses it. The complement below matches
-# exactly the same characters and compiles in a tenth of the time: placing it in the
-# ``re`` cache under the original pattern lets the import pick it up.
-# tests/test_yamlio_boot.py checks the equivalence over every code point.
-YAML_NON_PRINTABLE = "[^\t\n\r -~\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-NON_PRINTABLE_COMPLEMENT = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]"
-_cache = getattr(re, "_cache", None)
-if isinstance(_cache, dict) and "yaml" not in sys.modules:
-    _cache.setdefault((str, YAML_NON_PRINTABLE, 0), re.compile(NON_PRINTABLE_COMPLEMENT))
-
-import yaml  # noqa: E402 - after the cache entry above
+import yaml
 
 _Loader: type[yaml.SafeLoader]
 _Dumper: type[yaml.SafeDumper]
@@ -46,6 +31,10 @@ except AttributeError:  # pragma: no cover - libyaml missing
 
 class YAMLInputError(ValueError):
     """The input is not valid YAML; the message names the document and position."""
+
+
+class YAMLLimitError(YAMLInputError):
+    """The input crosses one of :mod:`krm_fn.limits`' bounds (reading it again cannot help)."""
 
 
 class _StrictLoader(_Loader):  # type: ignore[misc,valid-type]
@@ -132,7 +121,7 @@ def _check_limits(text: str, source: str) -> None:
     try:
         limits.check_yaml(text)
     except limits.LimitExceeded as exc:
-        raise YAMLInputError(f"{source}: {exc}") from None
+        raise YAMLLimitError(f"{source}: {exc}") from None
 
 
 def compose_and_load(text: str) -> tuple[yaml.Node | None, Any]:

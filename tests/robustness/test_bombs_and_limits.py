@@ -222,7 +222,7 @@ def test_limits_wired_into_load_all_refuse_bombs_as_input_errors(
         try:
             limits.check_yaml(data)
         except limits.LimitExceeded as exc:
-            raise yamlio.YAMLInputError(f"{source}: {exc}") from None
+            raise yamlio.YAMLLimitError(f"{source}: {exc}") from None
         except yaml.YAMLError:
             pass  # the loader reports it as before
         return original(data, source)
