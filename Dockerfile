@@ -1,7 +1,8 @@
 # workloadrun-fn as a containerized KRM function (kpt / kustomize `container:` functions).
 # Built from the project's wheel; runs as nobody; needs no network at run time.
 #   docker build -t workloadrun-fn:0.1.0 .
-#   docker run -i --rm --network none workloadrun-fn:0.1.0 < fixtures/krm/resourcelist.yaml
+#   NGC_API_KEY=example-api-key docker run -i --rm --network none -e NGC_API_KEY \
+#     workloadrun-fn:0.1.0 < fixtures/krm/resourcelist.yaml
 FROM python:3.11.11-slim-bookworm AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./

@@ -11,15 +11,81 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 from krm_fn import __version__
 from krm_fn.cli import run_function
+from krm_fn.platforms.detect import PLATFORMS
+from krm_fn.platforms.gpu import GPU_ARCHITECTURES
 
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="workloadrun-fn")
+class _Group(click.Group):
+    """The command group, listing each command's whole summary (click cuts it at ~45 columns)."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List every visible command with its full first help sentence."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+EPILOG = """\b
+Forms:
+  workloadrun-fn < INPUT           KRM function: a ResourceList (kpt) or a plain
+                                   YAML stream of WorkloadRuns and Nodes on stdin,
+                                   the same form on stdout.
+  workloadrun-fn PLUGIN_CONFIG     kustomize legacy exec plugin: PLUGIN_CONFIG is
+                                   a WorkloadRunRender (transformer: resources on
+                                   stdin) or a WorkloadRun (generator: Nodes from
+                                   its fn.nvcre.nvidia.com/inventory annotation).
+  workloadrun-fn COMMAND ...       one of the commands above.
+
+\b
+Examples:
+  NGC_API_KEY=example-api-key workloadrun-fn render fixtures/
+  workloadrun-fn render wr.yaml nodes.yaml -o json
+  kpt fn eval DIR --exec workloadrun-fn --fn-config fn-config.yaml
+  workloadrun-fn install-kustomize-plugin
+  kubectl kustomize --enable-alpha-plugins kustomization-examples/basic-mpi
+
+\b
+Exit codes:
+  0   success
+  1   invalid input: every problem is reported, nothing is rendered
+      (report: a group failed or has no data)
+  2   usage error (unknown option, missing file, no input)
+  70  internal error (a bug: rerun with --debug and report it)
+
+\b
+Environment:
+  WORKLOADRUN_FN_DEBUG=1   same as --debug: show tracebacks of internal errors
+  NGC_API_KEY (or the variable registryPasswordEnv names)   registry password
+
+\b
+Shell completion (bash, zsh, fish), e.g. in ~/.bashrc:
+  eval "$(_WORKLOADRUN_FN_COMPLETE=bash_source workloadrun-fn)"
+  zsh: eval "$(_WORKLOADRUN_FN_COMPLETE=zsh_source workloadrun-fn)"
+  fish: _WORKLOADRUN_FN_COMPLETE=fish_source workloadrun-fn | source
+
+Every WorkloadRun field: docs/workloadrun-reference.md.
+"""
+
+
+@click.group(
+    cls=_Group,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=EPILOG,
+)
+@click.version_option(__version__, "-V", "--version", prog_name="workloadrun-fn")
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
@@ -32,8 +98,30 @@ def cli(ctx: click.Context, debug: bool) -> None:
         ctx.exit(run_function(None))
 
 
-@cli.command("render")
-@click.argument("files", nargs=-1, required=True, type=click.Path(allow_dash=True))
+def _complete_from(values: tuple[str, ...]) -> Any:
+    """A shell-completion callback offering ``values`` that start with what was typed."""
+
+    def complete(
+        ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        return [CompletionItem(v) for v in values if v.startswith(incomplete.lower())]
+
+    return complete
+
+
+@cli.command(
+    "render",
+    epilog="""\b
+Examples:
+  NGC_API_KEY=example-api-key workloadrun-fn render fixtures/
+  workloadrun-fn render wr.yaml nodes.yaml --config fn-config.yaml -o json
+  kubectl get nodes -o yaml | workloadrun-fn render wr.yaml -
+  workloadrun-fn render wr.yaml --platform aws --gpu-arch h100   # no cluster needed
+
+Exit codes: 0 rendered; 1 invalid input (nothing printed on stdout); 2 usage error
+(unknown option, missing file).""",
+)
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, allow_dash=True))
 @click.option(
     "-o",
     "--output",
@@ -47,10 +135,24 @@ def cli(ctx: click.Context, debug: bool) -> None:
     "--config",
     "config_file",
     type=click.Path(exists=True, dir_okay=False),
-    help="Function config (ConfigMap or WorkloadRunRender) file.",
+    help="Function config file: a ConfigMap or a fn.nvcre.nvidia.com/v1alpha1 "
+    "WorkloadRunRender (default: one found among FILES).",
 )
-@click.option("--platform", help="Force the platform (offline preview).")
-@click.option("--gpu-arch", help="Force the GPU architecture (offline preview).")
+@click.option(
+    "--platform",
+    metavar="NAME",
+    shell_complete=_complete_from(PLATFORMS),
+    help="Force the platform instead of detecting it from the Nodes (offline preview; "
+    f"with no Node in FILES, numNodes synthetic nodes stand in). One of: {', '.join(PLATFORMS)}.",
+)
+@click.option(
+    "--gpu-arch",
+    metavar="NAME",
+    shell_complete=_complete_from(GPU_ARCHITECTURES),
+    help="Force the GPU architecture instead of detecting it (offline preview). One of: "
+    f"{', '.join(GPU_ARCHITECTURES)}; a product name such as NVIDIA-H100-80GB-HBM3 is "
+    "accepted too.",
+)
 def render_cmd(
     files: tuple[str, ...],
     fmt: str,
@@ -58,7 +160,12 @@ def render_cmd(
     platform: str | None,
     gpu_arch: str | None,
 ) -> None:
-    """Preview the objects rendered from WorkloadRun and Node files (or - for stdin)."""
+    """Preview the objects rendered from WorkloadRun and Node files (or - for stdin).
+
+    FILES are WorkloadRuns, Nodes (single documents or the List of `kubectl get nodes -o
+    yaml`) and directories of *.yaml, *.yml and *.json. Only the generated objects are
+    printed; a summary (groups, nodes per group, untested nodes) goes to stderr.
+    """
     from krm_fn.preview import preview
 
     code, out, err = preview(list(files), config_file, platform, gpu_arch, fmt)
@@ -75,7 +182,14 @@ PLUGIN_KINDS = (
 )
 
 
-@cli.command("install-kustomize-plugin")
+@cli.command(
+    "install-kustomize-plugin",
+    epilog="""\b
+Example:
+  workloadrun-fn install-kustomize-plugin
+  NGC_API_KEY=example-api-key kubectl kustomize --enable-alpha-plugins \\
+    kustomization-examples/basic-mpi""",
+)
 @click.option(
     "--plugin-home",
     type=click.Path(file_okay=False),
@@ -121,7 +235,13 @@ def install_plugin_cmd(plugin_home: str | None) -> None:
     )
 
 
-@cli.command("schema")
+@cli.command(
+    "schema",
+    epilog="""\b
+Example:
+  workloadrun-fn schema > workloadrun-crd.yaml   # for editors and kubectl apply
+Field by field: docs/workloadrun-reference.md""",
+)
 def schema_cmd() -> None:
     """Print the WorkloadRun CustomResourceDefinition generated from the models."""
     from krm_fn import yamlio

@@ -3,7 +3,8 @@
 Invariants:
     * Prints only the generated objects (no inputs, no orchestrator annotations), as YAML or
       JSON; the summary (groups, nodes per group, untested nodes) goes to stderr.
-    * The same validation as the function: any error prints nothing on stdout and exits 1.
+    * The same validation as the function: any error prints nothing on stdout and exits 1;
+      a file that does not exist is a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def preview(
         else:
             fcs = [o for o, _ in items if is_function_config(o)]
             fc = fcs[0] if fcs else None
-    except FileNotFoundError as exc:
-        return 1, "", [f"workloadrun-fn render: no such file: {exc.filename}"]
+    except FileNotFoundError as exc:  # a usage error, as click reports a missing argument
+        return 2, "", [f"workloadrun-fn render: no such file: {exc.filename}"]
     except IsADirectoryError as exc:
         return 1, "", [f"workloadrun-fn render: {exc.filename} is a directory"]
     except (InputError, yamlio.YAMLInputError) as exc:

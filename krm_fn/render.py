@@ -69,7 +69,7 @@ from krm_fn.resolve_platform import (
     resolve_platform,
     synthetic_nodes,
 )
-from krm_fn.results import FileRef, ResourceRef, Results
+from krm_fn.results import FileRef, ResourceRef, Result, Results
 from krm_fn.validate import parse_workloadrun
 
 DEFAULT_TIMEOUT = "24h"
@@ -104,6 +104,10 @@ class RenderOutput:
 
     objects: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
     summaries: list[RunSummary] = field(default_factory=list)
+
+
+RENDERED_NOTE = "rendered"
+"""First word of the info result a run that rendered reports (retracted when another failed)."""
 
 
 def render_all(
@@ -142,6 +146,7 @@ def render_all(
         if wr is not None:
             parsed.append((wr, raw, file))
     seen: set[tuple[str | None, str]] = set()
+    notes: list[Result] = []
     for wr, raw, file in sorted(parsed, key=lambda t: (t[0].namespace or "", t[0].name)):
         key = (wr.namespace, wr.name)
         ref = ResourceRef.of(raw)
@@ -164,8 +169,13 @@ def render_all(
                 f"({run_nodes[0].name} ...)",
                 resource=ref,
             )
+        before = len(results.items)
         _render_one(wr, raw, file, run_nodes, options, password, results, out, context)
+        notes += [r for r in results.items[before:] if r.message.startswith(RENDERED_NOTE)]
     if results.has_errors:
+        # Nothing is written: a "rendered N TrainJob(s)" note of a run that succeeded would
+        # read, above "nothing rendered", as if something had been.
+        results.items[:] = [r for r in results.items if not any(r is n for n in notes)]
         return RenderOutput(summaries=out.summaries)
     return out
 
@@ -230,6 +240,24 @@ def _left_out(excluded: Sequence[Any]) -> str:
 ANN_APPLIED = "nvcre.nvidia.com/applied-overrides"
 ANN_GPU_PRODUCT = "nvcre.nvidia.com/detected-gpu-product"
 """The nodes' own product names, on runs whose GPU model is outside the defaults table."""
+
+
+def _fewer_nodes(eligible: Sequence[NodeInfo], gpus: int) -> str:
+    """The remedy for too few nodes: a numNodes the nodes able to run the job can meet.
+
+    A node with fewer allocatable GPUs than the job asks per node was just named in a warning
+    as unable to run it, so it does not count.
+    """
+    short = [
+        n.name for n in eligible if n.allocatable_gpus is not None and n.allocatable_gpus < gpus
+    ]
+    usable = len(eligible) - len(short)
+    shown = ", ".join(short[:3]) + (f" and {len(short) - 3} more" if len(short) > 3 else "")
+    cannot = f" ({shown} cannot run it: fewer than {gpus} allocatable nvidia.com/gpu)"
+    cannot = cannot if short else ""
+    if usable < 1:
+        return f"no eligible node can run the job{cannot}"
+    return f"set numNodes to {usable} or fewer{cannot}"
 
 
 def _measurement_annotations(
@@ -508,12 +536,12 @@ def _render_one(
                         labelled, per_group, strict_domain, options.remainder
                     )
                 except PartitionError as exc:
-                    err(f"{exc}; set numNodes to {len(names)} or fewer", "spec.numNodes")
+                    err(f"{exc}; {_fewer_nodes(eligible, gpus)}", "spec.numNodes")
         else:
             try:
                 part = partition_simple(names, per_group, options.remainder)
             except PartitionError as exc:
-                err(f"{exc}; set numNodes to {len(names)} or fewer", "spec.numNodes")
+                err(f"{exc}; {_fewer_nodes(eligible, gpus)}", "spec.numNodes")
         if part.untested:
             warn(
                 f"remainder: {len(part.untested)} node(s) left untested because they do not "
@@ -804,7 +832,7 @@ def _render_one(
     )
     sizes = sorted({len(g.nodes) or spec.num_nodes for g in part.groups})
     results.info(
-        f"rendered {len(jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
+        f"{RENDERED_NOTE} {len(jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
         f"from {len(eligible)} eligible node(s) in {len(waves)} wave(s); platform {platform}, "
         f"GPU {arch}"
         + (f" ({', '.join(products)})" if products and not fleet.in_table(arch) else "")

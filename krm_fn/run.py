@@ -161,7 +161,11 @@ def _run_once(
         fc = docs[0] if docs and isinstance(docs[0], dict) else None
         if fc is not None:
             fc = {k: v for k, v in fc.items() if k not in PLUGIN_CONFIG_KEYS}
-    return _render(inp, fc, results, cwd or Path.cwd(), legacy=config_path is not None)
+            problem = _plugin_config_problem(fc, config_path)
+            if problem:
+                results.error(problem)
+                return _failed(results, stdin, inp)
+    return _render(inp, fc, results, cwd or Path.cwd(), config_path)
 
 
 def _render(
@@ -169,7 +173,7 @@ def _render(
     fc: Mapping[str, Any] | None,
     results: Results,
     cwd: Path,
-    legacy: bool,
+    config_path: str | None,
 ) -> RunOutcome:
     from krm_fn.api.config import options_from_config
     from krm_fn.output import is_resource_slice, place_generated
@@ -206,6 +210,10 @@ def _render(
         inventory_slices = [o for o, _ in loaded.items if is_resource_slice(o)]
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
+    offline = options.platform or options.gpu_arch  # a preview on synthetic nodes
+    if config_path and fc_dict and _is_workloadrun(fc_dict) and not nodes and not offline:
+        _generator_without_nodes(fc_dict, config_path, results)
+        return _failed(results, b"", inp)
     # Objects runs may refer to (PersistentVolumeClaims, LogProfiles): every input item but
     # the Nodes (already in ``nodes``) and our own earlier output (replaced, so it must not
     # count as input: the second run would differ from the first).
@@ -215,11 +223,45 @@ def _render(
     if results.has_errors:
         return _failed(results, b"", inp)
     keep = [e for e in entries if not e.generated]
+    legacy = config_path is not None
     if legacy:
         keep = [e for e in keep if not e.input_kind and not _is_local(inp.load(e))]
     generated = place_generated(rendered.objects, options.output_dir, with_paths=not legacy)
     chunks = write_output_chunks(inp, keep, generated, results.safe_items(), mark=True)
     return RunOutcome(chunks, _stderr(results), 0, rendered)
+
+
+def _generator_without_nodes(fc: Mapping[str, Any], config_path: str, results: Results) -> None:
+    """Report a generator (WorkloadRun as plugin config) that has no Node to render on."""
+    from krm_fn.api.config import OPTION_ANNOTATION_PREFIX as PREFIX
+
+    results.error(
+        "no Node to render on: in kustomize's generator form (the WorkloadRun is the plugin "
+        "config) kustomize passes no resources, so name the Node files in the WorkloadRun's "
+        f"annotation {PREFIX}inventory (e.g. {PREFIX}inventory: nodes.yaml, relative to the "
+        f"kustomization); to preview the file instead, run: workloadrun-fn render {config_path} "
+        "NODE_FILES",
+        resource=ResourceRef.of(dict(fc)),
+        field_path=f"metadata.annotations[{PREFIX}inventory]",
+    )
+
+
+_NODE_KINDS = ("Node", "NodeList", "List")
+
+
+def _plugin_config_problem(fc: Mapping[str, Any], config_path: str) -> str | None:
+    """Why a legacy plugin config is an inventory rather than a config (``None``: it is not)."""
+    kind = fc.get("kind")
+    if kind not in _NODE_KINDS:
+        return None
+    return (
+        f"{config_path} holds {kind} objects, but a file given alone is kustomize's "
+        "exec-plugin config (a fn.nvcre.nvidia.com/v1alpha1 WorkloadRunRender, or a WorkloadRun "
+        "in generator mode), with the resources on stdin. To preview, run: workloadrun-fn "
+        f"render WORKLOADRUN_FILE {config_path}; in a kustomization, list the Nodes under "
+        "resources: (transformer) or name them in the WorkloadRun's annotation "
+        "fn.nvcre.nvidia.com/inventory (generator)"
+    )
 
 
 def _is_workloadrun(item: Mapping[str, Any]) -> bool:

@@ -1,7 +1,7 @@
 """Validate generated objects the way the API server and Trainer's webhooks would.
 
 * Trainer kinds against the pinned CRDs in ``../shared/schemas/crds`` (read at test time,
-  never copied), strictly: an unknown field anywhere is an error (as ``kubectl apply`` with
+  never copied; a test that needs them skips, naming the path, when they are missing), strictly: an unknown field anywhere is an error (as ``kubectl apply`` with
   strict field validation reports it), plus the CRDs' CEL name rules.
 * NVIDIA's ComputeDomain against its pinned CRD, the same way.
 * Core kinds (ConfigMap, Secret, PersistentVolumeClaim) and ``resource.k8s.io/v1``
@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,9 @@ from typing import Any
 import jsonschema
 import yaml
 
+from tests.shared import require_shared, shared_dir  # noqa: F401  (shared_dir: re-exported)
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def shared_dir() -> Path:
-    env = os.environ.get("WORKLOADRUN_SHARED")
-    return Path(env) if env else REPO.parent / "shared"
 
 
 CRD_FILES = {
@@ -64,7 +60,7 @@ def _strict(node: Any) -> Any:
 
 @functools.cache
 def crd_schema(kind: str) -> dict[str, Any]:
-    path = shared_dir() / "schemas" / "crds" / CRD_FILES[kind]
+    path = require_shared("schemas", "crds", CRD_FILES[kind])  # skips without ../shared
     crd = yaml.safe_load(path.read_text())
     (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
     schema = _strict(version["schema"]["openAPIV3Schema"])

@@ -136,5 +136,5 @@ def test_bad_function_options_are_refused(data: dict[str, str], needle: str) -> 
 
 def test_missing_file_is_a_clear_error() -> None:
     proc = run(["render", "nope.yaml"])
-    assert proc.returncode != 0
+    assert proc.returncode == 2, "a missing file is a usage error"
     assert b"nope.yaml" in proc.stderr and b"Traceback" not in proc.stderr

@@ -108,6 +108,26 @@ def options_from_config(fc: dict[str, Any] | None) -> FunctionOptions:
     )
 
 
+REFUSED_OPTIONS = frozenset({"registryPassword"})
+"""Declared only to be refused with a reason: never offered as a suggestion."""
+
+
+def offered_options() -> list[str]:
+    """The option names a user may set, sorted (the refused ones left out)."""
+    keys = (f.alias or n for n, f in FunctionOptions.model_fields.items())
+    return sorted(k for k in keys if k not in REFUSED_OPTIONS)
+
+
+def _did_you_mean(name: str) -> str:
+    import difflib
+
+    allowed = offered_options()
+    by_lower = {k.lower(): k for k in allowed}
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    hint = f" (did you mean {by_lower[close[0]]}?)" if close else ""
+    return f"{hint}; allowed options: {', '.join(allowed)}"
+
+
 def _validate(raw: dict[str, Any], where: str) -> FunctionOptions:
     try:
         return FunctionOptions.model_validate(raw)
@@ -117,10 +137,7 @@ def _validate(raw: dict[str, Any], where: str) -> FunctionOptions:
             loc = ".".join(str(p) for p in err["loc"])
             path = f"functionConfig {where}.{loc}" if loc else f"functionConfig {where}"
             if err["type"] == "extra_forbidden":
-                allowed = ", ".join(
-                    sorted(f.alias or n for n, f in FunctionOptions.model_fields.items())
-                )
-                msgs.append(f"{path}: unknown option; allowed options: {allowed}")
+                msgs.append(f"{path}: unknown option{_did_you_mean(str(err['loc'][-1]))}")
             else:
                 msg = err["msg"].removeprefix("Value error, ")
                 msgs.append(f"{path}: {msg}")

@@ -8,15 +8,22 @@ with its `expected.yaml` (regenerate with --update-golden) and validated.
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.e2e.helpers import BIN, EXAMPLES, PASSWORD, need, run
+from tests.e2e.helpers import BIN, EXAMPLES, REPO, need, run
 from tests.k8s_schemas import validate_all
 
 pytestmark = pytest.mark.e2e
+
+_KEY = re.search(r"NGC_API_KEY=(\S+) kubectl kustomize", (REPO / "README.md").read_text())
+assert _KEY, "the README's kubectl kustomize command sets NGC_API_KEY"
+README_KEY = _KEY.group(1)
 
 KUSTOMIZATIONS = sorted(
     str(p.parent.relative_to(EXAMPLES))
@@ -54,9 +61,10 @@ def test_example_builds_with_kubectl_kustomize(
 ) -> None:
     kubectl = need("kubectl")
     root = EXAMPLES / example
-    proc = run(
+    proc = run(  # the key the README's commands use, so a reader gets exactly expected.yaml
         [kubectl, "kustomize", "--enable-alpha-plugins", str(root)],
         XDG_CONFIG_HOME=str(plugin_home),
+        NGC_API_KEY=README_KEY,
     )
     assert proc.returncode == 0, proc.stderr
     expected = root / "expected.yaml"
@@ -68,7 +76,10 @@ def test_example_builds_with_kubectl_kustomize(
     assert "TrainJob" in kinds and "TrainingRuntime" in kinds
     assert not kinds & {"WorkloadRun", "Node", "List", "WorkloadRunRender"}
     assert validate_all(docs) == []
-    assert PASSWORD not in proc.stderr
+    assert README_KEY not in proc.stderr
+    for secret in (d for d in docs if d["kind"] == "Secret"):
+        auth = json.loads(base64.b64decode(secret["data"][".dockerconfigjson"]))
+        assert {a["password"] for a in auth["auths"].values()} == {README_KEY}
 
 
 def test_without_alpha_plugins_kustomize_refuses_rather_than_skipping(plugin_home: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.helpers import BIN, REPO, fn_env
-from tests.k8s_schemas import shared_dir
+from tests.shared import require_shared
 
 # The fixture renders four groups of 4 nodes x 8 GPUs. A log must cover its group (its
 # '# Using devices' lines name 4 hosts with 8 devices each): the one real log we have of that
@@ -103,7 +103,7 @@ def test_report_other_formats(fmt: str, tmp_path: Path) -> None:
 
 def test_report_fails_closed_on_logs_that_do_not_cover_the_group(tmp_path: Path) -> None:
     rendered = _render_fixture(tmp_path)
-    shared = [shared_dir() / "fixtures" / "nccl-logs" / name for name in SHARED]
+    shared = [require_shared("fixtures", "nccl-logs", name) for name in SHARED]
     logs = _logs(tmp_path, [*shared, FOUR_BY_EIGHT, FOUR_BY_EIGHT])
     proc = subprocess.run(
         [str(BIN / "workloadrun-fn"), "report", str(rendered), "--logs", str(logs)],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ if str(REPO) not in sys.path:  # so that plain `pytest` (without `python -m`) fi
 
 from krm_fn.report.loglines import LogSource  # noqa: E402
 from krm_fn.report.model import Report  # noqa: E402
+from tests.shared import require_shared, shared_dir  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
 REAL = DATA / "real"
@@ -28,19 +28,11 @@ def real_log(name: str) -> Path:
 
 
 def shared_fixtures() -> Path:
-    """The shared fixture logs: ../shared/fixtures beside the repo, else $WORKLOADRUN_SHARED."""
-    default = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-    if default.is_dir():
-        return default
-    env = os.environ.get("WORKLOADRUN_SHARED")
-    if env:
-        candidate = Path(env)
-        candidate = candidate / "fixtures" if (candidate / "fixtures").is_dir() else candidate
-        if candidate.is_dir():
-            return candidate
-    raise RuntimeError(
-        f"shared fixtures not found at {default}; set WORKLOADRUN_SHARED to the shared/ folder"
-    )
+    """The shared fixture logs: $WORKLOADRUN_SHARED/fixtures, else ../shared/fixtures.
+
+    Possibly missing: the helpers below skip (naming the path) when it is.
+    """
+    return shared_dir() / "fixtures"
 
 
 FIXTURES = shared_fixtures()
@@ -48,14 +40,19 @@ NCCL_LOGS = FIXTURES / "nccl-logs"
 MEGATRON_LOGS = FIXTURES / "megatron-logs"
 
 
+def logs_in(directory: Path) -> list[Path]:
+    """The files of a shared log directory, sorted; skips the module when it is missing."""
+    return sorted(require_shared("fixtures", directory.name).iterdir())
+
+
 def nccl_log(name: str) -> Path:
-    path = NCCL_LOGS / name
+    path = require_shared("fixtures", "nccl-logs") / name
     assert path.is_file(), path
     return path
 
 
 def megatron_log(name: str) -> Path:
-    path = MEGATRON_LOGS / name
+    path = require_shared("fixtures", "megatron-logs") / name
     assert path.is_file(), path
     return path
 

@@ -7,7 +7,7 @@ import pytest
 from krm_fn.report.detect_failures import Finding, detect_failures
 from krm_fn.report.loglines import LogSource
 
-from .conftest import MEGATRON_LOGS, NCCL_LOGS, nccl_log, source
+from .conftest import MEGATRON_LOGS, NCCL_LOGS, logs_in, nccl_log, source
 
 
 def findings(name: str) -> list[Finding]:
@@ -83,8 +83,8 @@ def test_plugin_init_warnings_are_failures_once_per_message() -> None:
 
 @pytest.mark.parametrize(
     "path",
-    [p for p in sorted(NCCL_LOGS.iterdir()) if not p.name.startswith(("FAILURE_", "WARN_"))]
-    + sorted(MEGATRON_LOGS.iterdir()),
+    [p for p in logs_in(NCCL_LOGS) if not p.name.startswith(("FAILURE_", "WARN_"))]
+    + logs_in(MEGATRON_LOGS),
     ids=lambda p: p.stem,
 )
 def test_successful_logs_have_no_failure_lines(path: object) -> None:

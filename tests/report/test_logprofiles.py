@@ -18,6 +18,7 @@ from krm_fn.report.logprofiles import (
     resolve_profile,
     translate_go_regex,
 )
+from tests.shared import require_shared
 
 from .conftest import FIXTURES
 
@@ -34,7 +35,7 @@ def test_builtin_profile_names() -> None:
 
 
 def test_builtin_regexes_are_verbatim_from_the_reference() -> None:
-    text = REFERENCE.read_text("utf-8")
+    text = require_shared("reference", REFERENCE.name).read_text("utf-8")
     # §1.9 quotes each regex in backticks; the bridge one is given as the training one with
     # an optional TFLOPs group, its prefix elided as "...".
     assert f"`bandwidthResult: '{NCCL_BANDWIDTH_REGEX}'`" in text

@@ -14,7 +14,7 @@ from krm_fn.report.loglines import LogSource
 from krm_fn.report.logprofiles import BUILTIN_PROFILES, LogProfile, compile_profile
 from krm_fn.report.parse_megatron import MegatronResult, parse_megatron
 
-from .conftest import MEGATRON_LOGS, megatron_log, source
+from .conftest import MEGATRON_LOGS, logs_in, megatron_log, source
 
 TRAINING = BUILTIN_PROFILES["megatron-training"]
 # A user profile that counts every iteration (no warm-up), to measure the short fixtures.
@@ -49,7 +49,7 @@ def parse(name: str, profile: LogProfile = TRAINING) -> MegatronResult:
 
 def test_every_megatron_fixture_is_covered() -> None:
     covered = {EKS, RANKED, STARTUP, FLAGAI, DEEPSPEED, MOE}
-    assert covered == {p.name for p in MEGATRON_LOGS.iterdir() if p.is_file()}
+    assert covered == {p.name for p in logs_in(MEGATRON_LOGS) if p.is_file()}
 
 
 @pytest.mark.parametrize(

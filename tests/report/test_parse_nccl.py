@@ -13,7 +13,7 @@ import pytest
 from krm_fn.report.logprofiles import BUILTIN_PROFILES
 from krm_fn.report.parse_nccl import NcclResult, parse_nccl
 
-from .conftest import NCCL_LOGS, nccl_log, source
+from .conftest import NCCL_LOGS, logs_in, nccl_log, source
 
 PROFILE = BUILTIN_PROFILES["nccl-bandwidth"]
 
@@ -161,7 +161,7 @@ def _id(expected: Expected) -> str:
 
 def test_every_nccl_fixture_has_an_expectation() -> None:
     covered = {e.file for e in TABLES} | set(NO_TABLE)
-    assert covered == {p.name for p in NCCL_LOGS.iterdir() if p.is_file()}
+    assert covered == {p.name for p in logs_in(NCCL_LOGS) if p.is_file()}
 
 
 @pytest.mark.parametrize("expected", TABLES, ids=_id)

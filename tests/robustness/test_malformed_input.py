@@ -424,7 +424,7 @@ def test_internal_error_is_exit_70_and_traceback_only_with_debug(
 ) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", BOOM, *args],
-        input=b"",
+        input=b"kind: Anything\n",  # not empty: an empty stdin stops before run_krm
         capture_output=True,
         timeout=30,
     )

@@ -1,0 +1,371 @@
+"""A newcomer's mistakes each get a hint; help, version, completion and the empty-input cases.
+
+Every test runs the installed console script (as a user would), in a subprocess; the terminal
+cases give the script a real pseudo-terminal as stdin.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from krm_fn import __version__
+from krm_fn.cli import SUBCOMMANDS
+from krm_fn.platforms.detect import PLATFORMS
+from krm_fn.platforms.gpu import GPU_ARCHITECTURES
+
+REPO = Path(__file__).resolve().parents[1]
+FN = str(Path(sys.executable).with_name("workloadrun-fn"))
+ENV = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "NGC_API_KEY": "newcomer-key-1"}
+WR = REPO / "fixtures" / "workloadrun-basic-mpi.yaml"
+NODES = REPO / "fixtures" / "nodes-16.yaml"
+
+
+def run(
+    args: list[str],
+    stdin: bytes = b"",
+    cwd: Path = REPO,
+    env: dict[str, str] | None = None,
+    columns: int = 80,
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [FN, *args],
+        input=stdin,
+        capture_output=True,
+        cwd=cwd,
+        env={**ENV, "COLUMNS": str(columns), **(env or {})},
+        timeout=120,
+    )
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    )
+
+
+def run_on_terminal(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run with a pseudo-terminal as stdin (an interactive shell); must not wait for input."""
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [FN, *args], stdin=follower, capture_output=True, cwd=REPO, env=ENV, timeout=60
+        )
+    finally:
+        os.close(follower)
+        os.close(leader)
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    )
+
+
+# --- help, version, completion ----------------------------------------------------------------
+
+
+def test_help_lists_forms_examples_exit_codes_debug_and_completion() -> None:
+    proc = run(["--help"])
+    assert proc.returncode == 0
+    out = proc.stdout
+    assert "workloadrun-fn PLUGIN_CONFIG" in out and "fn.nvcre.nvidia.com/inventory" in out
+    assert "Examples:" in out and "workloadrun-fn render fixtures/" in out
+    for code in ("0", "1", "2", "70"):
+        assert re.search(rf"^\s+{code}\s+\S", out, re.M), f"exit code {code} not explained"
+    assert "WORKLOADRUN_FN_DEBUG=1" in out
+    for shell in ("bash_source", "zsh_source", "fish_source"):
+        assert f"_WORKLOADRUN_FN_COMPLETE={shell} workloadrun-fn" in out
+    assert "docs/workloadrun-reference.md" in out
+
+
+def test_help_shows_every_command_summary_whole_on_a_narrow_terminal() -> None:
+    from krm_fn.commands import cli
+
+    out = re.sub(r"\s+", " ", run(["--help"], columns=60).stdout)
+    for name, cmd in cli.commands.items():
+        summary = " ".join(cmd.get_short_help_str(limit=10_000).split())
+        assert f"{name} {summary}" in out, f"summary of {name} cut"
+
+
+def test_render_help_lists_the_valid_platform_and_gpu_names_and_examples() -> None:
+    out = re.sub(r"\s+", " ", run(["render", "--help"]).stdout)
+    assert "--platform NAME" in out and "--platform TEXT" not in out
+    assert "One of: " + ", ".join(PLATFORMS) in out
+    assert "One of: " + ", ".join(GPU_ARCHITECTURES) in out
+    assert "Examples:" in out and "--platform aws --gpu-arch h100" in out
+    assert "Exit codes:" in out
+
+
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_version_flags(flag: str) -> None:
+    proc = run([flag])
+    assert proc.returncode == 0 and proc.stdout.strip() == f"workloadrun-fn, version {__version__}"
+
+
+@pytest.mark.parametrize(
+    ("shell", "marker"),
+    [
+        ("bash_source", "complete -o nosort -F _workloadrun_fn_completion workloadrun-fn"),
+        ("zsh_source", "#compdef workloadrun-fn"),
+        ("fish_source", "complete --no-files --command workloadrun-fn"),
+    ],
+    ids=["bash-script", "zsh-script", "fish-script"],
+)
+def test_completion_script_for_each_shell(shell: str, marker: str) -> None:
+    proc = run([], env={"_WORKLOADRUN_FN_COMPLETE": shell})
+    assert proc.returncode == 0, proc.stderr
+    assert marker in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("words", "cword", "expected"),
+    [
+        ("workloadrun-fn re", 1, {"render", "report"}),
+        ("workloadrun-fn render --platform a", 3, {"aws", "azure"}),
+        ("workloadrun-fn render --gpu-arch gb", 3, {"gb200", "gb300"}),
+        ("workloadrun-fn render --o", 2, {"--output"}),
+    ],
+    ids=["commands", "platform-names", "gpu-names", "options"],
+)
+def test_bash_completion_offers(words: str, cword: int, expected: set[str]) -> None:
+    proc = run(
+        [],
+        env={
+            "_WORKLOADRUN_FN_COMPLETE": "bash_complete",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(cword),
+        },
+    )
+    assert proc.returncode == 0, proc.stderr
+    offered = {line.split(",", 1)[1] for line in proc.stdout.splitlines()}
+    assert offered == expected
+
+
+def test_readme_documents_completion() -> None:
+    readme = (REPO / "README.md").read_text()
+    for shell in ("bash_source", "zsh_source", "fish_source"):
+        assert f"_WORKLOADRUN_FN_COMPLETE={shell}" in readme
+
+
+# --- no input ------------------------------------------------------------------------------
+
+
+def test_bare_command_on_a_terminal_prints_usage_instead_of_waiting() -> None:
+    proc = run_on_terminal([])
+    assert proc.returncode == 2
+    assert "stdin is a terminal" in proc.stderr and "usage: workloadrun-fn" in proc.stderr
+    assert "workloadrun-fn render FILE" in proc.stderr
+    for name in SUBCOMMANDS:
+        assert name in proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("stdin", [b"", b"\n  \n"], ids=["empty", "blank-lines"])
+def test_empty_stdin_is_a_usage_error_not_a_silent_success(stdin: bytes) -> None:
+    proc = run([], stdin)
+    assert proc.returncode == 2
+    assert "stdin is empty" in proc.stderr and "usage: workloadrun-fn" in proc.stderr
+    assert proc.stdout == ""
+
+
+# --- the mistakes of issue 18, each with its hint ------------------------------------------
+
+
+def test_forgetting_render_on_a_terminal_says_to_use_render() -> None:
+    proc = run_on_terminal([str(WR.relative_to(REPO))])
+    assert proc.returncode == 2
+    assert "kustomize's exec-plugin form" in proc.stderr
+    assert f"workloadrun-fn render {WR.relative_to(REPO)}" in proc.stderr
+
+
+def test_forgetting_render_in_a_pipe_points_to_render_and_the_inventory_annotation() -> None:
+    proc = run([str(WR.relative_to(REPO))])
+    assert proc.returncode == 1
+    assert "0 Node(s)" not in proc.stderr
+    assert "fn.nvcre.nvidia.com/inventory" in proc.stderr
+    assert f"workloadrun-fn render {WR.relative_to(REPO)} NODE_FILES" in proc.stderr
+
+
+def test_generator_mode_without_the_inventory_annotation_names_the_annotation(
+    tmp_path: Path,
+) -> None:
+    cfg = tmp_path / "workloadrun.yaml"
+    cfg.write_bytes(WR.read_bytes())
+    proc = run([str(cfg)], b"", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert (
+        "metadata.annotations[fn.nvcre.nvidia.com/inventory]: no Node to render on" in proc.stderr
+    )
+    assert "fn.nvcre.nvidia.com/inventory: nodes.yaml" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_generator_mode_with_the_annotation_still_renders(tmp_path: Path) -> None:
+    (tmp_path / "nodes.yaml").write_bytes(NODES.read_bytes())
+    wr = yaml.safe_load(WR.read_text())
+    wr["metadata"]["annotations"] = {"fn.nvcre.nvidia.com/inventory": "nodes.yaml"}
+    (tmp_path / "wr.yaml").write_text(yaml.safe_dump(wr))
+    proc = run(["wr.yaml"], b"", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("kind: TrainJob") == 4
+
+
+def test_a_node_file_alone_says_it_is_an_inventory_and_how_to_preview() -> None:
+    rel = str(NODES.relative_to(REPO))
+    proc = run([rel])
+    assert proc.returncode == 1
+    assert f"{rel} holds List objects" in proc.stderr
+    assert f"workloadrun-fn render WORKLOADRUN_FILE {rel}" in proc.stderr
+    assert "fn.nvcre.nvidia.com/inventory" in proc.stderr
+
+
+def test_a_node_file_alone_on_a_terminal_does_not_wait() -> None:
+    proc = run_on_terminal([str(NODES.relative_to(REPO))])
+    assert proc.returncode == 2
+    assert "workloadrun-fn render" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [["render", "nope.yaml"], ["render", "fixtures/", "nope.yaml"]], ids=["alone", "among"]
+)
+def test_render_of_a_missing_file_exits_2_naming_it(args: list[str]) -> None:
+    proc = run(args)
+    assert proc.returncode == 2
+    assert "nope.yaml" in proc.stderr and "does not exist" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+def _with_config(data: dict[str, str]) -> bytes:
+    rl = yaml.safe_load((REPO / "fixtures" / "krm" / "resourcelist.yaml").read_text())
+    rl["functionConfig"] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "f"}}
+    rl["functionConfig"]["data"] = data
+    return yaml.safe_dump(rl).encode()
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [("registy", "registry"), ("Platform", "platform"), ("outputdir", "outputDir")],
+    ids=["registy-means-registry", "wrong-case", "outputdir-means-outputDir"],
+)
+def test_unknown_option_gets_did_you_mean(typo: str, meant: str) -> None:
+    proc = run([], _with_config({typo: "x"}))
+    assert proc.returncode == 1
+    assert f"data.{typo}: unknown option (did you mean {meant}?)" in proc.stderr
+
+
+def test_unknown_option_never_offers_the_refused_registry_password() -> None:
+    proc = run([], _with_config({"registrypassword": "hunter2"}))
+    assert proc.returncode == 1
+    assert "allowed options:" in proc.stderr
+    assert not re.search(r"registryPassword(?!Env)", proc.stderr), proc.stderr
+    assert "hunter2" not in proc.stderr + proc.stdout
+
+
+def test_unknown_cli_command_gets_did_you_mean() -> None:
+    proc = run(["rendr", "x.yaml"])
+    assert proc.returncode == 2
+    assert "Did you mean 'render'?" in proc.stderr
+
+
+def _two_runs_one_failing() -> bytes:
+    good = yaml.safe_load(WR.read_text())
+    bad = yaml.safe_load(WR.read_text())
+    bad["metadata"]["name"] = "too-big"
+    bad["spec"]["numNodes"] = 40
+    items = [good, bad, *yaml.safe_load(NODES.read_text())["items"]]
+    rl = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items}
+    return yaml.safe_dump(rl).encode()
+
+
+def test_failed_run_reports_no_rendered_trainjobs_above_nothing_rendered() -> None:
+    proc = run([], _two_runs_one_failing())
+    assert proc.returncode == 1
+    assert "nothing rendered" in proc.stderr
+    results = yaml.safe_load(proc.stdout)["results"]
+    assert any("need 40 (numNodes)" in r["message"] for r in results)
+    assert not [r for r in results if "TrainJob(s)" in r["message"]], results
+
+
+@pytest.mark.e2e
+def test_failed_kpt_run_prints_no_rendered_note(tmp_path: Path) -> None:
+    import shutil
+
+    kpt = shutil.which("kpt")
+    if kpt is None:
+        pytest.fail("kpt must be installed for the end-to-end tests")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    docs = yaml.safe_load(_two_runs_one_failing())["items"]
+    (pkg / "input.yaml").write_text(yaml.safe_dump_all(docs))
+    proc = subprocess.run(
+        [kpt, "fn", "eval", str(pkg), "--exec", FN, "--truncate-output=false"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **ENV},
+        timeout=300,
+    )
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "need 40 (numNodes)" in out
+    assert "rendered 4 TrainJob(s)" not in out
+
+
+def _short_node_inventory(short: int) -> list[dict[str, object]]:
+    nodes: list[dict[str, object]] = yaml.safe_load(NODES.read_text())["items"][:5]
+    for node in nodes[:short]:
+        status = node["status"]
+        assert isinstance(status, dict)
+        status["allocatable"]["nvidia.com/gpu"] = "4"
+    return nodes
+
+
+@pytest.mark.parametrize(
+    ("short", "advice"),
+    [
+        (0, "set numNodes to 5 or fewer"),
+        (1, "set numNodes to 4 or fewer"),
+        (5, None),
+    ],
+    ids=["all-usable", "one-flagged-not-counted", "none-usable-no-numnodes-advice"],
+)
+def test_numnodes_advice_does_not_count_nodes_flagged_as_unable(
+    short: int, advice: str | None
+) -> None:
+    wr = yaml.safe_load(WR.read_text())
+    wr["spec"]["numNodes"] = 8
+    # Explicit, so a node reporting 4 GPUs is short of it (without it the count would come
+    # from the nodes themselves, and a fleet of 4-GPU nodes would simply run 4 per node).
+    wr["spec"]["gpusPerNode"] = 8
+    stream = yaml.safe_dump_all([wr, *_short_node_inventory(short)]).encode()
+    proc = run([], stream)
+    assert proc.returncode == 1
+    if short:
+        assert "gpu-node-01" in proc.stderr, "the node that cannot run the job is named"
+    if advice is None:
+        assert "set numNodes to" not in proc.stderr, proc.stderr
+    else:
+        assert "not enough eligible nodes: need 8 (numNodes)" in proc.stderr
+        assert re.findall(r"set numNodes to \d+ or fewer", proc.stderr) == [advice], proc.stderr
+
+
+# --- the small items of issue 18 -------------------------------------------------------------
+
+
+def test_dockerfile_run_line_passes_the_registry_key() -> None:
+    text = (REPO / "Dockerfile").read_text().replace("\\\n#", "")
+    (line,) = [ln for ln in text.splitlines() if "docker run" in ln]
+    assert "-e NGC_API_KEY" in line
+
+
+def test_readme_report_example_creates_the_logs_directory() -> None:
+    readme = (REPO / "README.md").read_text()
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "--logs logs/" in b)
+    assert block.index("mkdir -p logs") < block.index('> "logs/')
+
+
+def test_readme_docker_and_kustomize_examples_use_the_same_key_as_the_quick_start() -> None:
+    readme = (REPO / "README.md").read_text()
+    keys = set(re.findall(r"NGC_API_KEY=(\S+)", readme))
+    assert keys == {"example-api-key"}
