@@ -252,15 +252,15 @@ def _check_spec_fields(spec: Mapping[str, Any], errors: list[tuple[str, str]]) -
                     )
 
 
+def _trainjob_removed(path: str) -> tuple[str, str]:
+    """The error for a patch that removes the TrainJob (or the whole workload) at ``path``."""
+    return (path, "spec.workload.trainJob cannot be removed: it is the TrainJob this group runs")
+
+
 def _workload(spec: Mapping[str, Any], errors: list[tuple[str, str]]) -> dict[str, Any] | None:
     workload = spec.get("workload")
     if not isinstance(workload, Mapping):
-        errors.append(
-            (
-                "spec.workload",
-                "spec.workload.trainJob cannot be removed: it is the TrainJob this group runs",
-            )
-        )
+        errors.append(_trainjob_removed("spec.workload"))
         return None
     for key in workload:
         if key != "trainJob":
@@ -272,12 +272,7 @@ def _workload(spec: Mapping[str, Any], errors: list[tuple[str, str]]) -> dict[st
             )
     trainjob = workload.get("trainJob")
     if not isinstance(trainjob, Mapping):
-        errors.append(
-            (
-                "spec.workload.trainJob",
-                "spec.workload.trainJob cannot be removed: it is the TrainJob this group runs",
-            )
-        )
+        errors.append(_trainjob_removed("spec.workload.trainJob"))
         return None
     return copy.deepcopy(dict(trainjob))
 
