@@ -15,5 +15,4 @@ The package is split by stage, each module doing one job:
 
 __version__ = "0.1.0"
 
-MANAGER = "workloadrun-fn"
-"""Value of ``app.kubernetes.io/managed-by`` on every generated object."""
+from krm_fn.keys import MANAGER as MANAGER  # re-exported: the value of the managed-by label

@@ -39,12 +39,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from krm_fn.keys import LABEL_WAVE
+
 ANN_SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 ANN_DEPENDS_ON = "config.kubernetes.io/depends-on"
 ANN_FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
 ANN_ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 ARGO_RECREATE = ("Force=true", "Replace=true")
-LABEL_WAVE = "nvcre.nvidia.com/wave"
 TRAINJOB = ("trainer.kubeflow.org", "TrainJob")
 
 NOT_AWAITED = frozenset({("", "PersistentVolumeClaim")})

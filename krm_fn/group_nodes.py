@@ -16,8 +16,8 @@ import base64
 import gzip
 from collections.abc import Mapping, Sequence
 
-ANN_GROUP_NODES = "nvcre.nvidia.com/group-nodes"
-ANN_GROUP_NODES_GZIP = "nvcre.nvidia.com/group-nodes-gzip"
+from krm_fn.keys import ANN_GROUP_NODES, ANN_GROUP_NODES_GZIP
+
 PLAIN_MAX = 128 * 1024
 """Largest plain list (bytes); leaves half of the 256 KiB annotation budget to the others."""
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from krm_fn import yamlio
+from krm_fn import keys, yamlio
 from krm_fn.inventory import NodeInfo
 from krm_fn.output import INDEX_KEYS, PATH_KEYS
 from krm_fn.records import field, record
@@ -119,12 +119,7 @@ def file_ref_of(item: dict[str, Any]) -> FileRef | None:
 
 def is_workloadrun(item: dict[str, Any]) -> bool:
     """Whether an item is a WorkloadRun (any nvcre.nvidia.com version)."""
-    api = item.get("apiVersion")
-    return (
-        item.get("kind") == "WorkloadRun"
-        and isinstance(api, str)
-        and (api.startswith("nvcre.nvidia.com/"))
-    )
+    return keys.is_workloadrun(item)
 
 
 def is_function_config(item: dict[str, Any]) -> bool:

@@ -18,10 +18,7 @@ import posixpath
 from collections.abc import Sequence
 from typing import Any
 
-from krm_fn import MANAGER
-
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
-"""Same value as :data:`krm_fn.builders.plan.LABEL_MANAGED_BY` (a test checks it)."""
+from krm_fn.keys import LABEL_MANAGED_BY, MANAGER, is_workloadrun_kind
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 PATH_KEYS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -49,7 +46,7 @@ def is_input_kind(item: dict[str, Any]) -> bool:
     published by the cluster, and applying an exported copy would fight the driver.
     """
     kind, api = item.get("kind"), item.get("apiVersion")
-    if kind == "WorkloadRun" and isinstance(api, str) and api.startswith("nvcre.nvidia.com/"):
+    if is_workloadrun_kind(api, kind):
         return True
     if is_resource_slice(item):
         return True

@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from krm_fn import yamlio
+from krm_fn.keys import is_workloadrun_kind
 from krm_fn.records import field, record
 from krm_fn.results import Result, Results
 
@@ -185,9 +186,7 @@ class FunctionInput:
                     nodes=[] if gen else collect_nodes([obj]),
                     generated=gen,
                     input_kind=is_input_kind(obj),
-                    workloadrun=obj.get("kind") == "WorkloadRun"
-                    and isinstance(api, str)
-                    and api.startswith("nvcre.nvidia.com/"),
+                    workloadrun=is_workloadrun_kind(api, obj.get("kind")),
                 )
             )
         return out

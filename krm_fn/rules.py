@@ -16,6 +16,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from krm_fn.api import models
+from krm_fn.keys import LABEL_MANAGED_BY as CONTROLLER_LABEL
+from krm_fn.keys import RESERVED_PREFIX
 
 Problem = tuple[str, str]
 
@@ -42,8 +44,6 @@ RESERVED_ENV_MPI = (
     "OMPI_MCA_orte_keep_fqdn_hostnames",
     "OMPI_MCA_orte_set_default_slots",
 )
-CONTROLLER_LABEL = "app.kubernetes.io/managed-by"
-RESERVED_PREFIX = "nvcre.nvidia.com/"
 MAX_WORKLOAD_LABELS = 32
 
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from krm_fn import yamlio
+from krm_fn import keys, yamlio
 from krm_fn.inputs import expand_paths, file_ref_of, load_files
 from krm_fn.inventory import NodeInfo
 from krm_fn.records import record
@@ -265,12 +265,7 @@ def _plugin_config_problem(fc: Mapping[str, Any], config_path: str) -> str | Non
 
 
 def _is_workloadrun(item: Mapping[str, Any]) -> bool:
-    api = item.get("apiVersion")
-    return (
-        item.get("kind") == "WorkloadRun"
-        and isinstance(api, str)
-        and api.startswith("nvcre.nvidia.com/")
-    )
+    return keys.is_workloadrun_kind(item.get("apiVersion"), item.get("kind"))
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[Any, Any]:

@@ -26,6 +26,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from krm_fn.keys import ANN_GROUP_NODES_GZIP as GROUP_NODES_GZIP
+
 MAX_LIST_ITEMS = 128
 MAX_ARG_STRLEN = 131072
 """Linux ``MAX_ARG_STRLEN`` (32 pages): the longest single argument exec() accepts."""
@@ -102,7 +104,6 @@ def worth_measuring(objs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]
     return out
 
 
-GROUP_NODES_GZIP = "nvcre.nvidia.com/group-nodes-gzip"
 SLACK = 16 * 1024
 """Room for what else differs between two TrainJobs of a run (names, labels, wave fields)."""
 

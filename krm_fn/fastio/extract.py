@@ -24,6 +24,7 @@ from krm_fn.fastio.grammar import _ENTRY, _FIRST, _FLAT, _SEQFLAT, _Patterns
 from krm_fn.fastio.model import _MANAGED_BY, _MANAGER, Item, _reset
 from krm_fn.fastio.scalars import _KEY_CACHE, _STR_CACHE, Irregular, _any, _key, _str
 from krm_fn.inventory import NodeInfo, collect_nodes, node_problems
+from krm_fn.keys import is_workloadrun_kind
 
 if TYPE_CHECKING:
     from krm_fn.fastio.reader import FastList
@@ -243,7 +244,7 @@ def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
     if labels_m is not None:
         labels = _flat_map(text, labels_m, 6, strings=False)
         it.generated = labels.get(_MANAGED_BY) == _MANAGER
-    is_run = kind == "WorkloadRun" and api.startswith("nvcre.nvidia.com/")
+    is_run = is_workloadrun_kind(api, kind)
     if it.generated:
         if api == "v1" and kind in ("List", "NodeList"):
             raise Irregular  # whether it is a Node list decides a flag: let PyYAML say
@@ -475,7 +476,7 @@ def _classify_loaded(fast: FastList, it: Item) -> None:
     it.api_version, it.kind = api, kind
     it.generated = is_generated(obj)
     it.input_kind = is_input_kind(obj)
-    it.workloadrun = kind == "WorkloadRun" and api.startswith("nvcre.nvidia.com/")
+    it.workloadrun = is_workloadrun_kind(api, kind)
     it.nodes = [] if it.generated else collect_nodes([obj])
 
 

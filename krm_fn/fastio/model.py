@@ -17,12 +17,13 @@ from typing import Any
 from krm_fn import yamlio
 from krm_fn.fastio.scalars import Irregular
 from krm_fn.inventory import NodeInfo
+from krm_fn.keys import LABEL_MANAGED_BY, MANAGER
 from krm_fn.records import field, record
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 _LOCAL_LINE = f"{LOCAL_CONFIG}: 'true'\n"
-_MANAGED_BY = "app.kubernetes.io/managed-by"
-_MANAGER = "workloadrun-fn"
+_MANAGED_BY = LABEL_MANAGED_BY
+_MANAGER = MANAGER
 
 
 @record

@@ -25,13 +25,13 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from krm_fn.keys import ANN_GROUP_NODES as GROUP_NODES
 from krm_fn.overrides.smp import SMPError, strategic_merge
 from krm_fn.records import record
 
 __all__ = ["Expect", "effective_pod_specs", "keep_placement", "placement_problems"]
 
 HOSTNAME: Final = "kubernetes.io/hostname"
-GROUP_NODES: Final = "nvcre.nvidia.com/group-nodes"
 LAUNCHER: Final = "launcher"
 
 # Kubeflow Trainer v2.3 pkg/runtime/framework/plugins/mpi/mpi.go:82-109 and

@@ -24,6 +24,17 @@ from typing import Any
 
 import yaml
 
+from krm_fn.keys import (
+    ANN_BANDWIDTH,
+    ANN_FRAMEWORK,
+    ANN_GOODPUT,
+    ANN_GPU_ARCH,
+    ANN_GROUP_NODES,
+    ANN_PLATFORM,
+    ANN_THRESHOLDS,
+    LABEL_GROUP,
+    LABEL_RUN,
+)
 from krm_fn.report.logprofiles import (
     LogProfile,
     LogProfileError,
@@ -54,15 +65,7 @@ __all__ = [
     "load_rendered",
 ]
 
-LABEL_RUN = "nvcre.nvidia.com/workload-run"
-LABEL_GROUP = "nvcre.nvidia.com/group"
-ANN_GROUP_NODES = "nvcre.nvidia.com/group-nodes"
-ANN_PLATFORM = "nvcre.nvidia.com/detected-platform"
-ANN_GPU = "nvcre.nvidia.com/detected-gpu-architecture"
-ANN_FRAMEWORK = "nvcre.nvidia.com/framework"
-ANN_THRESHOLDS = "nvcre.nvidia.com/thresholds"
-ANN_BANDWIDTH = "nvcre.nvidia.com/bandwidth-measurement"
-ANN_GOODPUT = "nvcre.nvidia.com/goodput-measurement"
+ANN_GPU = ANN_GPU_ARCH
 
 _DURATION_RE = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
 _TEST_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
