@@ -22,7 +22,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-SUBCOMMANDS = ("render", "report", "install-kustomize-plugin", "schema")
+SUBCOMMANDS = (
+    "render",
+    "report",
+    "install-kustomize-plugin",
+    "schema",
+    "inventory",
+    "release",
+    "discover",
+    "flux-layout",
+)
 
 
 def _debug() -> bool:

@@ -250,6 +250,178 @@ def schema_cmd() -> None:
     click.echo(yamlio.dump(workloadrun_crd()), nl=False)
 
 
+@cli.command("inventory")
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
+@click.option(
+    "-o",
+    "--output",
+    "out_path",
+    type=click.Path(dir_okay=False),
+    help="Write the inventory to this file (atomically) instead of stdout.",
+)
+@click.option(
+    "--keep-label",
+    multiple=True,
+    metavar="KEY|PREFIX*",
+    help="Also keep this label (or every label starting with PREFIX); repeatable.",
+)
+@click.option(
+    "--for",
+    "for_files",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="WorkloadRun file or directory: keep every label its target names; repeatable.",
+)
+def inventory_cmd(
+    files: tuple[str, ...],
+    out_path: str | None,
+    keep_label: tuple[str, ...],
+    for_files: tuple[str, ...],
+) -> None:
+    """Compact `kubectl get nodes -o yaml|json` (FILE... or - / nothing for stdin).
+
+    Keeps only what the render reads, sorted, with no volatile fields, so the inventory can
+    live in git and a diff shows only real fleet changes.
+    """
+    from krm_fn import compact_inventory as ci
+
+    extra = list(keep_label)
+    if for_files:
+        from krm_fn.inputs import expand_paths, is_workloadrun, load_files
+
+        runs = [o for o, _ in load_files(expand_paths(for_files)).items if is_workloadrun(o)]
+        if not runs:
+            raise click.ClickException(f"no WorkloadRun in {', '.join(for_files)} (--for)")
+        extra += sorted(ci.target_label_keys(runs))
+    sources: list[tuple[bytes, str]] = []
+    for f in files or ("-",):
+        if f == "-":
+            sources.append((sys.stdin.buffer.read(), "<stdin>"))
+        else:
+            try:
+                sources.append((Path(f).read_bytes(), f))
+            except OSError as exc:
+                raise click.ClickException(f"cannot read {f}: {exc.strerror}") from None
+    try:
+        nodes, problems = ci.compact(sources, ci.LabelPolicy(extra))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    if problems:
+        for p in problems:
+            click.echo(f"[error] {p}", err=True)
+        raise click.ClickException(f"{len(problems)} problem(s); nothing written")
+    text = ci.dump(nodes)
+    if out_path:
+        target = Path(out_path)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(text)
+        tmp.replace(target)
+    else:
+        click.echo(text, nl=False)
+    click.echo(f"inventory: {len(nodes)} node(s)", err=True)
+
+
+@cli.command("release")
+@click.argument("run")
+@click.option("-n", "--namespace", help="Namespace of the run's TrainJobs.")
+@click.option(
+    "--poll", default=30.0, show_default=True, help="Seconds between two looks at the TrainJobs."
+)
+@click.option(
+    "--timeout",
+    default="24h",
+    show_default=True,
+    help="Give up after this long (Go duration: 90m, 24h).",
+)
+@click.option(
+    "--kubectl",
+    default="kubectl",
+    show_default=True,
+    help="The kubectl command (also $WORKLOADRUN_FN_KUBECTL); every cluster access goes through it.",
+)
+@click.option("--once", is_flag=True, help="Look once, release what is due, and exit.")
+def release_cmd(
+    run: str, namespace: str | None, poll: float, timeout: str, kubectl: str, once: bool
+) -> None:
+    """Release the waves of RUN: when wave n completed, unsuspend wave n+1; until all ran.
+
+    Exit 0 when every wave completed, 1 when a TrainJob failed (later waves stay suspended),
+    3 on timeout.
+    """
+    from krm_fn import release
+    from krm_fn.durations import parse_go_duration
+
+    try:
+        limit = parse_go_duration(timeout)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--timeout") from None
+    cmd = os.environ.get("WORKLOADRUN_FN_KUBECTL") or kubectl
+    kube = release.Kubectl(cmd.split(), namespace)
+    code = release.release_loop(kube, run, poll, limit, once, lambda m: click.echo(m, err=True))
+    sys.exit(code)
+
+
+@cli.command("discover")
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+def discover_cmd(directory: str) -> None:
+    """Exit 0 and print the file when DIRECTORY (or a base it builds on) holds a WorkloadRun.
+
+    The Argo CD plugin's discovery: overlays whose WorkloadRun lives in a base match too;
+    hidden files are never read.
+    """
+    import os.path
+
+    from krm_fn.discover import find
+
+    hit = find(Path(directory))
+    if hit is None:
+        sys.exit(1)
+    click.echo(os.path.relpath(hit, Path(directory).resolve()))
+
+
+@cli.command("flux-layout")
+@click.argument("rendered", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--name", "prefix", required=True, help="Prefix of the Flux Kustomization names.")
+@click.option(
+    "--path-prefix",
+    required=True,
+    help="Path of OUT_DIR inside the Flux source (./rendered/x for git, . for an OCI artifact).",
+)
+@click.option(
+    "--source",
+    default="GitRepository/flux-system",
+    show_default=True,
+    help="The Flux source the Kustomizations read: KIND/NAME.",
+)
+def flux_layout_cmd(
+    rendered: str, out_dir: str, prefix: str, path_prefix: str, source: str
+) -> None:
+    """Split RENDERED into per-wave directories and the Flux Kustomizations that apply them.
+
+    OUT_DIR/dependencies, OUT_DIR/wave-<k> and OUT_DIR/flux/kustomizations.yaml (dependsOn,
+    wait and a TrainJob health check, so wave k+1 starts after wave k completed).
+
+    OUT_DIR must not exist (render-in-ci.sh moves it into place).
+    """
+    from krm_fn import flux, yamlio
+
+    kind, _, name = source.partition("/")
+    if not name:
+        raise click.BadParameter(
+            "write KIND/NAME, e.g. OCIRepository/gpu-validation", param_hint="--source"
+        )
+    text = sys.stdin.buffer.read() if rendered == "-" else Path(rendered).read_bytes()
+    objs = [d for d in yamlio.load_all(text, rendered) if isinstance(d, dict)]
+    try:
+        dirs = flux.layout(objs, prefix, path_prefix, kind, name)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    flux.write(Path(out_dir), dirs)
+    waves = sum(1 for k in dirs if k.startswith("wave-"))
+    click.echo(f"flux-layout: dependencies + {waves} wave(s) in {out_dir}", err=True)
+
+
 def _register_optional() -> None:
     import importlib
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from krm_fn import keys, yamlio
 from krm_fn.inventory import NodeInfo
@@ -23,6 +23,9 @@ from krm_fn.output import INDEX_KEYS, PATH_KEYS
 from krm_fn.records import field, record
 from krm_fn.resourcelist import Entry, FunctionInput, StaleInput, parse_input
 from krm_fn.results import FileRef
+
+if TYPE_CHECKING:
+    from krm_fn.inventory import NodeInfo
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -10,12 +10,14 @@ Invariants:
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from krm_fn import fastdump, yamlio
 from krm_fn.api.config import CONFIG_KIND, options_from_config
+from krm_fn.gitops import GITOPS_ENV, plain_secret_refusal, with_env
 from krm_fn.inputs import (
     Loaded,
     add_input,
@@ -73,9 +75,12 @@ def preview(
         lines = [r.human() for r in rs] or [str(exc)]
         return 1, "", [*lines, "workloadrun-fn render: nothing rendered"]
     try:
-        options = options_from_config(fc)
+        options, _ = with_env(options_from_config(fc), os.environ)
     except ValueError as exc:
         return 1, "", [f"[error] {exc}", "workloadrun-fn render: nothing rendered"]
+    refusal = plain_secret_refusal(options) if os.environ.get(GITOPS_ENV) == "1" else None
+    if refusal:  # the output goes to a GitOps engine (the Argo CD plugin, the Flux script)
+        return 1, "", [f"[error] {refusal}", "workloadrun-fn render: nothing rendered"]
     overrides = {k: v for k, v in (("platform", platform), ("gpu_arch", gpu_arch)) if v}
     if overrides:
         options = options.model_copy(update=overrides)

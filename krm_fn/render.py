@@ -610,7 +610,9 @@ def _render_one(
             config_map = spec.config.config_map_ref.name
 
     pull = [s.name for s in spec.image_pull_secrets]
-    secret_name = naming.pull_secret_name(wr.name) if options.registry else None
+    secret_name = options.registry_pull_secret or (
+        naming.pull_secret_name(wr.name) if options.registry else None
+    )
     if secret_name and secret_name not in pull:
         pull.append(secret_name)
 
@@ -743,6 +745,26 @@ def _render_one(
                 plan, secret_name, options.registry, options.registry_username, password
             )
         )
+    elif (
+        secret_name
+        and options.registry
+        and options.registry_username
+        and options.registry_secret_store
+        and options.registry_secret_key
+    ):
+        from krm_fn.builders import external_secret
+
+        objs.append(
+            external_secret.build_external_secret(
+                plan,
+                secret_name,
+                options.registry,
+                options.registry_username,
+                options.registry_secret_store,
+                options.registry_secret_key,
+                options.registry_secret_property,
+            )
+        )
     if spec.config is not None and spec.config.inline and config_map:
         objs.append(configmap.build_config_map(plan, config_map, spec.config.inline))
     if spec.checkpoint is not None and plan.checkpoint_pvc:
@@ -776,6 +798,10 @@ def _render_one(
                 wave=w,
             )
         )
+        if options.wave_release == "engine":
+            # The GitOps engine applies wave w+1 only after wave w completed (Argo CD sync
+            # waves with the TrainJob health check, Flux dependsOn): nothing to release by hand.
+            objs[-1]["spec"].pop("suspend", None)
     built_runtime = next((o for o in objs if o.get("kind") == "TrainingRuntime"), {})
     built_env = {str(e.get("name")): e for e in mpi_forward.launcher_env(built_runtime, {})}
     if raw_overrides:

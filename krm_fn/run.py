@@ -14,6 +14,7 @@ Invariants:
 from __future__ import annotations
 
 import gc
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from krm_fn import keys, yamlio
 from krm_fn.inputs import expand_paths, file_ref_of, load_files
 from krm_fn.inventory import NodeInfo
+from krm_fn.output import PATH_KEYS
 from krm_fn.records import record
 from krm_fn.resourcelist import (
     FunctionInput,
@@ -176,6 +178,7 @@ def _render(
     config_path: str | None,
 ) -> RunOutcome:
     from krm_fn.api.config import options_from_config
+    from krm_fn.gitops import ENV_PREFIX, plain_secret_refusal, with_env
     from krm_fn.output import is_resource_slice, place_generated
     from krm_fn.render import render_all
 
@@ -183,10 +186,16 @@ def _render(
         results.info(note)
     fc_dict = dict(fc) if fc else None
     try:
-        options = options_from_config(fc_dict)
+        options, from_env = with_env(options_from_config(fc_dict), os.environ)
     except ValueError as exc:
         ref = ResourceRef.of(fc_dict) if fc_dict else None
         results.error(str(exc), resource=ref)
+        return _failed(results, b"", inp)
+    for option in from_env:
+        results.info(f"option {option} taken from the environment ({ENV_PREFIX}*)")
+    refusal = plain_secret_refusal(options)
+    if refusal:
+        results.error(refusal, resource=ResourceRef.of(fc_dict) if fc_dict else None)
         return _failed(results, b"", inp)
     entries = inp.entries()
     runs: list[tuple[dict[str, Any], FileRef | None]] = []
@@ -201,12 +210,25 @@ def _render(
     nodes: list[NodeInfo] = [n for e in entries for n in e.nodes]
     inventory_slices: list[dict[str, Any]] = []  # DRA ResourceSlices from the inventory files
     if options.inventory:
+        base = cwd if "inventory" in from_env else inventory_base(fc_dict, cwd)
         try:
-            loaded = load_files(expand_paths(options.inventory, cwd), cwd)
+            loaded = load_files(expand_paths(options.inventory, base), base)
         except (OSError, InputError, yamlio.YAMLInputError) as exc:
             results.error(f"cannot read the inventory named by the inventory option: {exc}")
             return _failed(results, b"", inp)
-        nodes += loaded.nodes
+        named = loaded.nodes
+        twice = sorted({n.name for n in nodes} & {n.name for n in named})
+        if twice:
+            shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
+            results.error(
+                f"Node {shown} reached the function both as input resources and from the "
+                f"inventory option ({', '.join(options.inventory)}): each node must come from "
+                "one place; in a kpt package list the inventory file in .krmignore so kpt does "
+                'not read it as resources (README: "Node inventory for GitOps")',
+                resource=ResourceRef.of(fc_dict) if fc_dict else None,
+            )
+            return _failed(results, b"", inp)
+        nodes += named
         inventory_slices = [o for o, _ in loaded.items if is_resource_slice(o)]
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
@@ -229,6 +251,31 @@ def _render(
     generated = place_generated(rendered.objects, options.output_dir, with_paths=not legacy)
     chunks = write_output_chunks(inp, keep, generated, results.safe_items(), mark=True)
     return RunOutcome(chunks, _stderr(results), 0, rendered)
+
+
+PACKAGE_PATH_KEY = "internal.config.kubernetes.io/package-path"
+
+
+def inventory_base(fc: Mapping[str, Any] | None, cwd: Path) -> Path:
+    """The directory relative ``inventory`` paths of the functionConfig ``fc`` resolve against.
+
+    kpt runs an ``exec`` function in kpt's own working directory, not the package's, and
+    annotates a functionConfig read from the package (``configPath``) with the package's
+    absolute directory (``internal.config.kubernetes.io/package-path``) and the file's path
+    in it (``config.kubernetes.io/path``). A path in that file then means the same thing
+    wherever kpt is started: it is relative to the file's directory, as kustomize resolves
+    the paths of a kustomization. Without that annotation (kustomize, ``kpt fn eval
+    --fn-config``, the command line) it is relative to ``cwd``.
+    """
+    meta = fc.get("metadata") if fc else None
+    ann = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if not isinstance(ann, Mapping):
+        return cwd
+    pkg = ann.get(PACKAGE_PATH_KEY)
+    if not isinstance(pkg, str) or not pkg:
+        return cwd
+    rel = next((ann[k] for k in PATH_KEYS if isinstance(ann.get(k), str)), "")
+    return cwd / pkg / Path(rel).parent
 
 
 def _generator_without_nodes(fc: Mapping[str, Any], config_path: str, results: Results) -> None:

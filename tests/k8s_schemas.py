@@ -31,6 +31,7 @@ CRD_FILES = {
     "JobSet": "jobset.x-k8s.io_jobsets.yaml",
     # NVIDIA DRA driver for GPUs (provenance: ../shared/schemas/crds/SOURCE.md)
     "ComputeDomain": "resource.nvidia.com_computedomains.yaml",
+    "ExternalSecret": "external-secrets.io_externalsecrets.yaml",
 }
 # resource.k8s.io/v1 is GA from Kubernetes 1.34: kubernetes-validate's strict 1.34 schema
 # (resourceclaimtemplate-resource-v1.json) validates the DRA kinds; core kinds use 1.32.

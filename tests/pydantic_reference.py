@@ -562,6 +562,12 @@ class FunctionOptions(BaseModel):
     registry_username: str | None = Field(default=None, alias="registryUsername")
     registry_password_env: str | None = Field(default=None, alias="registryPasswordEnv")
     registry_password: Any = Field(default=None, alias="registryPassword", repr=False)
+    registry_pull_secret: str | None = Field(default=None, alias="registryPullSecret")
+    registry_secret_store: str | None = Field(default=None, alias="registrySecretStore")
+    registry_secret_key: str | None = Field(default=None, alias="registrySecretKey")
+    registry_secret_property: str | None = Field(default=None, alias="registrySecretProperty")
+    plain_pull_secret: bool = Field(default=False, alias="plainPullSecret")
+    wave_release: Literal["suspend", "engine"] = Field(default="suspend", alias="waveRelease")
     remainder: Literal["overflow", "skip"] = "overflow"
     output_dir: str = Field(default="generated", alias="outputDir")
     platform: str | None = None
@@ -576,6 +582,53 @@ class FunctionOptions(BaseModel):
                 "registryPassword is refused: a password must never be stored in a file; "
                 "put it in an environment variable and set registryPasswordEnv to its name"
             )
+        if self.registry_pull_secret:
+            extra = [
+                n
+                for n, v in (
+                    ("registry", self.registry),
+                    ("registryUsername", self.registry_username),
+                    ("registryPasswordEnv", self.registry_password_env),
+                    ("registrySecretStore", self.registry_secret_store),
+                    ("registrySecretKey", self.registry_secret_key),
+                )
+                if v
+            ]
+            if extra:
+                raise ValueError(
+                    "registryPullSecret references an existing Secret that already holds the "
+                    f"credentials; leave out {', '.join(extra)}"
+                )
+            return self
+        if self.registry_secret_store or self.registry_secret_key:
+            need = [
+                n
+                for n, v in (
+                    ("registry", self.registry),
+                    ("registryUsername", self.registry_username),
+                    ("registrySecretStore", self.registry_secret_store),
+                    ("registrySecretKey", self.registry_secret_key),
+                )
+                if not v
+            ]
+            if need:
+                raise ValueError(
+                    "an ExternalSecret needs registry, registryUsername, registrySecretStore and "
+                    f"registrySecretKey; missing: {', '.join(need)}"
+                )
+            if self.registry_password_env:
+                raise ValueError(
+                    "registrySecretStore and registryPasswordEnv exclude each other: the "
+                    "ExternalSecret fetches the password in the cluster; leave out "
+                    "registryPasswordEnv"
+                )
+            kind, _, name = (self.registry_secret_store or "").rpartition("/")
+            if kind not in ("", "SecretStore", "ClusterSecretStore") or not name:
+                raise ValueError(
+                    f"registrySecretStore {self.registry_secret_store!r}: write NAME, "
+                    "SecretStore/NAME or ClusterSecretStore/NAME"
+                )
+            return self
         given = [self.registry, self.registry_username, self.registry_password_env]
         if any(given) and not all(given):
             raise ValueError(

@@ -122,7 +122,7 @@ def test_completion_script_for_each_shell(shell: str, marker: str) -> None:
 @pytest.mark.parametrize(
     ("words", "cword", "expected"),
     [
-        ("workloadrun-fn re", 1, {"render", "report"}),
+        ("workloadrun-fn re", 1, {"release", "render", "report"}),
         ("workloadrun-fn render --platform a", 3, {"aws", "azure"}),
         ("workloadrun-fn render --gpu-arch gb", 3, {"gb200", "gb300"}),
         ("workloadrun-fn render --o", 2, {"--output"}),

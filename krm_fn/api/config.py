@@ -28,6 +28,12 @@ class FunctionOptions(Model, extra="forbid", strict=False, populate_by_name=True
     registry_username: str | None = field(default=None, alias="registryUsername")
     registry_password_env: str | None = field(default=None, alias="registryPasswordEnv")
     registry_password: Any = field(default=None, alias="registryPassword", repr=False)
+    registry_pull_secret: str | None = field(default=None, alias="registryPullSecret")
+    registry_secret_store: str | None = field(default=None, alias="registrySecretStore")
+    registry_secret_key: str | None = field(default=None, alias="registrySecretKey")
+    registry_secret_property: str | None = field(default=None, alias="registrySecretProperty")
+    plain_pull_secret: bool = field(default=False, alias="plainPullSecret")
+    wave_release: Literal["suspend", "engine"] = field(default="suspend", alias="waveRelease")
     remainder: Literal["overflow", "skip"] = "overflow"
     output_dir: str = field(default="generated", alias="outputDir")
     platform: str | None = None
@@ -42,6 +48,53 @@ class FunctionOptions(Model, extra="forbid", strict=False, populate_by_name=True
                 "registryPassword is refused: a password must never be stored in a file; "
                 "put it in an environment variable and set registryPasswordEnv to its name"
             )
+        if self.registry_pull_secret:
+            extra = [
+                n
+                for n, v in (
+                    ("registry", self.registry),
+                    ("registryUsername", self.registry_username),
+                    ("registryPasswordEnv", self.registry_password_env),
+                    ("registrySecretStore", self.registry_secret_store),
+                    ("registrySecretKey", self.registry_secret_key),
+                )
+                if v
+            ]
+            if extra:
+                raise ValueError(
+                    "registryPullSecret references an existing Secret that already holds the "
+                    f"credentials; leave out {', '.join(extra)}"
+                )
+            return self
+        if self.registry_secret_store or self.registry_secret_key:
+            need = [
+                n
+                for n, v in (
+                    ("registry", self.registry),
+                    ("registryUsername", self.registry_username),
+                    ("registrySecretStore", self.registry_secret_store),
+                    ("registrySecretKey", self.registry_secret_key),
+                )
+                if not v
+            ]
+            if need:
+                raise ValueError(
+                    "an ExternalSecret needs registry, registryUsername, registrySecretStore and "
+                    f"registrySecretKey; missing: {', '.join(need)}"
+                )
+            if self.registry_password_env:
+                raise ValueError(
+                    "registrySecretStore and registryPasswordEnv exclude each other: the "
+                    "ExternalSecret fetches the password in the cluster; leave out "
+                    "registryPasswordEnv"
+                )
+            kind, _, name = (self.registry_secret_store or "").rpartition("/")
+            if kind not in ("", "SecretStore", "ClusterSecretStore") or not name:
+                raise ValueError(
+                    f"registrySecretStore {self.registry_secret_store!r}: write NAME, "
+                    "SecretStore/NAME or ClusterSecretStore/NAME"
+                )
+            return self
         given = [self.registry, self.registry_username, self.registry_password_env]
         if any(given) and not all(given):
             raise ValueError(
@@ -59,7 +112,7 @@ def _from_strings(data: dict[str, Any]) -> dict[str, Any]:
     """Convert string-valued options (ConfigMap data, annotations) to their types."""
     raw: dict[str, Any] = {}
     for k, v in data.items():
-        if k in ("strictGpuArch",):
+        if k in ("strictGpuArch", "plainPullSecret"):
             if str(v).lower() not in _BOOL:
                 raise ValueError(f"functionConfig option {k}: {v!r} is not true or false")
             raw[k] = _BOOL[str(v).lower()]

@@ -555,6 +555,43 @@ FIELD_DOCS: dict[str, FieldDoc] = {
         "registryPassword: s3cret  # refused",
         "An error.",
     ),
+    "FunctionOptions.registryPullSecret": FieldDoc(
+        "Name of a pull Secret that already exists in the run's namespace (GitOps: no "
+        "password anywhere). Excludes the registry options.",
+        "registryPullSecret: ngc-pull",
+        "That name in every pod's `imagePullSecrets`; nothing is generated.",
+    ),
+    "FunctionOptions.registrySecretStore": FieldDoc(
+        "External Secrets Operator store (`NAME`, `SecretStore/NAME` or "
+        "`ClusterSecretStore/NAME`); with `registry`, `registryUsername` and "
+        "`registrySecretKey` the pull Secret comes from it.",
+        "registrySecretStore: ClusterSecretStore/ngc",
+        "An `ExternalSecret` (`external-secrets.io/v1`) `<run>-pull-secret` instead of the "
+        "Secret; the operator writes the Secret in the cluster.",
+    ),
+    "FunctionOptions.registrySecretKey": FieldDoc(
+        "The key of the registry password in that store.",
+        "registrySecretKey: ngc-api-key",
+        "The ExternalSecret's `remoteRef.key`.",
+    ),
+    "FunctionOptions.registrySecretProperty": FieldDoc(
+        "A field of a JSON secret in the store holding the password (optional).",
+        "registrySecretProperty: password",
+        "The ExternalSecret's `remoteRef.property`.",
+    ),
+    "FunctionOptions.plainPullSecret": FieldDoc(
+        "The explicit opt-in to write the plain Secret, password included, into the "
+        "function's output (kpt files it into the package). Without it `registryPasswordEnv` "
+        "is refused by the function.",
+        "plainPullSecret: 'true'",
+        "The `kubernetes.io/dockerconfigjson` Secret `<run>-pull-secret`.",
+    ),
+    "FunctionOptions.waveRelease": FieldDoc(
+        "`suspend`: later waves are rendered `suspend: true` (released by `workloadrun-fn "
+        "release`); `engine`: nothing suspended, the GitOps engine orders the waves.",
+        "waveRelease: engine",
+        "`spec.suspend` of the TrainJobs of later waves.",
+    ),
     "FunctionOptions.remainder": FieldDoc(
         "What happens to eligible nodes that do not fill a last group: `overflow` (one more "
         "group borrowing nodes from the last full one) or `skip` (left out, with a warning).",

@@ -39,15 +39,58 @@ def test_dockerfile_passes_hadolint() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+# Every base image is pinned: the Python base by full patch version, the kustomize stage (the
+# Argo CD `cmp` target copies its binary) by exact version; either may add a digest.
+PINNED_BASES = (
+    r"python:\d+\.\d+\.\d+-slim-\w+",
+    r"registry\.k8s\.io/kustomize/kustomize:v\d+\.\d+\.\d+",
+)
+
+
+def _stages(text: str) -> list[tuple[str, str | None, str]]:
+    """(base, stage name or None, body) for each ``FROM`` of the Dockerfile, in order."""
+    parts = re.split(r"^FROM\s+", text, flags=re.MULTILINE)[1:]
+    stages = []
+    for part in parts:
+        head, _, body = part.partition("\n")
+        m = re.fullmatch(r"(\S+)(?:\s+AS\s+(\S+))?\s*", head, re.IGNORECASE)
+        assert m, f"unparsed FROM line: FROM {head}"
+        stages.append((m.group(1), m.group(2), body))
+    return stages
+
+
 def test_dockerfile_is_pinned_non_root_and_runs_the_function() -> None:
-    text = DOCKERFILE.read_text()
-    bases = re.findall(r"^FROM\s+(\S+)", text, re.MULTILINE)
-    assert bases, "no FROM line"
-    for base in bases:
-        assert re.fullmatch(r"python:\d+\.\d+\.\d+-slim-\w+(@sha256:[0-9a-f]{64})?", base), base
-    assert re.search(r"^USER\s+(65534(:65534)?|nobody)\s*$", text, re.MULTILINE)
-    assert '\nENTRYPOINT ["workloadrun-fn"]' in text
-    assert "--no-index" in text, "the runtime stage must install only the wheels built in the image"
+    stages = _stages(DOCKERFILE.read_text())
+    assert stages, "no FROM line"
+    names = {name for _, name, _ in stages if name}
+    for base, _, _ in stages:
+        if base in names:
+            continue  # built on an earlier stage of this Dockerfile
+        assert any(re.fullmatch(pat + r"(@sha256:[0-9a-f]{64})?", base) for pat in PINNED_BASES), (
+            f"base image not pinned to an allowed, versioned image: {base}"
+        )
+    # the default target (last stage) is the KRM function image
+    base, _, body = stages[-1]
+    assert base.startswith("python:"), base
+    assert re.search(r"^USER\s+(65534(:65534)?|nobody)\s*$", body, re.MULTILINE), (
+        "the function image must run as nobody"
+    )
+    assert '\nENTRYPOINT ["workloadrun-fn"]' in "\n" + body
+    assert "--no-index" in body, "the runtime stage must install only the wheels built in the image"
+
+
+def test_dockerfile_cmp_target_holds_kustomize_and_runs_as_argocd_user() -> None:
+    stages = {name: (base, body) for base, name, body in _stages(DOCKERFILE.read_text()) if name}
+    assert "cmp" in stages, "the Argo CD plugin sidecar needs a `cmp` target"
+    base, body = stages["cmp"]
+    assert base.startswith("python:"), base
+    assert "--no-index" in body, "the cmp stage must install only the wheels built in the image"
+    copy = re.search(r"^COPY\s+--from=(\S+)\s+(\S+)\s+/usr/local/bin/kustomize\s*$", body, re.M)
+    assert copy, "the cmp stage must put kustomize on PATH (the plugin's generate calls it)"
+    src_base, _ = stages[copy.group(1)]
+    assert src_base.startswith("registry.k8s.io/kustomize/kustomize:v"), src_base
+    # Argo CD runs plugin sidecars as its user 999
+    assert re.search(r"^USER\s+999(:999)?\s*$", body, re.MULTILINE)
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ def test_kpt_render_writes_generated_file_and_keeps_comments(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     out = pkg / "generated" / "my-workload.yaml"
     docs = load_docs(out)
-    assert _kinds(docs) == ["Secret", "TrainingRuntime"] + ["TrainJob"] * 4
+    assert _kinds(docs) == ["ExternalSecret", "TrainingRuntime"] + ["TrainJob"] * 4
     assert validate_all(docs) == []
     wr = (pkg / "workloadrun.yaml").read_text()
     assert "# numNodes is the number of nodes per job group" in wr
@@ -57,7 +57,9 @@ def test_kpt_fn_eval_with_fn_config(tmp_path: Path) -> None:
     cfg = tmp_path / "fn-config.yaml"
     shutil.move(pkg / "fn-config.yaml", cfg)
     (pkg / "Kptfile").unlink()
-    proc = run([kpt, "fn", "eval", str(pkg), "--exec", "workloadrun-fn", "--fn-config", str(cfg)])
+    # a --fn-config file carries no package annotations: its relative `inventory: [nodes.yaml]`
+    # resolves against the working directory, the package here (kpt skips it: .krmignore)
+    proc = run([kpt, "fn", "eval", ".", "--exec", "workloadrun-fn", "--fn-config", str(cfg)], pkg)
     assert proc.returncode == 0, proc.stderr
     docs = load_docs(pkg / "generated" / "my-workload.yaml")
     assert _kinds(docs).count("TrainJob") == 4

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from krm_fn.apply_order import ANN_DEPENDS_ON, ANN_SYNC_WAVE
-from tests.e2e.helpers import copy_example, load_docs, need, run
+from tests.e2e.helpers import PASSWORD, copy_example, load_docs, need, run
 from tests.trainer_gate import trainer_sim
 
 pytestmark = pytest.mark.e2e
@@ -38,7 +38,9 @@ def test_kpt_render_with_a_namespace_gives_depends_on_that_resolve_in_the_packag
     proc = run([kpt, "fn", "render", "--allow-exec", str(pkg)])
     assert proc.returncode == 0, proc.stderr
     docs = load_docs(pkg / "generated" / "gpu" / "my-workload.yaml")
-    assert [d["kind"] for d in docs] == ["Secret", "TrainingRuntime"] + ["TrainJob"] * 4
+    # the example pulls through an ExternalSecret (kpt writes into the package: no password)
+    assert [d["kind"] for d in docs] == ["ExternalSecret", "TrainingRuntime"] + ["TrainJob"] * 4
+    assert all(PASSWORD not in p.read_text() for p in pkg.rglob("*") if p.is_file())
     present = {_ref(d) for d in docs}
     deps = [_ref(d) for d in docs if d["kind"] != "TrainJob"]
     for d in docs:

@@ -13,7 +13,6 @@ from typing import Any
 import yaml
 
 HERE = Path(__file__).parent
-TORCH_FW = {"torch": {"script": "/workspace/train.py", "args": ["--steps", "100"]}}
 IMAGE = "nvcr.io/nvidia/pytorch:26.01-py3"
 MPI = {
     "mpirunPath": "/usr/local/mpi/bin/mpirun",
@@ -54,11 +53,6 @@ def node(
             "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
         },
     }
-
-
-def _with_allocatable(n: dict[str, Any], extra: dict[str, str]) -> dict[str, Any]:
-    n["status"]["allocatable"].update(extra)
-    return n
 
 
 def nodes(n: int, prefix: str = "gpu-node-", **kw: Any) -> list[dict[str, Any]]:
@@ -104,7 +98,14 @@ def cm(**data: str) -> dict[str, Any]:
     }
 
 
-REGISTRY = cm(registry="nvcr.io", registryUsername="$oauthtoken", registryPasswordEnv="NGC_API_KEY")
+# The plain Secret holds the password: the function writes it only on this explicit opt-in.
+REGISTRY = cm(
+    registry="nvcr.io",
+    registryUsername="$oauthtoken",
+    registryPasswordEnv="NGC_API_KEY",
+    plainPullSecret="true",
+)
+MPI16 = [wr("my-workload", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 4}), *nodes(16)]
 
 CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
     "basic-mpi-16-nodes-four-groups-with-pull-secret": (
@@ -402,30 +403,6 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
                 wr("gb", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 2}),
                 *nodes(3, product="NVIDIA-GB200", provider="", gpus=4),
                 node("gpu-node-09", product="NVIDIA-H100-80GB-HBM3", provider="", gpus=4),
-            ]
-        ),
-        None,
-    ),
-    # AWS p6e-gb200: two racks of two nodes, numNodes 2 -> two concurrent TrainJobs, each with
-    # its own ComputeDomain, channel and runtime copy (docs/platforms.md, DRA objects).
-    "gb200-aws-two-trainjobs-each-with-its-own-compute-domain": (
-        rl(
-            [
-                wr("gb-nccl", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 2}),
-                *[
-                    _with_allocatable(
-                        node(
-                            f"gpu-node-{i:02d}",
-                            product="NVIDIA-GB200",
-                            gpus=4,
-                            labels={
-                                "topology.k8s.aws/network-node-layer-1": f"nn-rack-{(i + 1) // 2}"
-                            },
-                        ),
-                        {"vpc.amazonaws.com/efa": "4"},
-                    )
-                    for i in range(1, 5)
-                ],
             ]
         ),
         None,
@@ -1020,24 +997,14 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
                             },
                             {
                                 "when": {"gpuArchitecture": {"in": ["h100", "h200"]}},
-                                # NVCRE's job-template language: workload labels and the
-                                # TrainJob live under spec.workloadMetadata / spec.workload.
                                 "jobTemplate": {
-                                    "spec": {
-                                        "workloadMetadata": {"labels": {"team": "fleet"}},
-                                        "workload": {
-                                            "trainJob": {
-                                                "trainer": {
-                                                    "env": [{"name": "EXTRA", "value": "1"}]
-                                                }
-                                            }
-                                        },
-                                    },
+                                    "metadata": {"labels": {"team": "fleet"}},
+                                    "spec": {"trainer": {"env": [{"name": "EXTRA", "value": "1"}]}},
                                 },
                                 "jobTemplatePatch": [
                                     {
                                         "op": "add",
-                                        "path": "/spec/workloadMetadata/labels/owner",
+                                        "path": "/metadata/annotations/owner",
                                         "value": "sre",
                                     }
                                 ],
@@ -1080,259 +1047,58 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
         ),
         None,
     ),
-    # --- NVCRE's job-template language (issue 19 item 3) -----------------------------------
-    "overrides-nvcre-job-template-sets-workload-labels": (
-        rl(
-            [
-                wr(
-                    "wl",
-                    {
-                        "image": IMAGE,
-                        "framework": {"mpi": MPI},
-                        "numNodes": 2,
-                        "gangScheduler": {"schedulerName": "kai-scheduler", "queue": "team-a"},
-                        "workloadMetadata": {"labels": {"cost-center": "ml-42"}},
-                        "overrides": [
-                            {
-                                "when": {"gpuArchitecture": {"equals": "h100"}},
-                                "jobTemplate": {
-                                    "spec": {
-                                        "workloadMetadata": {
-                                            "labels": {"team": "fleet", "cost-center": "ml-7"}
-                                        }
-                                    }
-                                },
-                            },
-                            {
-                                "when": {"platform": {"equals": "aws"}},
-                                "jobTemplatePatch": [
-                                    {
-                                        "op": "add",
-                                        "path": "/spec/workloadMetadata/labels/owner",
-                                        "value": "sre",
-                                    }
-                                ],
-                            },
-                        ],
-                    },
-                ),
-                *nodes(4),
-            ]
-        ),
-        None,
-    ),
-    "overrides-nvcre-job-template-replaces-trainer-env": (
-        rl(
-            [
-                wr(
-                    "te",
-                    {
-                        "image": IMAGE,
-                        "framework": TORCH_FW,
-                        "numNodes": 2,
-                        "env": [{"name": "FROM_SPEC", "value": "1"}],
-                        "overrides": [
-                            {
-                                "when": {"platform": {"equals": "aws"}},
-                                "jobTemplate": {
-                                    "spec": {
-                                        "workload": {
-                                            "trainJob": {
-                                                "trainer": {
-                                                    "env": [
-                                                        {
-                                                            "name": "TORCH_NCCL_ASYNC_ERROR_HANDLING",
-                                                            "value": "1",
-                                                        },
-                                                        {"name": "TORCH_LOGS", "value": "+dynamo"},
-                                                        # the runtime sets NCCL_DEBUG=INFO:
-                                                        # it is left to trainer.env
-                                                        {"name": "NCCL_DEBUG", "value": "WARN"},
-                                                    ]
-                                                }
-                                            }
-                                        }
-                                    }
-                                },
-                            }
-                        ],
-                    },
-                ),
-                *nodes(2),
-            ]
-        ),
-        None,
-    ),
-    "overrides-nvcre-controller-only-fields-accepted-with-warning": (
-        rl(
-            [
-                wr(
-                    "co",
-                    {
-                        "image": IMAGE,
-                        "framework": TORCH_FW,
-                        "numNodes": 2,
-                        "goodputMeasurement": {"logProfileRef": "megatron-training"},
-                        "overrides": [
-                            {
-                                "when": {},
-                                "jobTemplate": {
-                                    "spec": {
-                                        "stallMultiplier": 10,
-                                        "startupStallTimeoutSeconds": 1800,
-                                        "nodeHealthMonitor": {
-                                            "cel": {
-                                                "expression": "node.spec.taints.exists(t, "
-                                                "t.key == 'nvidia.com/gpu-unhealthy')"
-                                            }
-                                        },
-                                    }
-                                },
-                            }
-                        ],
-                    },
-                ),
-                *nodes(2),
-            ]
-        ),
-        None,
-    ),
-    "overrides-nvcre-validation-fails-after-override": (
-        rl(
-            [
-                wr(
-                    "vf",
-                    {
-                        "image": IMAGE,
-                        "framework": {"mpi": MPI},
-                        "numNodes": 2,
-                        "gangScheduler": {"schedulerName": "kai-scheduler", "queue": "team-a"},
-                        "overrides": [
-                            {
-                                "when": {},
-                                "jobTemplate": {
-                                    "spec": {
-                                        "workloadMetadata": {
-                                            "labels": {
-                                                "nvcre.nvidia.com/owner": "me",
-                                                "kai.scheduler/queue": "team-b",
-                                            }
-                                        }
-                                    }
-                                },
-                            },
-                            {
-                                "when": {},
-                                "jobTemplatePatch": [
-                                    {
-                                        "op": "replace",
-                                        "path": "/spec/workload/trainJob/runtimeRef/name",
-                                        "value": "shared-runtime",
-                                    }
-                                ],
-                            },
-                            {
-                                "when": {},
-                                "jobTemplate": {
-                                    "spec": {
-                                        "workload": {
-                                            "trainJob": {"trainer": {"imagePullPolicy": "Always"}}
-                                        }
-                                    }
-                                },
-                            },
-                        ],
-                    },
-                ),
-                *nodes(2),
-            ]
-        ),
-        None,
-    ),
-    "overrides-removing-group-pinning-refused": (
-        rl(
-            [
-                wr(
-                    "pin",
-                    {
-                        "image": IMAGE,
-                        "framework": {"mpi": MPI},
-                        "numNodes": 2,
-                        "overrides": [
-                            {
-                                "when": {},
-                                "jobTemplatePatch": [
-                                    {
-                                        "op": "remove",
-                                        "path": "/spec/workload/trainJob/runtimePatches",
-                                    }
-                                ],
-                            }
-                        ],
-                    },
-                ),
-                *nodes(4),
-            ]
-        ),
-        None,
-    ),
-    # --- NVCRE's threshold registry (issue 19 item 5) -------------------------------------
-    "thresholds-every-nvcre-key-accepted": (
-        rl(
-            [
-                wr(
-                    "th",
-                    {
-                        "image": IMAGE,
-                        "framework": TORCH_FW,
-                        "numNodes": 2,
-                        "bandwidthMeasurement": {
-                            "logProfileRef": "nccl-bandwidth",
-                            "testType": "all_reduce",
-                        },
-                        "goodputMeasurement": {"logProfileRef": "megatron-training"},
-                        "thresholds": {
-                            "busBandwidthGBps": "value >= 400",
-                            "algBandwidthGBps": "value >= 200",
-                            "goodputRatio": "value >= 0.9",
-                            "avgTFLOPsPerGPU": "value >= 300",
-                            "avgStepTimeSec": "value <= 3.0",
-                            "c2cCPUToGPUBandwidthGBps": "value >= 100",
-                            "c2cGPUToCPUBandwidthGBps": "value >= 100",
-                            "c2cVerified": "value == 1",
-                        },
-                    },
-                ),
-                *nodes(2),
-            ]
-        ),
-        None,
-    ),
-    # --- offline preview as NVCRE's (issue 19 item 6) -------------------------------------
-    "preview-targeted-run-with-platform-alone": (
-        rl(
-            [
-                wr(
-                    "pv",
-                    {
-                        "image": IMAGE,
-                        "framework": {"mpi": MPI},
-                        "numNodes": 2,
-                        "target": {
-                            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-B200"},
-                            "matchExpressions": [
-                                {"key": "node-pool", "operator": "In", "values": ["training"]},
-                                {"key": "nvidia.com/gpu.clique", "operator": "Exists"},
-                            ],
-                        },
-                    },
-                ),
-            ],
-            cm(platform="nscale"),
-        ),
-        None,
-    ),
 }
+
+CASES.update(
+    {
+        "gitops-pull-secret-from-external-secret-cluster-store": (
+            rl(
+                MPI16[:1] + MPI16[1:5],
+                cm(
+                    registry="nvcr.io",
+                    registryUsername="$oauthtoken",
+                    registrySecretStore="ClusterSecretStore/ngc",
+                    registrySecretKey="ngc/api-key",
+                    registrySecretProperty="password",
+                ),
+            ),
+            {"NGC_API_KEY": "golden-test-password-123"},
+        ),
+        "gitops-pull-secret-existing-secret-referenced-not-rendered": (
+            rl(MPI16[:1] + MPI16[1:5], cm(registryPullSecret="ngc-pull")),
+            None,
+        ),
+        "gitops-plain-pull-secret-refused-without-opt-in": (
+            rl(
+                MPI16[:1] + MPI16[1:5],
+                cm(
+                    registry="nvcr.io",
+                    registryUsername="$oauthtoken",
+                    registryPasswordEnv="NGC_API_KEY",
+                ),
+            ),
+            {"NGC_API_KEY": "golden-test-password-123"},
+        ),
+        "gitops-waves-released-by-the-engine-are-not-suspended": (
+            rl(
+                [
+                    wr(
+                        "waves",
+                        {
+                            "image": IMAGE,
+                            "framework": {"mpi": MPI},
+                            "numNodes": 2,
+                            "orchestration": {"maxConcurrent": 1},
+                        },
+                    ),
+                    *nodes(4),
+                ],
+                cm(waveRelease="engine"),
+            ),
+            None,
+        ),
+    }
+)
 
 STREAM_CASE = "plain-stream-in-plain-stream-out"
 

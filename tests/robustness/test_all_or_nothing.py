@@ -226,11 +226,14 @@ def test_kpt_render_keeps_every_user_object_except_for_the_local_config_annotati
 ) -> None:
     kpt = need("kpt")
     pkg = _package(tmp_path)
-    user_files = sorted(p for p in pkg.iterdir() if p.is_file())
+    user_files = sorted(p for p in pkg.iterdir() if p.is_file() and p.suffix == ".yaml")
+    other_files = {p: p.read_bytes() for p in pkg.iterdir() if p.is_file() and p.suffix != ".yaml"}
+    assert other_files, "the example's Kptfile and .krmignore"
     before = {p.name: load_docs(p) for p in user_files}
     text_before = {p.name: p.read_text() for p in user_files}
     proc = run([kpt, "fn", "render", "--allow-exec", str(pkg)])
     assert proc.returncode == 0, proc.stderr
+    assert {p: p.read_bytes() for p in other_files} == other_files
     for p in user_files:
         after = load_docs(p)
         assert [_without_local_config(d) for d in after] == [
@@ -243,7 +246,9 @@ def test_kpt_render_keeps_every_user_object_except_for_the_local_config_annotati
         for line in text_before[p.name].splitlines():
             if line.lstrip().startswith("#"):
                 assert line in p.read_text(), (p.name, line)
-    assert sorted(p.name for p in pkg.iterdir() if p.is_file()) == [p.name for p in user_files]
+    assert sorted(p.name for p in pkg.iterdir() if p.is_file()) == sorted(
+        p.name for p in [*user_files, *other_files]
+    )
 
 
 _LOCAL_LINE = re.compile(r"^ +config\.kubernetes\.io/local-config: ['\"]true['\"]\n", re.M)

@@ -231,15 +231,57 @@ def test_unset_password_variable_is_named_and_nothing_rendered() -> None:
 
 
 @pytest.mark.e2e
-def test_kpt_render_writes_the_password_only_into_the_secret(tmp_path: Path) -> None:
+def test_kpt_render_of_the_example_writes_no_password_anywhere(tmp_path: Path) -> None:
     kpt = need("kpt")
     pkg = copy_example("kpt-basic", tmp_path)
+    proc = run([kpt, "fn", "render", "--allow-exec", str(pkg)], NGC_API_KEY=PASSWORD)
+    assert proc.returncode == 0, proc.stderr
+    assert _leaks(proc.stdout + proc.stderr) == []
+    for f in sorted(pkg.rglob("*")):
+        if f.is_file():
+            assert _leaks(f.read_text()) == [], f
+    generated = (pkg / "generated" / "my-workload.yaml").read_text()
+    assert "kind: ExternalSecret" in generated and "kind: Secret\n" not in generated
+
+
+def _with_password_env(pkg: Path, opt_in: bool) -> None:
+    cfg = pkg / "fn-config.yaml"
+    text = cfg.read_text()
+    start = text.index("  # kpt writes")
+    extra = '  plainPullSecret: "true"\n' if opt_in else ""
+    cfg.write_text(text[:start] + "  registryPasswordEnv: NGC_API_KEY\n" + extra)
+
+
+@pytest.mark.e2e
+def test_kpt_refuses_to_write_the_password_into_the_package_without_opt_in(
+    tmp_path: Path,
+) -> None:
+    kpt = need("kpt")
+    pkg = copy_example("kpt-basic", tmp_path)
+    _with_password_env(pkg, opt_in=False)
+    before = {f: f.read_bytes() for f in pkg.rglob("*") if f.is_file()}
+    proc = run([kpt, "fn", "render", "--allow-exec", str(pkg)], NGC_API_KEY=PASSWORD)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "which kpt writes into the package files" in out and "plainPullSecret" in out
+    assert _leaks(out) == []
+    assert {f: f.read_bytes() for f in pkg.rglob("*") if f.is_file()} == before
+
+
+@pytest.mark.e2e
+def test_kpt_render_with_opt_in_writes_the_password_only_into_the_secret(tmp_path: Path) -> None:
+    kpt = need("kpt")
+    pkg = copy_example("kpt-basic", tmp_path)
+    _with_password_env(pkg, opt_in=True)
     proc = run([kpt, "fn", "render", "--allow-exec", str(pkg)], NGC_API_KEY=PASSWORD)
     assert proc.returncode == 0, proc.stderr
     assert _leaks(proc.stdout + proc.stderr) == []
     found_secret = False
     for f in sorted(pkg.rglob("*")):
         if not f.is_file():
+            continue
+        if f.suffix not in (".yaml", ".yml"):  # .krmignore
+            assert _leaks(f.read_text()) == [], f
             continue
         rest, secrets = _without_secret_data(f.read_text())
         found_secret = found_secret or bool(secrets)

@@ -1,0 +1,75 @@
+"""What the function does differently when its output goes to git or to a GitOps engine.
+
+Invariants:
+    * Options may come from the environment: ``WORKLOADRUN_FN_<OPTION>`` (the option's name in
+      upper snake case, e.g. ``WORKLOADRUN_FN_REGISTRY_PULL_SECRET`` for ``registryPullSecret``)
+      overrides the functionConfig; every option taken from there is named in an info result.
+      This is how the Argo CD plugin and the Flux script pass options (``ARGOCD_ENV_*``) into a
+      kustomization they cannot edit. ``registryPassword`` has no variable.
+    * The function run (kpt, kustomize) refuses to put the registry password into its output
+      (a plain ``kubernetes.io/dockerconfigjson`` Secret) unless ``plainPullSecret`` is true:
+      kpt writes that output into the package, which GitOps commits. The ``render`` preview
+      prints to the terminal and may still show it, unless ``WORKLOADRUN_FN_GITOPS=1`` (set by
+      the Argo CD plugin and the Flux script) says its output goes to a GitOps engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from krm_fn.api.config import FunctionOptions, _from_strings, _validate
+
+ENV_PREFIX = "WORKLOADRUN_FN_"
+GITOPS_ENV = "WORKLOADRUN_FN_GITOPS"
+"""Set to ``1`` by the GitOps paths: the ``render`` preview then refuses the plain Secret too."""
+_NOT_FROM_ENV = frozenset({"registry_password"})
+
+
+def env_name(field_name: str) -> str:
+    """The environment variable of an option (by its Python field name)."""
+    return ENV_PREFIX + field_name.upper()
+
+
+def env_option_names() -> dict[str, str]:
+    """Environment variable -> option name (its alias), for every option that has one."""
+    out: dict[str, str] = {}
+    for name, info in FunctionOptions.model_fields.items():
+        if name not in _NOT_FROM_ENV:
+            out[env_name(name)] = info.alias or name
+    return out
+
+
+def with_env(
+    options: FunctionOptions, environ: Mapping[str, str]
+) -> tuple[FunctionOptions, list[str]]:
+    """``options`` with the ``WORKLOADRUN_FN_*`` variables applied; and the options they set.
+
+    Raises:
+        ValueError: An invalid value, naming the variable's option.
+
+    """
+    names = env_option_names()
+    given = {names[k]: v for k, v in sorted(environ.items()) if k in names and v != ""}
+    if not given:
+        return options, []
+    raw: dict[str, Any] = {
+        k: v for k, v in options.model_dump(by_alias=True).items() if k != "registryPassword"
+    }
+    raw = {k: v for k, v in raw.items() if v is not None}
+    raw.update(_from_strings(given))
+    return _validate(raw, "and WORKLOADRUN_FN_* environment"), sorted(given)
+
+
+def plain_secret_refusal(options: FunctionOptions) -> str | None:
+    """Why the function run must not write the plain pull Secret; ``None`` when it may."""
+    if not options.registry_password_env or options.plain_pull_secret:
+        return None
+    return (
+        "registryPasswordEnv would put the registry password into a plain Secret in the "
+        "function's output, which kpt writes into the package files and a GitOps repository "
+        "commits; instead reference a Secret that exists in the cluster (registryPullSecret: "
+        "NAME) or let the External Secrets Operator fetch it (registrySecretStore and "
+        "registrySecretKey); to write the password into the output on purpose, set "
+        'plainPullSecret: "true" (README: "Registry credentials in GitOps")'
+    )
