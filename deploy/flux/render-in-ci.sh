@@ -22,7 +22,7 @@
 # default GitRepository/flux-system), FLUX_PATH (OUTPUT_DIR inside that source, default
 # ./OUTPUT_DIR, or . when FLUX_OCI_URL is set), FLUX_OCI_URL (push OUTPUT_DIR as an OCI
 # artifact with `flux push artifact` for an OCIRepository), WORKLOADRUN_FN_<OPTION> (function
-# options, README "Function options").
+# options, README "FunctionConfig").
 set -euo pipefail
 
 src=${1:?usage: render-in-ci.sh SOURCE_DIR OUTPUT_DIR}
