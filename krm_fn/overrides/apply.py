@@ -26,6 +26,8 @@ Invariants:
       create a stray object). Its ``metadata.namespace`` is ignored; the target's is kept.
     * No override may change a generated object's apiVersion, kind or metadata.name.
     * ``mpiArgs`` and ``preCommand`` are only collected; the caller places them.
+    * Each ``when`` is evaluated once: the render's overrides stage evaluates them and passes
+      the answers as ``matched``; only a caller without them has ``ctx`` evaluated here.
     * ``orchestration`` cannot be applied here (placement is decided before objects exist), so
       a non-empty one is an error pointing at ``spec.orchestration``.
     * Inputs are never mutated; ``objects`` in the outcome is a new list of new dicts.
@@ -116,9 +118,11 @@ class OverrideOutcome:
 def apply_overrides(
     overrides: Sequence[Mapping[str, Any]],
     objects: Sequence[dict[str, Any]],
-    ctx: WhenContext,
+    ctx: WhenContext | None,
     template: jt.TemplateContext | None = None,
     expect: Expect | None = None,
+    *,
+    matched: Sequence[bool] | None = None,
 ) -> OverrideOutcome:
     """Apply every matching override, in order, to the generated objects.
 
@@ -126,11 +130,15 @@ def apply_overrides(
         overrides: ``spec.overrides`` as plain mappings (camelCase keys); ``None`` values
             count as unset.
         objects: The generated objects (TrainingRuntime, TrainJobs, ConfigMap, Secret, ...).
-        ctx: What the ``when`` clauses are matched against.
+        ctx: What the ``when`` clauses are matched against (unused when ``matched`` is
+            given).
         template: What NVCRE's job-template view shows besides each TrainJob; by default
             the generated TrainingRuntimes and no gang scheduler.
         expect: What every TrainJob must keep (pinning, target, tolerations, gang); an
             override that loses any of it is refused with the reason. ``None``: not checked.
+        matched: Per override, whether its ``when`` matched, as the caller already evaluated
+            it (the render evaluates every ``when`` once, in its overrides stage); ``None``:
+            evaluate each against ``ctx`` here.
 
     Returns:
         The patched objects, the applied overrides, the collected ``mpiArgs``/``preCommand``
@@ -161,17 +169,13 @@ def apply_overrides(
         when = override.get("when")
         if when is None:
             when = {}
-        try:
-            matched = matches(when, ctx)
-        except WhenError as exc:
-            step.error(".when", str(exc))
-            matched = False
-        if matched and not step.errors:
+        hit = _hit(index, when, ctx, matched, step)
+        if hit and not step.errors:
             step.run(override)
         if step.errors:
             errors.extend(step.errors)
             continue
-        if not matched:
+        if not hit:
             continue
         current = step.objects
         warnings.extend(step.warnings)
@@ -195,6 +199,25 @@ def apply_overrides(
         errors=errors,
         warnings=warnings,
     )
+
+
+def _hit(
+    index: int,
+    when: Mapping[str, Any],
+    ctx: WhenContext | None,
+    matched: Sequence[bool] | None,
+    step: _Step,
+) -> bool:
+    """Whether override ``index`` matches: the caller's answer, else ``when`` against ``ctx``."""
+    if matched is not None:
+        return bool(matched[index])
+    if ctx is None:
+        raise ValueError("apply_overrides needs ctx or matched")
+    try:
+        return matches(when, ctx)
+    except WhenError as exc:
+        step.error(".when", str(exc))
+        return False
 
 
 def _identity(obj: Mapping[str, Any]) -> tuple[Any, Any, Any]:
