@@ -1,9 +1,11 @@
-"""Stage 0, inputs: refuse bad inputs, parse every WorkloadRun.
+"""Stage 0, inputs: refuse bad inputs, parse every WorkloadRun, validate every ``when`` once.
 
 Invariants:
     * Every problem of the inputs is reported before any run renders: unknown kinds of the
       nvcre.nvidia.com group, Node names that cannot be pinned to, forced option values.
-    * Every WorkloadRun is parsed, in input order.
+    * Every WorkloadRun is parsed, in input order; a ``when.expression`` that does not parse or
+      type-check is reported right with the run's model errors (from the validated ``when``
+      model, even when another part of the run is invalid), never only after they are fixed.
     * Parsed runs come back in (namespace, name) order, so the input's order changes nothing.
 """
 
@@ -18,6 +20,7 @@ from krm_fn import fleet
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.inventory import NodeInfo
+from krm_fn.overrides.when import WhenError, parse_expression
 from krm_fn.resolve_platform import check_forced_names
 from krm_fn.results import FileRef, ResourceRef, Results
 from krm_fn.validate import parse_workloadrun
@@ -145,10 +148,52 @@ def registry_password(options: FunctionOptions, results: Results) -> str | None:
 def parse_runs(
     runs: Sequence[tuple[dict[str, Any], FileRef | None]], results: Results
 ) -> list[ParsedRun]:
-    """Parse every run (model errors reported), sorted by name."""
+    """Parse every run (model errors and bad ``when`` clauses reported), sorted by name."""
     parsed: list[ParsedRun] = []
     for raw, file in runs:
         wr = parse_workloadrun(raw, results, file)
+        bad = _check_whens(wr, raw, file, results)
         if wr is not None:
-            parsed.append(ParsedRun(wr, raw, file))
+            parsed.append(ParsedRun(wr, raw, file, bad))
     return sorted(parsed, key=lambda p: (p.model.namespace or "", p.model.name))
+
+
+def _check_whens(
+    wr: models.WorkloadRun | None, raw: dict[str, Any], file: FileRef | None, results: Results
+) -> frozenset[int]:
+    """Report every ``when.expression`` that does not parse; the indices of those."""
+    bad: set[int] = set()
+    for i, when in enumerate(_validated_whens(wr, raw)):
+        if when is None or when.expression is None:
+            continue
+        try:
+            parse_expression(when.expression)
+        except WhenError as exc:
+            results.error(
+                str(exc),
+                resource=ResourceRef.of(raw),
+                field_path=f"spec.overrides[{i}].when",
+                file=file,
+            )
+            bad.add(i)
+    return frozenset(bad)
+
+
+def _validated_whens(
+    wr: models.WorkloadRun | None, raw: dict[str, Any]
+) -> list[models.When | None]:
+    """Each override's validated ``when``; for a run whose model failed, each valid one alone."""
+    if wr is not None:
+        return [ov.when for ov in wr.spec.overrides]
+    spec = raw.get("spec")
+    overrides = spec.get("overrides") if isinstance(spec, Mapping) else None
+    if not isinstance(overrides, list):
+        return []
+    out: list[models.When | None] = []
+    for ov in overrides:
+        when = ov.get("when") if isinstance(ov, Mapping) else None
+        try:
+            out.append(models.When.model_validate(when) if isinstance(when, Mapping) else None)
+        except ValueError:  # the model's error for it is already reported
+            out.append(None)
+    return out
