@@ -21,13 +21,12 @@ from typing import Any
 
 from krm_fn.api.config import FunctionOptions
 from krm_fn.inventory import NodeInfo
-from krm_fn.resolve_platform import synthetic_nodes
 from krm_fn.results import FileRef, Result, Results
 from krm_fn.stages import checks, finalize, overrides, plan, waves
 from krm_fn.stages import objects as build
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.env import env_and_resources
-from krm_fn.stages.nodes import select
+from krm_fn.stages.nodes import inventory_for, select
 from krm_fn.stages.parse import InputContext, ParsedRun, inputs_ok, parse_runs, registry_password
 from krm_fn.stages.partitioning import partition
 from krm_fn.stages.platform import resolve
@@ -73,7 +72,7 @@ def render_all(
             continue
         seen.add(key)
         diag = RunDiagnostics(results, run.ref, run.file, errors=len(run.bad_whens))
-        run_nodes = _nodes_for(run, nodes, options, results)
+        run_nodes = inventory_for(run.model.spec, run.ref, nodes, options, results)
         done = render_run(run, run_nodes, options, password, context, diag)
         if done is not None:
             out.objects += [(o, run.raw) for o in done.objects]
@@ -123,26 +122,3 @@ def render_run(
         diag,
     )
     return None if final is None else rendered(wr, final, platform, parts, jobs, matched)
-
-
-def _nodes_for(
-    run: ParsedRun, nodes: Sequence[NodeInfo], options: FunctionOptions, results: Results
-) -> Sequence[NodeInfo]:
-    """The inventory, or synthetic nodes for an offline preview (said in a note)."""
-    if nodes or not (options.platform or options.gpu_arch):
-        return nodes
-    from krm_fn.platforms import gpu as pgpu
-
-    spec = run.model.spec
-    synthetic = synthetic_nodes(
-        spec.num_nodes,
-        options.platform.strip().lower() if options.platform else None,
-        pgpu.parse_gpu_product(options.gpu_arch) if options.gpu_arch else None,
-        spec.target,
-    )
-    results.info(
-        f"no Node in the input: offline preview on {len(synthetic)} synthetic node(s) "
-        f"({synthetic[0].name} ...)",
-        resource=run.ref,
-    )
-    return synthetic
