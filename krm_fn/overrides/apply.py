@@ -147,31 +147,14 @@ def apply_overrides(
     """
     current = [copy.deepcopy(dict(o)) for o in objects]
     if template is None:
-        template = jt.TemplateContext(
-            runtimes=frozenset(
-                str(_identity(o)[2]) for o in current if o.get("kind") == "TrainingRuntime"
-            )
-        )
+        template = _default_template(current)
     warnings: list[tuple[str, str]] = []
     applied: list[AppliedOverride] = []
     mpi_args: list[str] = []
     pre_command: list[str] = []
     errors: list[tuple[str, str]] = []
     for index, override in enumerate(overrides):
-        where = f"spec.overrides[{index}]"
-        if not isinstance(override, Mapping):
-            errors.append((where, f"an override must be a map, got {type(override).__name__}"))
-            continue
-        # Every change builds new objects (SMP and jsonpatch never patch in place), so a
-        # shallow copy of the list is enough to discard a failing override.
-        step = _Step(where, list(current), template, expect, list(current))
-        step.check_fields(override)
-        when = override.get("when")
-        if when is None:
-            when = {}
-        hit = _hit(index, when, ctx, matched, step)
-        if hit and not step.errors:
-            step.run(override)
+        step, hit = _evaluate(index, override, current, template, expect, ctx, matched)
         if step.errors:
             errors.extend(step.errors)
             continue
@@ -181,14 +164,7 @@ def apply_overrides(
         warnings.extend(step.warnings)
         mpi_args.extend(step.mpi_args)
         pre_command.extend(step.pre_command)
-        applied.append(
-            AppliedOverride(
-                index=index,
-                when=describe(when),
-                patches=", ".join(step.parts) or "none",
-                no_op=not step.parts,
-            )
-        )
+        applied.append(_applied(index, override, step))
     if any("jobTemplate" in a.patches for a in applied):
         current = yield_env_to_trainer(current)
     return OverrideOutcome(
@@ -199,6 +175,52 @@ def apply_overrides(
         errors=errors,
         warnings=warnings,
     )
+
+
+def _default_template(objects: Sequence[Mapping[str, Any]]) -> jt.TemplateContext:
+    """The job-template context when the caller gives none: the generated runtimes only."""
+    return jt.TemplateContext(
+        runtimes=frozenset(
+            str(_identity(o)[2]) for o in objects if o.get("kind") == "TrainingRuntime"
+        )
+    )
+
+
+def _applied(index: int, override: Mapping[str, Any], step: _Step) -> AppliedOverride:
+    return AppliedOverride(
+        index=index,
+        when=describe(_when(override)),
+        patches=", ".join(step.parts) or "none",
+        no_op=not step.parts,
+    )
+
+
+def _when(override: Mapping[str, Any]) -> Any:
+    when = override.get("when")
+    return {} if when is None else when
+
+
+def _evaluate(
+    index: int,
+    override: Any,
+    current: list[dict[str, Any]],
+    template: jt.TemplateContext,
+    expect: Expect | None,
+    ctx: WhenContext | None,
+    matched: Sequence[bool] | None,
+) -> tuple[_Step, bool]:
+    """Override ``index`` on a private copy of ``current``: its step and whether it matched."""
+    # Every change builds new objects (SMP and jsonpatch never patch in place), so a
+    # shallow copy of the list is enough to discard a failing override.
+    step = _Step(f"spec.overrides[{index}]", list(current), template, expect, list(current))
+    if not isinstance(override, Mapping):
+        step.error("", f"an override must be a map, got {type(override).__name__}")
+        return step, False
+    step.check_fields(override)
+    hit = _hit(index, _when(override), ctx, matched, step)
+    if hit and not step.errors:
+        step.run(override)
+    return step, hit
 
 
 def _hit(
