@@ -9,6 +9,9 @@ The package is split by stage, each module doing one job:
   they are cut into job groups.
 * :mod:`krm_fn.nccl_env`: the NCCL environment and its forwarding to MPI ranks.
 * :mod:`krm_fn.builders`: the generated objects, one module per kind or framework.
+* :mod:`krm_fn.stages`: the render's stages, one module each, taking and returning typed
+  values (select nodes, resolve platform, partition, env, overrides, plan, objects, waves,
+  finalize).
 * :mod:`krm_fn.render` and :mod:`krm_fn.output`: the pipeline that ties the stages together
   and the bookkeeping on the way out (local-config, paths, idempotence).
 """

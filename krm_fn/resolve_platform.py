@@ -180,38 +180,9 @@ def resolve_platform(
     slices: Mapping[str, fleet.SliceGpus] | None = None,
 ) -> PlatformPlan:
     """Detect and resolve; problems are reported through ``err``/``warn``."""
-    slices = slices or {}
     raws = [n.raw for n in eligible]
-    pdet = pdetect.detect_fleet_platform(raws)
-    if pdet.error and not options.platform:
-        err(pdet.error, "spec.target")
-    platform = (
-        pdetect.check_platform_name(options.platform) if options.platform else pdet.platform
-    ) or "unknown"
-    gdet = pgpu.detect_gpu_architecture(raws, strict=options.strict_gpu_arch)
-    if gdet.error and not options.gpu_arch:
-        err(gdet.error, "spec.target")
-    elif gdet.warning and not options.gpu_arch:
-        warn(gdet.warning, "spec.target")
-    arch = pgpu.check_gpu_arch_name(options.gpu_arch) if options.gpu_arch else gdet.architecture
-
-    gpus_from = "spec.gpusPerNode" if spec.gpus_per_node is not None else ""
-    node_gpus: int | None = None
-    disagree = False
-    if spec.gpus_per_node is None:
-        counted = fleet.fleet_gpu_count(eligible, slices)
-        node_gpus, gpus_from = counted.count, counted.source
-        if len(counted.by_count) > 1:
-            disagree = True
-            groups = {f"{c} GPU{'' if c == 1 else 's'}": n for c, n in counted.by_count.items()}
-            err(
-                "the eligible nodes report different numbers of GPUs per node ("
-                + pdetect.summarize_node_groups(groups)
-                + "), and every worker pod of a run requests the same number; set "
-                "spec.gpusPerNode (nodes with fewer are then left out) or narrow spec.target to "
-                "nodes with one count (e.g. matchExpressions on nvidia.com/gpu.count)",
-                "spec.gpusPerNode",
-            )
+    platform, arch, gdet = _detect(raws, options, err, warn)
+    node_gpus, gpus_from, disagree = _node_gpus(spec, eligible, slices or {}, err)
     cat = pcat.load_catalog()
     ctx = pcat.make_context(
         cat,
@@ -241,19 +212,61 @@ def resolve_platform(
     _warn_gpu_model(arch, gdet.model_products, ctx, gpus_from, warn)
     if not options.platform and platform == pdetect.DEFAULT_PLATFORM:
         _warn_platform_guesses(raws, overlay, warn)
-    mnnvl = ctx.mnnvl
     return PlatformPlan(
         platform=platform,
         gpu_architecture=arch,
         gpus_per_node=ctx.gpus_per_node,
         nics_per_node=ctx.nics_per_node,
-        mnnvl=mnnvl,
+        mnnvl=ctx.mnnvl,
         overlay=overlay,
         products=tuple(gdet.products),
         model_products=tuple(gdet.model_products),
         gpus_from=gpus_from,
         counts_disagree=disagree,
     )
+
+
+def _detect(
+    raws: Sequence[Mapping[str, Any]], options: FunctionOptions, err: Any, warn: Any
+) -> tuple[str, str, pgpu.GpuDetection]:
+    """Platform and GPU architecture of the nodes (forced options win), and the detection."""
+    pdet = pdetect.detect_fleet_platform(raws)
+    if pdet.error and not options.platform:
+        err(pdet.error, "spec.target")
+    platform = (
+        pdetect.check_platform_name(options.platform) if options.platform else pdet.platform
+    ) or "unknown"
+    gdet = pgpu.detect_gpu_architecture(raws, strict=options.strict_gpu_arch)
+    if gdet.error and not options.gpu_arch:
+        err(gdet.error, "spec.target")
+    elif gdet.warning and not options.gpu_arch:
+        warn(gdet.warning, "spec.target")
+    arch = pgpu.check_gpu_arch_name(options.gpu_arch) if options.gpu_arch else gdet.architecture
+    return platform, arch, gdet
+
+
+def _node_gpus(
+    spec: models.WorkloadRunSpec,
+    eligible: Sequence[NodeInfo],
+    slices: Mapping[str, fleet.SliceGpus],
+    err: Any,
+) -> tuple[int | None, str, bool]:
+    """(GPUs per node the nodes agree on, where it comes from, whether they disagree)."""
+    if spec.gpus_per_node is not None:
+        return None, "spec.gpusPerNode", False
+    counted = fleet.fleet_gpu_count(eligible, slices)
+    if len(counted.by_count) <= 1:
+        return counted.count, counted.source, False
+    groups = {f"{c} GPU{'' if c == 1 else 's'}": n for c, n in counted.by_count.items()}
+    err(
+        "the eligible nodes report different numbers of GPUs per node ("
+        + pdetect.summarize_node_groups(groups)
+        + "), and every worker pod of a run requests the same number; set "
+        "spec.gpusPerNode (nodes with fewer are then left out) or narrow spec.target to "
+        "nodes with one count (e.g. matchExpressions on nvidia.com/gpu.count)",
+        "spec.gpusPerNode",
+    )
+    return counted.count, counted.source, True
 
 
 _FROM_TABLE = ("the GPU defaults for ", "catalog entry ")

@@ -69,6 +69,14 @@ def build_trainjob(
         spec["suspend"] = True
     if active_deadline_seconds is not None:
         spec["activeDeadlineSeconds"] = active_deadline_seconds
+    spec["trainer"] = _trainer(plan, group)
+    if group.nodes:
+        spec["runtimePatches"] = [_pinning_patch(plan, group)]
+    return {"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": meta, "spec": spec}
+
+
+def _trainer(plan: RunPlan, group: Group) -> dict[str, Any]:
+    """``spec.trainer``: image, command, env and the group's size."""
     trainer: dict[str, Any] = {"image": plan.image}
     if plan.trainer_command:
         trainer["command"] = list(plan.trainer_command)
@@ -78,30 +86,30 @@ def build_trainjob(
         trainer["env"] = [e.to_k8s() for e in plan.trainer_env]
     trainer["numNodes"] = len(group.nodes) if group.nodes else plan.num_nodes
     trainer["numProcPerNode"] = plan.gpus_per_node
-    spec["trainer"] = trainer
-    if group.nodes:
-        exprs = [
-            {"key": HOSTNAME_LABEL, "operator": "In", "values": list(group.nodes)},
-            *plan.target_terms,
-        ]
-        aff = pods.affinity(exprs)
-        jobs = ["node", "launcher"] if plan.framework == "mpi" else ["node"]
-        spec["runtimePatches"] = [
-            {
-                "manager": PATCH_MANAGER,
-                "trainingRuntimeSpec": {
-                    "template": {
-                        "spec": {
-                            "replicatedJobs": [
-                                {
-                                    "name": j,
-                                    "template": {"spec": {"template": {"spec": {"affinity": aff}}}},
-                                }
-                                for j in jobs
-                            ]
+    return trainer
+
+
+def _pinning_patch(plan: RunPlan, group: Group) -> dict[str, Any]:
+    """Our ``runtimePatches`` entry: every pod required onto the group's hostnames."""
+    exprs = [
+        {"key": HOSTNAME_LABEL, "operator": "In", "values": list(group.nodes)},
+        *plan.target_terms,
+    ]
+    aff = pods.affinity(exprs)
+    jobs = ["node", "launcher"] if plan.framework == "mpi" else ["node"]
+    return {
+        "manager": PATCH_MANAGER,
+        "trainingRuntimeSpec": {
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": j,
+                            "template": {"spec": {"template": {"spec": {"affinity": aff}}}},
                         }
-                    }
-                },
+                        for j in jobs
+                    ]
+                }
             }
-        ]
-    return {"apiVersion": TRAINER_API, "kind": "TrainJob", "metadata": meta, "spec": spec}
+        },
+    }

@@ -26,6 +26,8 @@ Invariants:
       create a stray object). Its ``metadata.namespace`` is ignored; the target's is kept.
     * No override may change a generated object's apiVersion, kind or metadata.name.
     * ``mpiArgs`` and ``preCommand`` are only collected; the caller places them.
+    * Each ``when`` is evaluated once: the render's overrides stage evaluates them and passes
+      the answers as ``matched``; only a caller without them has ``ctx`` evaluated here.
     * ``orchestration`` cannot be applied here (placement is decided before objects exist), so
       a non-empty one is an error pointing at ``spec.orchestration``.
     * Inputs are never mutated; ``objects`` in the outcome is a new list of new dicts.
@@ -116,9 +118,11 @@ class OverrideOutcome:
 def apply_overrides(
     overrides: Sequence[Mapping[str, Any]],
     objects: Sequence[dict[str, Any]],
-    ctx: WhenContext,
+    ctx: WhenContext | None,
     template: jt.TemplateContext | None = None,
     expect: Expect | None = None,
+    *,
+    matched: Sequence[bool] | None = None,
 ) -> OverrideOutcome:
     """Apply every matching override, in order, to the generated objects.
 
@@ -126,11 +130,15 @@ def apply_overrides(
         overrides: ``spec.overrides`` as plain mappings (camelCase keys); ``None`` values
             count as unset.
         objects: The generated objects (TrainingRuntime, TrainJobs, ConfigMap, Secret, ...).
-        ctx: What the ``when`` clauses are matched against.
+        ctx: What the ``when`` clauses are matched against (unused when ``matched`` is
+            given).
         template: What NVCRE's job-template view shows besides each TrainJob; by default
             the generated TrainingRuntimes and no gang scheduler.
         expect: What every TrainJob must keep (pinning, target, tolerations, gang); an
             override that loses any of it is refused with the reason. ``None``: not checked.
+        matched: Per override, whether its ``when`` matched, as the caller already evaluated
+            it (the render evaluates every ``when`` once, in its overrides stage); ``None``:
+            evaluate each against ``ctx`` here.
 
     Returns:
         The patched objects, the applied overrides, the collected ``mpiArgs``/``preCommand``
@@ -139,52 +147,24 @@ def apply_overrides(
     """
     current = [copy.deepcopy(dict(o)) for o in objects]
     if template is None:
-        template = jt.TemplateContext(
-            runtimes=frozenset(
-                str(_identity(o)[2]) for o in current if o.get("kind") == "TrainingRuntime"
-            )
-        )
+        template = _default_template(current)
     warnings: list[tuple[str, str]] = []
     applied: list[AppliedOverride] = []
     mpi_args: list[str] = []
     pre_command: list[str] = []
     errors: list[tuple[str, str]] = []
     for index, override in enumerate(overrides):
-        where = f"spec.overrides[{index}]"
-        if not isinstance(override, Mapping):
-            errors.append((where, f"an override must be a map, got {type(override).__name__}"))
-            continue
-        # Every change builds new objects (SMP and jsonpatch never patch in place), so a
-        # shallow copy of the list is enough to discard a failing override.
-        step = _Step(where, list(current), template, expect, list(current))
-        step.check_fields(override)
-        when = override.get("when")
-        if when is None:
-            when = {}
-        try:
-            matched = matches(when, ctx)
-        except WhenError as exc:
-            step.error(".when", str(exc))
-            matched = False
-        if matched and not step.errors:
-            step.run(override)
+        step, hit = _evaluate(index, override, current, template, expect, ctx, matched)
         if step.errors:
             errors.extend(step.errors)
             continue
-        if not matched:
+        if not hit:
             continue
         current = step.objects
         warnings.extend(step.warnings)
         mpi_args.extend(step.mpi_args)
         pre_command.extend(step.pre_command)
-        applied.append(
-            AppliedOverride(
-                index=index,
-                when=describe(when),
-                patches=", ".join(step.parts) or "none",
-                no_op=not step.parts,
-            )
-        )
+        applied.append(_applied(index, override, step))
     if any("jobTemplate" in a.patches for a in applied):
         current = yield_env_to_trainer(current)
     return OverrideOutcome(
@@ -195,6 +175,71 @@ def apply_overrides(
         errors=errors,
         warnings=warnings,
     )
+
+
+def _default_template(objects: Sequence[Mapping[str, Any]]) -> jt.TemplateContext:
+    """The job-template context when the caller gives none: the generated runtimes only."""
+    return jt.TemplateContext(
+        runtimes=frozenset(
+            str(_identity(o)[2]) for o in objects if o.get("kind") == "TrainingRuntime"
+        )
+    )
+
+
+def _applied(index: int, override: Mapping[str, Any], step: _Step) -> AppliedOverride:
+    return AppliedOverride(
+        index=index,
+        when=describe(_when(override)),
+        patches=", ".join(step.parts) or "none",
+        no_op=not step.parts,
+    )
+
+
+def _when(override: Mapping[str, Any]) -> Any:
+    when = override.get("when")
+    return {} if when is None else when
+
+
+def _evaluate(
+    index: int,
+    override: Any,
+    current: list[dict[str, Any]],
+    template: jt.TemplateContext,
+    expect: Expect | None,
+    ctx: WhenContext | None,
+    matched: Sequence[bool] | None,
+) -> tuple[_Step, bool]:
+    """Override ``index`` on a private copy of ``current``: its step and whether it matched."""
+    # Every change builds new objects (SMP and jsonpatch never patch in place), so a
+    # shallow copy of the list is enough to discard a failing override.
+    step = _Step(f"spec.overrides[{index}]", list(current), template, expect, list(current))
+    if not isinstance(override, Mapping):
+        step.error("", f"an override must be a map, got {type(override).__name__}")
+        return step, False
+    step.check_fields(override)
+    hit = _hit(index, _when(override), ctx, matched, step)
+    if hit and not step.errors:
+        step.run(override)
+    return step, hit
+
+
+def _hit(
+    index: int,
+    when: Mapping[str, Any],
+    ctx: WhenContext | None,
+    matched: Sequence[bool] | None,
+    step: _Step,
+) -> bool:
+    """Whether override ``index`` matches: the caller's answer, else ``when`` against ``ctx``."""
+    if matched is not None:
+        return bool(matched[index])
+    if ctx is None:
+        raise ValueError("apply_overrides needs ctx or matched")
+    try:
+        return matches(when, ctx)
+    except WhenError as exc:
+        step.error(".when", str(exc))
+        return False
 
 
 def _identity(obj: Mapping[str, Any]) -> tuple[Any, Any, Any]:

@@ -1,0 +1,78 @@
+"""Stage 2, select nodes: the Ready, schedulable nodes the run's target matches.
+
+Invariants:
+    * Nodes keep the inventory's (name) order; every left-out node keeps its reason.
+    * Tolerations are the target's taint selectors, plus one per extended-resource taint on
+      a resource the pods request (what GKE's ExtendedResourceToleration plugin adds), so
+      clusters without that plugin schedule the same.
+    * GPU products a node advertises only through ResourceSlices are attached to it.
+    * Offline preview: with no Node in the input and a forced platform or GPU architecture,
+      ``numNodes`` synthetic nodes stand in (:func:`inventory_for`), said in an info result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from krm_fn import fleet
+from krm_fn.api import models
+from krm_fn.api.config import FunctionOptions
+from krm_fn.inventory import Exclusion, NodeInfo, select_nodes
+from krm_fn.resolve_platform import synthetic_nodes
+from krm_fn.results import ResourceRef, Results
+from krm_fn.stages.parse import InputContext
+
+
+@dataclass(frozen=True)
+class NodeSelection:
+    """The run's nodes.
+
+    Attributes:
+        eligible: Nodes the run may use, in name order.
+        excluded: Nodes matching the target but left out, each with its reason.
+        tolerations: Tolerations every pod of the run carries (before platform ones).
+
+    """
+
+    eligible: tuple[NodeInfo, ...]
+    excluded: tuple[Exclusion | fleet.ShortOfGpus, ...]
+    tolerations: tuple[dict[str, Any], ...]
+
+
+def select(
+    spec: models.WorkloadRunSpec, nodes: Sequence[NodeInfo], context: InputContext
+) -> NodeSelection:
+    """Select the eligible nodes and the tolerations that keep them eligible."""
+    tolerations = [t.to_toleration() for t in (spec.target.taint_selectors if spec.target else [])]
+    sel = select_nodes(nodes, spec.target, tolerations, fleet.requested_resources(spec))
+    tolerations += [fleet.extended_resource_toleration(k) for k in sel.resource_taints]
+    eligible = fleet.with_slice_products(sel.eligible, context.gpu_slices)
+    return NodeSelection(tuple(eligible), tuple(sel.excluded), tuple(tolerations))
+
+
+def inventory_for(
+    spec: models.WorkloadRunSpec,
+    ref: ResourceRef,
+    nodes: Sequence[NodeInfo],
+    options: FunctionOptions,
+    results: Results,
+) -> Sequence[NodeInfo]:
+    """The inventory, or synthetic nodes for an offline preview (said in a note)."""
+    if nodes or not (options.platform or options.gpu_arch):
+        return nodes
+    from krm_fn.platforms import gpu as pgpu
+
+    synthetic = synthetic_nodes(
+        spec.num_nodes,
+        options.platform.strip().lower() if options.platform else None,
+        pgpu.parse_gpu_product(options.gpu_arch) if options.gpu_arch else None,
+        spec.target,
+    )
+    results.info(
+        f"no Node in the input: offline preview on {len(synthetic)} synthetic node(s) "
+        f"({synthetic[0].name} ...)",
+        resource=ref,
+    )
+    return synthetic

@@ -1,0 +1,166 @@
+"""Stages 6 and 9, overrides: match every ``when`` once, then apply the matching overrides.
+
+Invariants:
+    * Overrides are read from the validated model (never the raw input) and every ``when`` is
+      evaluated exactly once, here, against the detected platform, GPU and topology; the
+      result is handed to :func:`krm_fn.overrides.apply.apply_overrides`.
+    * A ``when`` found bad while parsing is not reported again; an override that matches
+      nothing is a warning (it changes nothing).
+    * Matching overrides' ``mpiArgs`` and ``preCommand`` come after the platform's, in
+      override order; ``applied`` lists the catalog entries then the matching overrides.
+    * Applying never mutates its input; any override error fails the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from krm_fn.api import models
+from krm_fn.builders.plan import RunPlan
+from krm_fn.overrides import jobtemplate as jt
+from krm_fn.overrides.apply import apply_overrides
+from krm_fn.overrides.placement import Expect
+from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
+from krm_fn.stages.diagnostics import RunDiagnostics
+from krm_fn.stages.partitioning import Partitioned
+from krm_fn.stages.platform import ResolvedPlatform
+
+_FIELDS = (
+    ("jobTemplate", "job_template"),
+    ("jobTemplatePatch", "job_template_patch"),
+    ("dependencies", "dependencies"),
+    ("orchestration", "orchestration"),
+    ("mpiArgs", "mpi_args"),
+    ("preCommand", "pre_command"),
+)
+"""``spec.overrides[]`` fields besides ``when``: (camelCase name, model attribute)."""
+
+
+@dataclass(frozen=True)
+class MatchedOverrides:
+    """Every override of the run with the outcome of its ``when``.
+
+    Attributes:
+        overrides: ``spec.overrides`` as plain mappings (camelCase keys), from the model.
+        matched: Per override, whether its ``when`` matched.
+        mpi_args: The matching overrides' ``mpiArgs``, in order.
+        pre_command: The platform's ``preCommand`` lines, then the matching overrides'.
+        applied: ``catalog:<entry>`` for each catalog entry, then ``spec.overrides[i]``.
+
+    """
+
+    overrides: tuple[dict[str, Any], ...]
+    matched: tuple[bool, ...]
+    mpi_args: tuple[str, ...]
+    pre_command: tuple[str, ...]
+    applied: tuple[str, ...]
+
+
+def override_mapping(ov: models.Override) -> dict[str, Any]:
+    """One validated override as the plain mapping :func:`apply_overrides` reads."""
+    when = ov.when.model_dump(by_alias=True, exclude_none=True)
+    if ov.when.config is not None:
+        when["config"] = ov.when.config  # kept as written, ``None`` values included
+    out: dict[str, Any] = {"when": when}
+    for key, attr in _FIELDS:
+        value = getattr(ov, attr)
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def match(
+    spec: models.WorkloadRunSpec,
+    platform: ResolvedPlatform,
+    partitioned: Partitioned,
+    bad_whens: frozenset[int],
+    diag: RunDiagnostics,
+) -> MatchedOverrides:
+    """Evaluate every ``when`` once; collect the matching overrides' arguments."""
+    ctx = WhenContext(
+        platform=platform.platform,
+        gpu_architecture=platform.arch,
+        topology_mode=partitioned.topology_mode,
+        domain_count=partitioned.domains,
+    )
+    overlay = platform.overlay
+    overrides = tuple(override_mapping(ov) for ov in spec.overrides)
+    matched: list[bool] = []
+    args: list[str] = []
+    pre_command: list[str] = list(overlay.pre_command) if overlay else []
+    applied = [f"catalog:{n}" for n in (overlay.applied if overlay else ())]
+    for i, ov in enumerate(overrides):
+        hit = i not in bad_whens and _matches(i, ov["when"], ctx, platform, diag)
+        matched.append(hit)
+        if hit:
+            applied.append(f"spec.overrides[{i}]")
+            args += ov.get("mpiArgs") or []
+            pre_command += ov.get("preCommand") or []
+    return MatchedOverrides(
+        overrides, tuple(matched), tuple(args), tuple(pre_command), tuple(applied)
+    )
+
+
+def _matches(
+    i: int, when: dict[str, Any], ctx: WhenContext, platform: ResolvedPlatform, diag: RunDiagnostics
+) -> bool:
+    """Whether override ``i`` matches; a non-match is a warning, a bad ``when`` an error."""
+    try:
+        hit = matches(when, ctx)
+    except WhenError as exc:
+        diag.error(str(exc), f"spec.overrides[{i}].when")
+        return False
+    if not hit:
+        diag.warning(
+            f"override {i} matched nothing (when: {describe(when)}; platform "
+            f"{platform.platform}, GPU {platform.arch}), so it changes nothing",
+            f"spec.overrides[{i}].when",
+        )
+    return hit
+
+
+def apply(
+    matched: MatchedOverrides,
+    objects: Sequence[dict[str, Any]],
+    spec: models.WorkloadRunSpec,
+    plan: RunPlan,
+    tolerations: Sequence[dict[str, Any]],
+    diag: RunDiagnostics,
+) -> list[dict[str, Any]] | None:
+    """Apply the matching overrides to the generated objects; ``None`` on an error."""
+    if not matched.overrides:
+        return list(objects)
+    gang = (
+        (plan.gang.scheduler_name, plan.gang.queue_label_key, plan.gang.queue)
+        if plan.gang
+        else None
+    )
+    template_ctx = jt.TemplateContext(
+        health_monitor=not any(
+            t.key == "node.kubernetes.io/unschedulable"
+            for t in (spec.target.taint_selectors if spec.target else [])
+        ),
+        checkpoint=(
+            {"pvcName": plan.checkpoint_pvc, "maxRestarts": plan.max_restarts}
+            if plan.checkpoint_pvc
+            else None
+        ),
+        gang=gang,
+        runtimes=frozenset({plan.runtime_name}),
+    )
+    expect = Expect(
+        framework=spec.framework.name,
+        target=plan.target_terms,
+        tolerations=tuple(tolerations),
+        gang=gang,
+    )
+    outcome = apply_overrides(
+        matched.overrides, objects, None, template_ctx, expect, matched=matched.matched
+    )
+    for path, msg in outcome.warnings:
+        diag.warning(msg, path)
+    for path, msg in outcome.errors:
+        diag.error(msg, path)
+    return None if outcome.errors else outcome.objects

@@ -1,0 +1,199 @@
+"""Stage 0, inputs: refuse bad inputs, parse every WorkloadRun, validate every ``when`` once.
+
+Invariants:
+    * Every problem of the inputs is reported before any run renders: unknown kinds of the
+      nvcre.nvidia.com group, Node names that cannot be pinned to, forced option values.
+    * Every WorkloadRun is parsed, in input order; a ``when.expression`` that does not parse or
+      type-check is reported right with the run's model errors (from the validated ``when``
+      model, even when another part of the run is invalid), never only after they are fixed.
+    * Parsed runs come back in (namespace, name) order, so the input's order changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from krm_fn import fleet
+from krm_fn.api import models
+from krm_fn.api.config import FunctionOptions
+from krm_fn.inventory import NodeInfo
+from krm_fn.overrides.when import WhenError, parse_expression
+from krm_fn.resolve_platform import check_forced_names
+from krm_fn.results import FileRef, ResourceRef, Results
+from krm_fn.validate import parse_workloadrun
+
+OWN_KINDS = ("WorkloadRun", "LogProfile")
+
+
+@dataclass(frozen=True)
+class InputContext:
+    """Input objects the runs may refer to.
+
+    Attributes:
+        pvcs: PersistentVolumeClaims by (namespace, name).
+        log_profiles: Names of the LogProfiles in the input.
+        gpu_slices: GPUs per node from gpu.nvidia.com ResourceSlices.
+
+    """
+
+    pvcs: Mapping[tuple[str, str], Mapping[str, Any]]
+    log_profiles: frozenset[str]
+    gpu_slices: Mapping[str, fleet.SliceGpus]
+
+    @classmethod
+    def of(cls, objects: Sequence[Mapping[str, Any]]) -> InputContext:
+        """Collect the referenced objects from every non-run input object."""
+        pvcs: dict[tuple[str, str], Mapping[str, Any]] = {}
+        profiles: set[str] = set()
+        for o in objects:
+            meta = o.get("metadata") or {}
+            if o.get("kind") == "PersistentVolumeClaim" and o.get("apiVersion") == "v1":
+                pvcs[(str(meta.get("namespace") or ""), str(meta.get("name")))] = o
+            if o.get("kind") == "LogProfile":
+                profiles.add(str(meta.get("name")))
+        return cls(pvcs, frozenset(profiles), fleet.resource_slice_gpus(objects))
+
+
+@dataclass(frozen=True)
+class ParsedRun:
+    """One WorkloadRun that passed its model.
+
+    Attributes:
+        model: The validated run.
+        raw: The input object (the output objects' origin).
+        file: The file it came from.
+        bad_whens: Indices of the overrides whose ``when`` failed (already reported).
+
+    """
+
+    model: models.WorkloadRun
+    raw: dict[str, Any]
+    file: FileRef | None
+    bad_whens: frozenset[int] = frozenset()
+
+    @property
+    def ref(self) -> ResourceRef:
+        """The run's reference for results."""
+        return ResourceRef.of(self.raw)
+
+
+def inputs_ok(
+    objects: Sequence[Mapping[str, Any]],
+    nodes: Sequence[NodeInfo],
+    options: FunctionOptions,
+    results: Results,
+) -> bool:
+    """Report bad inputs and forced option values; ``False`` when nothing may render."""
+    before = len(results.items)
+    _check_objects(objects, results)
+    _check_node_names(nodes, results)
+    forced = check_forced_names(options)
+    for option, msg in forced:
+        flag = "gpu-arch" if option == "gpuArch" else option
+        results.error(f"option {option} (functionConfig or --{flag}): {msg}")
+    return not forced and not any(r.severity == "error" for r in results.items[before:])
+
+
+def _check_objects(objects: Sequence[Mapping[str, Any]], results: Results) -> None:
+    """Refuse an nvcre.nvidia.com kind this function does not read (it would be ignored)."""
+    for o in objects:
+        api = o.get("apiVersion")
+        kind = o.get("kind")
+        if isinstance(api, str) and api.startswith("nvcre.nvidia.com/") and kind not in OWN_KINDS:
+            import difflib  # only for the hint of this error
+
+            close = difflib.get_close_matches(str(kind), OWN_KINDS, n=1, cutoff=0.6)
+            results.error(
+                f"unknown kind {kind!r} in the nvcre.nvidia.com API group"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+                + f" (this function reads {' and '.join(OWN_KINDS)})",
+                resource=ResourceRef.of(dict(o)),
+                field_path="kind",
+            )
+
+
+def _check_node_names(nodes: Sequence[NodeInfo], results: Results) -> None:
+    """Refuse a Node name that cannot be a kubernetes.io/hostname value."""
+    from krm_fn.api.models import DNS1123_SUBDOMAIN_RE
+
+    for n in nodes:
+        if n.name and (len(n.name) > 253 or not DNS1123_SUBDOMAIN_RE.match(n.name)):
+            results.error(
+                f"Node name {n.name!r} is not a DNS-1123 subdomain (lower-case letters, digits, "
+                "'-' and '.'), so it cannot be a kubernetes.io/hostname value to pin pods to",
+                resource=ResourceRef("v1", "Node", n.name),
+                field_path="metadata.name",
+            )
+
+
+def registry_password(options: FunctionOptions, results: Results) -> str | None:
+    """The pull Secret's password from the named environment variable (registered as secret)."""
+    if not options.registry_password_env:
+        return None
+    value = os.environ.get(options.registry_password_env)
+    if not value:
+        results.error(
+            f"environment variable {options.registry_password_env} (named by the "
+            "registryPasswordEnv option) is not set or empty; export the registry password "
+            "there"
+        )
+        return None
+    results.secrets.append(value)
+    return value
+
+
+def parse_runs(
+    runs: Sequence[tuple[dict[str, Any], FileRef | None]], results: Results
+) -> list[ParsedRun]:
+    """Parse every run (model errors and bad ``when`` clauses reported), sorted by name."""
+    parsed: list[ParsedRun] = []
+    for raw, file in runs:
+        wr = parse_workloadrun(raw, results, file)
+        bad = _check_whens(wr, raw, file, results)
+        if wr is not None:
+            parsed.append(ParsedRun(wr, raw, file, bad))
+    return sorted(parsed, key=lambda p: (p.model.namespace or "", p.model.name))
+
+
+def _check_whens(
+    wr: models.WorkloadRun | None, raw: dict[str, Any], file: FileRef | None, results: Results
+) -> frozenset[int]:
+    """Report every ``when.expression`` that does not parse; the indices of those."""
+    bad: set[int] = set()
+    for i, when in enumerate(_validated_whens(wr, raw)):
+        if when is None or when.expression is None:
+            continue
+        try:
+            parse_expression(when.expression)
+        except WhenError as exc:
+            results.error(
+                str(exc),
+                resource=ResourceRef.of(raw),
+                field_path=f"spec.overrides[{i}].when",
+                file=file,
+            )
+            bad.add(i)
+    return frozenset(bad)
+
+
+def _validated_whens(
+    wr: models.WorkloadRun | None, raw: dict[str, Any]
+) -> list[models.When | None]:
+    """Each override's validated ``when``; for a run whose model failed, each valid one alone."""
+    if wr is not None:
+        return [ov.when for ov in wr.spec.overrides]
+    spec = raw.get("spec")
+    overrides = spec.get("overrides") if isinstance(spec, Mapping) else None
+    if not isinstance(overrides, list):
+        return []
+    out: list[models.When | None] = []
+    for ov in overrides:
+        when = ov.get("when") if isinstance(ov, Mapping) else None
+        try:
+            out.append(models.When.model_validate(when) if isinstance(when, Mapping) else None)
+        except ValueError:  # the model's error for it is already reported
+            out.append(None)
+    return out

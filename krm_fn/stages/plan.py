@@ -1,0 +1,64 @@
+"""Stage 7, plan: gather what the stages resolved into the run's plan (built in ``builders``).
+
+Invariants:
+    * Runs only for a run without errors; reports nothing itself.
+    * Every generated object carries the detected platform, GPU architecture, framework and
+      the applied overrides (``nvcre.nvidia.com/applied-overrides``, always present, empty when
+      nothing applied: "no override" is visible, not inferred); GPU models outside the
+      defaults table also carry the nodes' own product names.
+"""
+
+from __future__ import annotations
+
+from krm_fn import fleet
+from krm_fn.api import models
+from krm_fn.builders.plan import ANN_FRAMEWORK, ANN_GPU_ARCH, ANN_PLATFORM, RunPlan
+from krm_fn.builders.run_plan import PlanInputs, WorkerEnv, build_plan
+from krm_fn.stages.checks import RunChecks
+from krm_fn.stages.nodes import NodeSelection
+from krm_fn.stages.overrides import MatchedOverrides
+from krm_fn.stages.partitioning import Partitioned
+from krm_fn.stages.platform import ResolvedPlatform
+
+ANN_APPLIED = "nvcre.nvidia.com/applied-overrides"
+ANN_GPU_PRODUCT = "nvcre.nvidia.com/detected-gpu-product"
+"""The nodes' own product names, on runs whose GPU model is outside the defaults table."""
+
+
+def plan(
+    wr: models.WorkloadRun,
+    checks: RunChecks,
+    selection: NodeSelection,
+    platform: ResolvedPlatform,
+    partitioned: Partitioned,
+    worker: WorkerEnv,
+    matched: MatchedOverrides,
+) -> RunPlan:
+    """The run's plan from every stage before it."""
+    annotations = {
+        ANN_PLATFORM: platform.platform,
+        ANN_GPU_ARCH: platform.arch,
+        ANN_FRAMEWORK: wr.spec.framework.name,
+    }
+    products = unlisted_products(platform)
+    if products:
+        annotations[ANN_GPU_PRODUCT] = ",".join(products)
+    annotations[ANN_APPLIED] = ",".join(matched.applied)
+    inputs = PlanInputs(
+        per_group=partitioned.per_group,
+        gpus=platform.gpus,
+        overlay=platform.overlay,
+        worker=worker,
+        override_mpi_args=matched.mpi_args,
+        pre_command=matched.pre_command,
+        tolerations=selection.tolerations,
+        annotations=annotations,
+        trainjob_annotations=checks.trainjob_annotations,
+    )
+    return build_plan(wr, inputs)
+
+
+def unlisted_products(platform: ResolvedPlatform) -> tuple[str, ...]:
+    """The nodes' GPU product names when their model is outside the defaults table."""
+    products = platform.plan.model_products if platform.plan else ()
+    return products if products and not fleet.in_table(platform.arch) else ()
