@@ -235,10 +235,14 @@ CASES: list[Any] = [
         {
             "replicatedJobs": [
                 {"name": "node", "replicas": 1},
-                {"name": "launcher", "replicas": 1, "dependsOn": [{"name": "x"}]},
+                {
+                    "name": "launcher",
+                    "replicas": 1,
+                    "dependsOn": [{"name": "node"}, {"name": "x"}],
+                },
             ]
         },
-        id="replicated-jobs-merge-by-name-other-lists-replace",
+        id="replicated-jobs-and-their-dependsOn-merge-by-name",
     ),
     pytest.param(
         {"ports": [{"containerPort": 22, "name": "ssh"}, {"containerPort": 29500}]},
