@@ -14,7 +14,8 @@ exist (with their types), which literals, operators and spelled-out words (``and
 are allowed, and the wording of its messages; everything else (tokens, grammar, types,
 evaluation, positions) is shared. :data:`WHEN` and :data:`THRESHOLD` are the two dialects.
 
-This module imports nothing from the render or the report, so both can use it.
+This module imports nothing from the render or the report, so both can use it; it is on the
+function's cold-start path, so it uses :func:`krm_fn.records.record`, not ``dataclasses``.
 
 Invariants:
     * **Positions are 1-based character columns**, in messages and in
@@ -31,8 +32,9 @@ import math
 import operator
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
+
+from krm_fn.records import field, record
 
 __all__ = [
     "THRESHOLD",
@@ -66,7 +68,7 @@ class ExpressionError(ValueError):
         self.source = source
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Dialect:
     """What one use of the language allows, and how its messages read.
 
@@ -151,7 +153,7 @@ _TYPE_NAMES: Final[Mapping[type, str]] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Tok:
     kind: str  # "op", "lit", "var", "in", "end"
     text: str
@@ -159,7 +161,7 @@ class _Tok:
     value: Any = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Node:
     """A type-checked expression tree node.
 
