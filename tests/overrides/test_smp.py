@@ -526,6 +526,7 @@ def test_merging_a_map_with_itself_is_identity(obj: dict[str, Any]) -> None:
     assert strategic_merge(obj, obj) == obj
 
 
+@pytest.mark.slow
 @given(MAPS, MAPS)
 def test_disjoint_keys_keep_both_sides(left: dict[str, Any], right: dict[str, Any]) -> None:
     right = {f"r-{k}": v for k, v in right.items()}
@@ -533,6 +534,7 @@ def test_disjoint_keys_keep_both_sides(left: dict[str, Any], right: dict[str, An
     assert merged == {**left, **right}
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(MAPS, MAPS)
 def test_merge_is_idempotent_and_never_mutates(base: dict[str, Any], patch: dict[str, Any]) -> None:

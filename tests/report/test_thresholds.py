@@ -201,6 +201,7 @@ def _reference(tree: Tree, value: float) -> bool:
     return left and right if tree[0] == "and" else left or right
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     tree=_trees,
