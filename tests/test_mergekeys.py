@@ -34,7 +34,8 @@ def _derived() -> str:
         / "_definitions.json"
     )
     defs = json.loads(core.read_text())["$defs"]
-    crds = {k: yaml.safe_load((CRD_DIR / f).read_text()) for k, f in mergekeys.KINDS.items()}
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRDs are megabytes of YAML
+    crds = {k: yaml.load((CRD_DIR / f).read_text(), loader) for k, f in mergekeys.KINDS.items()}
     return mergekeys.dumps(mergekeys.derive(crds, defs))
 
 
