@@ -62,7 +62,7 @@ def _strict(node: Any) -> Any:
 @functools.cache
 def crd_schema(kind: str) -> dict[str, Any]:
     path = require_shared("schemas", "crds", CRD_FILES[kind])  # skips without ../shared
-    crd = yaml.safe_load(path.read_text())
+    crd = yaml.load(path.read_text(), getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
     schema = _strict(version["schema"]["openAPIV3Schema"])
     # metadata is {type: object} in CRDs; the API server validates it as ObjectMeta.

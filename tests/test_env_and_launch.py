@@ -7,6 +7,7 @@ import shlex
 import subprocess
 import sys
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,6 +67,7 @@ def test_precedence_mpi_args_over_spec_env_over_platform_over_default() -> None:
     assert args.index("--bind-to") < args.index("NCCL_DEBUG=WARN")
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(
@@ -85,6 +87,7 @@ def test_pre_command_wrap_reaches_the_process_verbatim(args: list[str]) -> None:
     assert shlex.join([*echo, *args]) in wrapped[0]
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(st.from_regex(r"[a-z][a-z0-9-]{0,60}[a-z0-9]", fullmatch=True), st.integers(0, 9999))
 def test_trainjob_names_always_fit_the_budget(run: str, group: int) -> None:

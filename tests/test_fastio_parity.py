@@ -311,6 +311,7 @@ def check_end_to_end(text: str) -> None:
 # --------------------------------------------------------------------------- properties
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(nodes(), min_size=1, max_size=5), st.sampled_from(["go", "py", "py-sorted"]))
 def test_nodes_as_items_read_the_same(ns: list[dict[str, Any]], style: str) -> None:
@@ -321,12 +322,14 @@ def test_nodes_as_items_read_the_same(ns: list[dict[str, Any]], style: str) -> N
     check_parity(resource_list(WORKLOADRUN + body))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(nodes(), min_size=1, max_size=5))
 def test_nodes_in_a_v1_list_read_the_same(ns: list[dict[str, Any]]) -> None:
     check_parity(resource_list(WORKLOADRUN + as_list(ns)))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(nodes(), min_size=2, max_size=4))
 def test_end_to_end_output_is_the_same(ns: list[dict[str, Any]]) -> None:
@@ -624,6 +627,7 @@ _objects = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(_objects)
 def test_fastdump_writes_what_pyyaml_writes(obj: Any) -> None:

@@ -19,7 +19,7 @@ def _pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "WORKLOADRUN_SHARED": str(empty)}
     env.pop("PYTEST_XDIST_WORKER", None)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", *args],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", *args],
         cwd=REPO,
         env=env,
         capture_output=True,

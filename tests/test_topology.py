@@ -404,6 +404,7 @@ def check_groups(part: Partition, nodes: list[tuple[str, str]], per_group: int) 
     assert regular == list(range(len(regular))), "regular groups come first"
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(inventories())
 def test_overflow_mode_covers_every_node(inv: tuple[list[tuple[str, str]], int]) -> None:
@@ -414,6 +415,7 @@ def test_overflow_mode_covers_every_node(inv: tuple[list[tuple[str, str]], int])
     assert {x for grp in part.groups for x in grp.nodes} == {name for name, _ in nodes}
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(inventories())
 def test_skip_mode_never_reuses_a_node(inv: tuple[list[tuple[str, str]], int]) -> None:
@@ -430,6 +432,7 @@ def test_skip_mode_never_reuses_a_node(inv: tuple[list[tuple[str, str]], int]) -
     assert part.groups, "enough nodes always give at least one group"
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(inventories())
 def test_strict_domain_is_one_group_per_domain(inv: tuple[list[tuple[str, str]], int]) -> None:
@@ -447,6 +450,7 @@ def test_strict_domain_is_one_group_per_domain(inv: tuple[list[tuple[str, str]],
     assert not any(grp.overflow or grp.overlaps for grp in part.groups)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(
     inventories(),
@@ -478,6 +482,7 @@ def group_lists(draw: st.DrawFn) -> list[Group]:
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(group_lists(), st.integers(0, 6))
 def test_run_waves_properties(groups: list[Group], max_concurrent: int) -> None:
@@ -498,6 +503,7 @@ def test_run_waves_properties(groups: list[Group], max_concurrent: int) -> None:
     assert run_waves(groups, max_concurrent) == waves
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(group_lists())
 def test_overlapping_pairs_matches_brute_force(groups: list[Group]) -> None:

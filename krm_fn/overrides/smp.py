@@ -7,8 +7,12 @@ Go structs behind TrainingRuntime/JobSet, TrainJob and core v1 (see trainer-api.
 Invariants:
     * Inputs are never mutated; the result shares no mutable value with ``base`` or ``patch``.
     * Maps merge recursively; a ``null`` patch value deletes the key.
-    * Lists whose field name is in :data:`MERGE_KEYS` merge item by item on that key: matched
-      items merge in place (base order is kept), unmatched items are appended in patch order.
+    * Lists that have merge keys (:func:`merge_keys`, derived from the pinned CRDs'
+      ``x-kubernetes-list-map-keys`` and the core types' ``x-kubernetes-patch-merge-key``,
+      so ``hostAliases`` by ``ip``, ``topologySpreadConstraints`` by ``topologyKey``,
+      ``volumeDevices`` by ``devicePath``, ``dependsOn`` by ``name``, ...) merge item by item
+      on those keys: matched items merge in place (base order is kept), unmatched items are
+      appended in patch order (``kubectl`` puts them first; the set of items is the same).
       Every other list (``tolerations``, ``args``, ``command``, ``nodeSelectorTerms``,
       ``matchExpressions``, ...) is replaced wholesale and copied verbatim.
     * Per kind, some paths are atomic even though their field name merges elsewhere:
@@ -32,28 +36,30 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from krm_fn.api.mergekeys import load_table
 from krm_fn.records import record
 
-MERGE_KEYS: Final[Mapping[str, str]] = {
-    "containers": "name",
-    "initContainers": "name",
-    "ephemeralContainers": "name",
-    "volumes": "name",
-    "env": "name",
-    "replicatedJobs": "name",
-    "imagePullSecrets": "name",
-    "ports": "containerPort",
-    "resourceClaims": "name",
-    "claims": "name",
-    "schedulingGates": "name",
-    # mlPolicy.torch.envInjection.targets is a list-map on jobName (trainer-api.md §3.1).
-    "targets": "jobName",
-    # TrainJob.spec.runtimePatches is a list-map on manager (trainer-api.md §2); replacing it
-    # would drop the per-group placement patch workloadrun-fn writes.
-    "runtimePatches": "manager",
-    "volumeMounts": "mountPath",
-}
-"""Field name of a list -> the key its items merge on. Lists not listed here are replaced."""
+
+def merge_keys(kind: str | None, path: Sequence[str]) -> list[str] | None:
+    """The fields the items of the list at ``path`` merge on, or ``None`` (replaced).
+
+    The keys come from the table DERIVED from the pinned CRDs and the core OpenAPI they embed
+    (:mod:`krm_fn.api.mergekeys`, ``krm_fn/data/smp_keys.json``): for a kind the table covers
+    (TrainJob, TrainingRuntime, ClusterTrainingRuntime) by the list's field path in that kind,
+    otherwise (a ConfigMap, a fragment without kind) by the list's field name.
+
+    Args:
+        kind: The object kind, or ``None`` for a fragment.
+        path: Segments from the object root to the list; list positions are ignored.
+
+    """
+    table = load_table()
+    by_path: Mapping[str, list[str]] | None = table["kinds"].get(kind or "")
+    if by_path is not None:
+        return by_path.get(".".join(_field_path(tuple(path))))
+    keys: list[str] | None = table["fields"].get(path[-1] if path else "")
+    return keys
+
 
 STRATEGIC_KINDS: Final[frozenset[str]] = frozenset(
     {
@@ -174,11 +180,10 @@ def _merge(base: Any, patch: Any, path: tuple[str, ...], rules: _Rules) -> Any:
     if isinstance(patch, Mapping):
         return _merge_map(base if isinstance(base, Mapping) else {}, patch, path, rules)
     if isinstance(patch, list):
-        field = path[-1] if path else ""
-        key = MERGE_KEYS.get(field)
-        if rules.strategic and key is not None and _field_path(path) not in rules.atomic:
+        keys = merge_keys(rules.kind, path) if rules.strategic else None
+        if keys and _field_path(path) not in rules.atomic:
             return _merge_keyed_list(
-                base if isinstance(base, list) else [], patch, path, key, rules
+                base if isinstance(base, list) else [], patch, path, keys, rules
             )
         return copy.deepcopy(patch)
     return copy.deepcopy(patch)
@@ -246,34 +251,37 @@ def _merge_map(
 
 
 def _merge_keyed_list(
-    base: list[Any], patch: list[Any], path: tuple[str, ...], key: str, rules: _Rules
+    base: list[Any], patch: list[Any], path: tuple[str, ...], keys: list[str], rules: _Rules
 ) -> list[Any]:
+    def identity(x: Any) -> tuple[Any, ...] | None:
+        if not isinstance(x, Mapping):
+            return None
+        return tuple(x.get(k) for k in keys)
+
     items: list[tuple[str, Mapping[str, Any]]] = []
     replace_all = False
     for i, item in enumerate(patch):
         where = (*path, f"[{i}]")
         if not isinstance(item, Mapping):
-            raise SMPError(where, f"list item must be a map with a {key!r} field")
+            raise SMPError(where, f"list item must be a map with a {keys[0]!r} field")
         if _PATCH in item and set(item) == {_PATCH}:
             if _directive(item, where, rules) != "replace":
-                raise SMPError(where, f"list item has no {key!r}")
+                raise SMPError(where, f"list item has no {keys[0]!r}")
             replace_all = True
             continue
-        if item.get(key) is None:
-            raise SMPError(where, f"list item has no {key!r}")
-        items.append((f"[{key}={item[key]}]", item))
+        missing = [k for k in keys if item.get(k) is None]
+        if missing:
+            raise SMPError(where, f"list item has no {missing[0]!r}")
+        items.append(("[" + ",".join(f"{k}={item[k]}" for k in keys) + "]", item))
 
     result: list[Any] = [] if replace_all else [copy.deepcopy(x) for x in base]
     for seg, item in items:
-        value = item[key]
+        value = identity(item)
         where = (*path, seg)
-        found = next(
-            (n for n, x in enumerate(result) if isinstance(x, Mapping) and x.get(key) == value),
-            None,
-        )
+        found = next((n for n, x in enumerate(result) if identity(x) == value), None)
         directive = _directive(item, where, rules)
         if directive == "delete":
-            result = [x for x in result if not (isinstance(x, Mapping) and x.get(key) == value)]
+            result = [x for x in result if identity(x) != value]
             continue
         target = result[found] if found is not None and directive == "merge" else {}
         merged = _merge_map(target, item, where, rules)

@@ -6,7 +6,8 @@ Invariants:
     * Every matcher that is set must match (AND); an empty ``when`` always matches. A matcher
       whose value is ``None`` counts as unset, so model dumps with ``None`` fields work.
     * Comparisons are case-sensitive and exact.
-    * ``expression`` is a tiny CEL subset, parsed and type-checked by hand (never ``eval``):
+    * ``expression`` is the shared expression language (:mod:`krm_fn.expressions`, dialect
+      ``WHEN``), a tiny CEL subset, parsed and type-checked by hand (never ``eval``):
       ``==``, ``!=``, ``<``, ``>``, ``<=``, ``>=``, ``in [..]``, ``&&``, ``||``, ``!``,
       parentheses, string / integer / ``true`` / ``false`` literals and the variables
       ``platform``, ``gpuArchitecture``, ``workloadKind``, ``topologyMode`` (strings) and
@@ -20,11 +21,10 @@ Invariants:
 from __future__ import annotations
 
 import json
-import operator
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
+from krm_fn import expressions
 from krm_fn.records import field, record
 
 __all__ = ["WhenContext", "WhenError", "describe", "matches"]
@@ -38,8 +38,6 @@ MATCHERS: Final[tuple[str, ...]] = (
     "expression",
 )
 """WhenSpec fields, in the order :func:`describe` lists them."""
-
-_MAX_DEPTH: Final = 64
 
 
 class WhenError(ValueError):
@@ -117,7 +115,7 @@ def matches(when: Mapping[str, Any], ctx: WhenContext) -> bool:
         results.append(_subset(cfg, ctx.config))
     if "expression" in spec:
         tree = parse_expression(spec["expression"])
-        results.append(bool(_evaluate(tree, ctx.variables())))
+        results.append(bool(expressions.evaluate(tree, ctx.variables())))
     return all(results)
 
 
@@ -230,300 +228,30 @@ def _subset(want: Mapping[str, Any], have: Mapping[str, Any]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Expressions
+# Expressions: the shared language (krm_fn.expressions), in its ``WHEN`` dialect
 # ---------------------------------------------------------------------------------------------
 
-VARIABLES: Final[Mapping[str, type]] = {
-    "platform": str,
-    "gpuArchitecture": str,
-    "workloadKind": str,
-    "topologyMode": str,
-    "domainCount": int,
-}
+VARIABLES: Final[Mapping[str, type]] = expressions.WHEN.variables
 """Expression variables and their types."""
 
-_TOKEN = re.compile(
-    r"""
-    (?P<ws>\s+)
-  | (?P<op>&&|\|\||==|!=|<=|>=|<|>|!|\(|\)|\[|\]|,)
-  | (?P<int>-?\d+)
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<str>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
-    """,
-    re.VERBOSE,
-)
-_ESCAPES: Final[Mapping[str, str]] = {
-    "\\": "\\",
-    '"': '"',
-    "'": "'",
-    "n": "\n",
-    "t": "\t",
-}
-_HINTS: Final[Mapping[str, str]] = {"=": "==", "&": "&&", "|": "||"}
 
-
-@record(frozen=True)
-class _Tok:
-    kind: str  # "op", "int", "bool", "ident", "str", "end"
-    text: str
-    pos: int  # 0-based
-    value: str | int | bool | None = None
-
-
-@record(frozen=True)
-class _Node:
-    op: str  # "lit", "var", "!", "&&", "||", "==", "!=", "<", ">", "<=", ">=", "in"
-    typ: type
-    value: Any = None
-    args: tuple[_Node, ...] = ()
-
-
-def _fail(source: str, pos: int, what: str) -> WhenError:
-    return WhenError(f"expression {source!r}, position {pos + 1}: {what}")
-
-
-def _tokenize(source: str) -> list[_Tok]:
-    tokens: list[_Tok] = []
-    pos = 0
-    while pos < len(source):
-        m = _TOKEN.match(source, pos)
-        if m is None:
-            ch = source[pos]
-            if ch in "\"'":
-                raise _fail(source, pos, "unterminated string")
-            hint = f"; did you mean {_HINTS[ch]!r}?" if ch in _HINTS else ""
-            raise _fail(source, pos, f"unexpected character {ch!r}{hint}")
-        kind = m.lastgroup or ""
-        text = m.group()
-        if kind == "str":
-            tokens.append(_Tok("str", text, pos, _unquote(source, pos, text)))
-        elif kind == "int":
-            tokens.append(_Tok("int", text, pos, int(text)))
-        elif kind == "ident" and text in ("true", "false"):
-            tokens.append(_Tok("bool", text, pos, text == "true"))
-        elif kind != "ws":
-            tokens.append(_Tok(kind, text, pos))
-        pos = m.end()
-    tokens.append(_Tok("end", "", len(source)))
-    return tokens
-
-
-def _unquote(source: str, pos: int, text: str) -> str:
-    out: list[str] = []
-    i = 1
-    while i < len(text) - 1:
-        ch = text[i]
-        if ch == "\\":
-            esc = text[i + 1]
-            if esc not in _ESCAPES:
-                raise _fail(source, pos + i, f"unknown escape '\\{esc}'")
-            out.append(_ESCAPES[esc])
-            i += 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
-_COMPARE: Final[Mapping[str, Callable[[Any, Any], Any]]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    ">": operator.gt,
-    "<=": operator.le,
-    ">=": operator.ge,
-}
-_TYPE_NAMES: Final[Mapping[type, str]] = {str: "a string", int: "an integer", bool: "a bool"}
-
-
-class _Parser:
-    """Recursive-descent parser that type-checks as it builds the tree.
-
-    Grammar (lowest precedence first)::
-
-        or      := and ("||" and)*
-        and     := compare ("&&" compare)*
-        compare := unary (("==" | "!=" | "<" | ">" | "<=" | ">=") unary | "in" list)?
-        unary   := "!" unary | primary
-        primary := "(" or ")" | literal | variable
-        list    := "[" (literal ("," literal)*)? "]"
-    """
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.tokens = _tokenize(source)
-        self.i = 0
-        self.depth = 0
-
-    @property
-    def tok(self) -> _Tok:
-        return self.tokens[self.i]
-
-    def fail(self, what: str, tok: _Tok | None = None) -> WhenError:
-        t = tok or self.tok
-        found = "end of expression" if t.kind == "end" else repr(t.text)
-        return _fail(self.source, t.pos, f"{what}, found {found}")
-
-    def take(self, text: str) -> bool:
-        if self.tok.kind in ("op", "ident") and self.tok.text == text:
-            self.i += 1
-            return True
-        return False
-
-    def parse(self) -> _Node:
-        if self.tok.kind == "end":
-            raise _fail(self.source, 0, "empty expression")
-        node = self.or_()
-        if self.tok.kind != "end":
-            raise self.fail("expected an operator such as '&&' or '||'")
-        if node.typ is not bool:
-            raise _fail(
-                self.source, 0, f"expression must return a bool, not {_TYPE_NAMES[node.typ]}"
-            )
-        return node
-
-    def logical(self, op: str, operand: Callable[[], _Node]) -> _Node:
-        start = self.tok
-        node = operand()
-        while self.tok.text == op and self.tok.kind == "op":
-            tok = self.tok
-            self.i += 1
-            right = operand()
-            for side, t in ((node, start), (right, tok)):
-                if side.typ is not bool:
-                    raise _fail(
-                        self.source,
-                        t.pos,
-                        f"{op!r} needs bool operands, not {_TYPE_NAMES[side.typ]}",
-                    )
-            node = _Node(op, bool, args=(node, right))
-        return node
-
-    def or_(self) -> _Node:
-        return self.logical("||", self.and_)
-
-    def and_(self) -> _Node:
-        return self.logical("&&", self.compare)
-
-    def compare(self) -> _Node:
-        start = self.tok
-        left = self.unary()
-        tok = self.tok
-        if tok.kind == "ident" and tok.text == "in":
-            self.i += 1
-            items = self.list_(left.typ)
-            return _Node("in", bool, value=frozenset(items), args=(left,))
-        if tok.kind == "op" and tok.text in ("==", "!=", "<", ">", "<=", ">="):
-            self.i += 1
-            right = self.unary()
-            if left.typ is not right.typ:
-                raise _fail(
-                    self.source,
-                    tok.pos,
-                    f"cannot compare {_TYPE_NAMES[left.typ]} with {_TYPE_NAMES[right.typ]}",
-                )
-            if tok.text in ("<", ">", "<=", ">=") and left.typ is not int:
-                raise _fail(self.source, start.pos, f"{tok.text!r} needs integer operands")
-            return _Node(tok.text, bool, args=(left, right))
-        return left
-
-    def unary(self) -> _Node:
-        tok = self.tok
-        if self.take("!"):
-            self.enter()
-            operand = self.unary()
-            self.depth -= 1
-            if operand.typ is not bool:
-                raise _fail(
-                    self.source, tok.pos, f"'!' needs a bool, not {_TYPE_NAMES[operand.typ]}"
-                )
-            return _Node("!", bool, args=(operand,))
-        return self.primary()
-
-    def enter(self) -> None:
-        self.depth += 1
-        if self.depth > _MAX_DEPTH:
-            raise _fail(self.source, self.tok.pos, "expression nested too deeply")
-
-    def primary(self) -> _Node:
-        tok = self.tok
-        if self.take("("):
-            self.enter()
-            node = self.or_()
-            self.depth -= 1
-            if not self.take(")"):
-                raise self.fail("expected ')'")
-            return node
-        if tok.kind in ("str", "int", "bool"):
-            self.i += 1
-            return _Node("lit", type(tok.value), value=tok.value)
-        if tok.kind == "ident" and tok.text != "in":
-            if tok.text not in VARIABLES:
-                raise _fail(
-                    self.source,
-                    tok.pos,
-                    f"unknown variable {tok.text!r}; known variables: {', '.join(VARIABLES)}",
-                )
-            self.i += 1
-            return _Node("var", VARIABLES[tok.text], value=tok.text)
-        raise self.fail("expected a value, a variable, '!' or '('")
-
-    def list_(self, typ: type) -> list[Any]:
-        if not self.take("["):
-            raise self.fail("expected '[' after 'in'")
-        items: list[Any] = []
-        if self.take("]"):
-            return items
-        while True:
-            tok = self.tok
-            if tok.kind not in ("str", "int", "bool"):
-                raise self.fail("expected a literal in the list")
-            if type(tok.value) is not typ:
-                raise _fail(
-                    self.source,
-                    tok.pos,
-                    f"list item is {_TYPE_NAMES[type(tok.value)]}, "
-                    f"but the left side of 'in' is {_TYPE_NAMES[typ]}",
-                )
-            items.append(tok.value)
-            self.i += 1
-            if self.take("]"):
-                return items
-            if not self.take(","):
-                raise self.fail("expected ',' or ']'")
-
-
-def parse_expression(source: Any) -> _Node:
+def parse_expression(source: Any) -> expressions.Node:
     """Parse and type-check a ``when.expression``.
 
     Args:
         source: The expression text.
 
     Returns:
-        An opaque tree for evaluation by :func:`matches`.
+        A tree for :func:`krm_fn.expressions.evaluate`.
 
     Raises:
-        WhenError: The text is not a string, does not parse, or does not return a bool.
+        WhenError: The text is not a string, does not parse, or does not return a bool; the
+            message reads ``expression '<text>', position <column>: <problem>`` (1-based).
 
     """
     if not isinstance(source, str):
         raise WhenError(f"when.expression must be a string, got {_type(source)}")
-    return _Parser(source).parse()
-
-
-def _evaluate(node: _Node, env: Mapping[str, str | int]) -> Any:
-    op = node.op
-    if op == "lit":
-        return node.value
-    if op == "var":
-        return env[node.value]
-    if op == "!":
-        return not _evaluate(node.args[0], env)
-    if op == "&&":
-        return _evaluate(node.args[0], env) and _evaluate(node.args[1], env)
-    if op == "||":
-        return _evaluate(node.args[0], env) or _evaluate(node.args[1], env)
-    if op == "in":
-        return _evaluate(node.args[0], env) in node.value
-    left, right = (_evaluate(a, env) for a in node.args)
-    return bool(_COMPARE[op](left, right))
+    try:
+        return expressions.parse(source, expressions.WHEN)
+    except expressions.ExpressionError as exc:
+        raise WhenError(f"expression {source!r}, position {exc.column}: {exc.what}") from None

@@ -1,6 +1,7 @@
 """Parse and evaluate threshold expressions such as ``value >= 900 && value < 2000``.
 
-Grammar (whitespace is free between tokens)::
+The language is the one shared with ``when.expression`` (:mod:`krm_fn.expressions`, dialect
+``THRESHOLD``). Grammar (whitespace is free between tokens)::
 
     expression := disjunction
     disjunction := conjunction (("||" | "or") conjunction)*
@@ -15,7 +16,8 @@ Grammar (whitespace is free between tokens)::
 Invariants:
     * No ``eval``, no ``compile``: a recursive-descent parser builds a tiny tree.
     * Every malformed input raises :class:`ThresholdSyntaxError` (and nothing else) with a
-      message that names the problem and the 0-based character position.
+      message that names the problem and its 1-based column, ``... at position <column>``
+      (the convention of every expression message, :mod:`krm_fn.expressions`).
     * Fail closed: :meth:`Threshold.evaluate` returns ``False`` for a missing (``None``) or
       non-finite value, whatever the expression says.
     * The registry :data:`KNOWN_THRESHOLD_KEYS` is the one list of keys the render and the
@@ -25,16 +27,15 @@ Invariants:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
+from krm_fn import expressions
+
 __all__ = [
     "KNOWN_THRESHOLD_KEYS",
-    "Comparison",
-    "Junction",
     "Threshold",
     "ThresholdKey",
     "ThresholdKeyError",
@@ -44,7 +45,6 @@ __all__ = [
     "parse_thresholds",
 ]
 
-Operator = Literal[">=", ">", "<=", "<", "==", "!="]
 MetricSource = Literal["nccl", "megatron", "c2c"]
 
 
@@ -52,7 +52,7 @@ class ThresholdSyntaxError(ValueError):
     """A threshold expression does not follow the grammar.
 
     Attributes:
-        position: 0-based character offset of the problem, or ``None`` when not known.
+        position: 1-based column of the problem, or ``None`` when not known.
         expression: the expression that failed, or ``None`` when not known.
 
     """
@@ -208,65 +208,8 @@ def check_threshold_key(key: str) -> ThresholdKey:
         raise ThresholdKeyError(f"unknown threshold key {key!r}; known keys: {known}") from None
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """``value <op> number``."""
-
-    op: Operator
-    number: float
-
-    def holds(self, value: float) -> bool:
-        """Whether ``value <op> number`` is true."""
-        match self.op:
-            case ">=":
-                return value >= self.number
-            case ">":
-                return value > self.number
-            case "<=":
-                return value <= self.number
-            case "<":
-                return value < self.number
-            case "==":
-                return value == self.number
-            case "!=":
-                return value != self.number
-
-    def __str__(self) -> str:
-        return f"value {self.op} {format_number(self.number)}"
-
-
-@dataclass(frozen=True)
-class Junction:
-    """``left && right`` (``op == "and"``) or ``left || right`` (``op == "or"``)."""
-
-    op: Literal["and", "or"]
-    left: Node
-    right: Node
-
-    def holds(self, value: float) -> bool:
-        """Whether the junction is true for ``value``."""
-        if self.op == "and":
-            return self.left.holds(value) and self.right.holds(value)
-        return self.left.holds(value) or self.right.holds(value)
-
-    def __str__(self) -> str:
-        symbol = "&&" if self.op == "and" else "||"
-        return f"{_wrap(self.left, self.op)} {symbol} {_wrap(self.right, self.op)}"
-
-
-Node = Comparison | Junction
-
-
-def format_number(number: float) -> str:
-    """Shortest text that reads back as ``number`` (``900`` rather than ``900.0``)."""
-    text = repr(number)
-    return text[:-2] if text.endswith(".0") else text
-
-
-def _wrap(node: Node, parent: Literal["and", "or"]) -> str:
-    if isinstance(node, Junction) and node.op == "or" and parent == "and":
-        return f"({node})"
-    return str(node)
+Node = expressions.Node
+format_number = expressions.format_number
 
 
 @dataclass(frozen=True)
@@ -275,7 +218,7 @@ class Threshold:
 
     Attributes:
         expression: the source text, as given.
-        tree: the parsed expression.
+        tree: the parsed, type-checked expression (:mod:`krm_fn.expressions`).
 
     """
 
@@ -295,173 +238,10 @@ class Threshold:
         """
         if value is None or not math.isfinite(value):
             return False
-        return self.tree.holds(value)
+        return bool(expressions.evaluate(self.tree, {"value": value}))
 
     def __str__(self) -> str:
-        return str(self.tree)
-
-
-_NUMBER_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
-_OPERATORS: tuple[Operator, ...] = (">=", "<=", "==", "!=", ">", "<")
-
-TokenKind = Literal["value", "number", "op", "and", "or", "(", ")", "end"]
-
-
-@dataclass(frozen=True)
-class _Token:
-    kind: TokenKind
-    text: str
-    position: int
-
-
-def _tokenize(expr: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    pos = 0
-    while pos < len(expr):
-        char = expr[pos]
-        if char.isspace():
-            pos += 1
-            continue
-        if char in "()":
-            kind: TokenKind = "(" if char == "(" else ")"
-            tokens.append(_Token(kind, char, pos))
-            pos += 1
-            continue
-        pair = expr[pos : pos + 2]
-        if pair in ("&&", "||"):
-            tokens.append(_Token("and" if pair == "&&" else "or", pair, pos))
-            pos += 2
-            continue
-        operator = next((op for op in _OPERATORS if expr.startswith(op, pos)), None)
-        if operator is not None:
-            tokens.append(_Token("op", operator, pos))
-            pos += len(operator)
-            continue
-        number = _NUMBER_RE.match(expr, pos)
-        if number is not None:
-            after = number.end()
-            if after < len(expr) and (expr[after].isalnum() or expr[after] in "_."):
-                junk = re.match(r"[A-Za-z0-9_.]+", expr[after:])
-                tail = junk.group() if junk else expr[after]
-                raise ThresholdSyntaxError(
-                    f"malformed number at position {pos}: {number.group()!r} is followed "
-                    f"by {tail!r} (units are not allowed)",
-                    pos,
-                    expr,
-                )
-            tokens.append(_Token("number", number.group(), pos))
-            pos = after
-            continue
-        name = _NAME_RE.match(expr, pos)
-        if name is not None:
-            word = name.group()
-            if word in ("value", "and", "or"):
-                tokens.append(_Token(word, word, pos))  # type: ignore[arg-type]
-                pos = name.end()
-                continue
-            raise ThresholdSyntaxError(
-                f"unknown name {word!r} at position {pos}: only 'value', 'and' and 'or' "
-                "are allowed",
-                pos,
-                expr,
-            )
-        hint = {"&": "'&&'", "|": "'||'", "=": "'=='", "!": "'!='"}.get(char)
-        suffix = f" (did you mean {hint}?)" if hint else ""
-        raise ThresholdSyntaxError(
-            f"unexpected character {char!r} at position {pos}{suffix}", pos, expr
-        )
-    tokens.append(_Token("end", "", len(expr)))
-    return tokens
-
-
-def _describe(token: _Token) -> str:
-    return "end of expression" if token.kind == "end" else repr(token.text)
-
-
-class _Parser:
-    def __init__(self, expr: str) -> None:
-        self.expr = expr
-        self.tokens = _tokenize(expr)
-        self.index = 0
-
-    @property
-    def current(self) -> _Token:
-        return self.tokens[self.index]
-
-    def error(self, message: str, token: _Token) -> ThresholdSyntaxError:
-        return ThresholdSyntaxError(
-            f"{message}, found {_describe(token)} at position {token.position}",
-            token.position,
-            self.expr,
-        )
-
-    def parse(self) -> Node:
-        if self.current.kind == "end":
-            raise ThresholdSyntaxError("empty expression at position 0", 0, self.expr)
-        tree = self.disjunction()
-        token = self.current
-        if token.kind == ")":
-            raise ThresholdSyntaxError(
-                f"unbalanced ')' at position {token.position}", token.position, self.expr
-            )
-        if token.kind != "end":
-            raise self.error("expected '&&', '||' or end of expression", token)
-        return tree
-
-    def disjunction(self) -> Node:
-        node = self.conjunction()
-        while self.current.kind == "or":
-            self.index += 1
-            node = Junction("or", node, self.conjunction())
-        return node
-
-    def conjunction(self) -> Node:
-        node = self.primary()
-        while self.current.kind == "and":
-            self.index += 1
-            node = Junction("and", node, self.primary())
-        return node
-
-    def primary(self) -> Node:
-        token = self.current
-        if token.kind == "(":
-            self.index += 1
-            node = self.disjunction()
-            closing = self.current
-            if closing.kind != ")":
-                if closing.kind == "end":
-                    raise ThresholdSyntaxError(
-                        f"unbalanced '(' at position {token.position}: never closed",
-                        token.position,
-                        self.expr,
-                    )
-                raise self.error("expected ')'", closing)
-            self.index += 1
-            return node
-        return self.comparison()
-
-    def comparison(self) -> Node:
-        token = self.current
-        if token.kind != "value":
-            raise self.error("expected 'value' or '('", token)
-        self.index += 1
-        op = self.current
-        if op.kind != "op":
-            raise self.error("expected a comparison operator (>=, >, <=, <, ==, !=)", op)
-        self.index += 1
-        number = self.current
-        if number.kind != "number":
-            raise self.error(f"expected a number after {op.text!r}", number)
-        self.index += 1
-        parsed = float(number.text)
-        if not math.isfinite(parsed):
-            raise ThresholdSyntaxError(
-                f"number {number.text!r} at position {number.position} is out of range",
-                number.position,
-                self.expr,
-            )
-        return Comparison(op.text, parsed)  # type: ignore[arg-type]
+        return expressions.unparse(self.tree)
 
 
 def parse_threshold(expr: str) -> Threshold:
@@ -482,7 +262,12 @@ def parse_threshold(expr: str) -> Threshold:
         raise ThresholdSyntaxError(
             f"threshold must be a string, got {type(expr).__name__}", None, None
         )
-    return Threshold(expr, _Parser(expr).parse())
+    try:
+        return Threshold(expr, expressions.parse(expr, expressions.THRESHOLD))
+    except expressions.ExpressionError as exc:
+        raise ThresholdSyntaxError(
+            f"{exc.what} at position {exc.column}", exc.column, expr
+        ) from None
 
 
 def parse_thresholds(thresholds: Mapping[str, object]) -> dict[str, Threshold]:

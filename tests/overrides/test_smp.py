@@ -235,10 +235,14 @@ CASES: list[Any] = [
         {
             "replicatedJobs": [
                 {"name": "node", "replicas": 1},
-                {"name": "launcher", "replicas": 1, "dependsOn": [{"name": "x"}]},
+                {
+                    "name": "launcher",
+                    "replicas": 1,
+                    "dependsOn": [{"name": "node"}, {"name": "x"}],
+                },
             ]
         },
-        id="replicated-jobs-merge-by-name-other-lists-replace",
+        id="replicated-jobs-and-their-dependsOn-merge-by-name",
     ),
     pytest.param(
         {"ports": [{"containerPort": 22, "name": "ssh"}, {"containerPort": 29500}]},
@@ -522,6 +526,7 @@ def test_merging_a_map_with_itself_is_identity(obj: dict[str, Any]) -> None:
     assert strategic_merge(obj, obj) == obj
 
 
+@pytest.mark.slow
 @given(MAPS, MAPS)
 def test_disjoint_keys_keep_both_sides(left: dict[str, Any], right: dict[str, Any]) -> None:
     right = {f"r-{k}": v for k, v in right.items()}
@@ -529,6 +534,7 @@ def test_disjoint_keys_keep_both_sides(left: dict[str, Any], right: dict[str, An
     assert merged == {**left, **right}
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(MAPS, MAPS)
 def test_merge_is_idempotent_and_never_mutates(base: dict[str, Any], patch: dict[str, Any]) -> None:

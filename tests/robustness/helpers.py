@@ -57,6 +57,9 @@ class Proc:
     seconds: float
     max_rss_bytes: int
     timed_out: bool = False
+    cpu_seconds: float = 0.0
+    """User + system CPU time of the child: unlike ``seconds`` (wall time) it does not grow
+    when other processes (parallel test workers, other jobs) share the machine."""
 
 
 def run_fn(
@@ -115,6 +118,7 @@ def run_fn(
             seconds=seconds,
             max_rss_bytes=usage.ru_maxrss * 1024,
             timed_out=timed_out,
+            cpu_seconds=usage.ru_utime + usage.ru_stime,
         )
 
 

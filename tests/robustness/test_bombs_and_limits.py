@@ -19,6 +19,10 @@ from tests.robustness import bombs
 from tests.robustness.helpers import assert_clean_refusal, dump, load, mpi_run, nodes, rl, run_fn
 
 TIME_LIMIT_S = 10.0
+"""CPU seconds a refusal may take. Limits are asserted on CPU time (``Proc.cpu_seconds``,
+``time.process_time``), which parallel test workers and other jobs on the machine do not
+inflate; the wall-clock kill (:data:`KILL_AFTER_S`) only stops a runaway child."""
+KILL_AFTER_S = 6 * TIME_LIMIT_S
 MEMORY_LIMIT = 1024**3
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,7 +57,7 @@ def _python_tag_inputs(marker: Path) -> dict[str, bytes]:
 def test_python_tags_are_refused_and_never_executed(case: str, tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     data = _python_tag_inputs(marker)[case]
-    proc = run_fn(data, timeout=TIME_LIMIT_S)
+    proc = run_fn(data, timeout=KILL_AFTER_S)
     assert_clean_refusal(
         proc, data, "malformed YAML: could not determine a constructor for the tag"
     )
@@ -73,10 +77,10 @@ def test_python_tags_are_refused_and_never_executed(case: str, tmp_path: Path) -
 )
 def test_deep_nesting_is_refused_within_time_and_memory(depth: int, kind: str) -> None:
     data = bombs.deep_flow(depth, kind).encode()
-    proc = run_fn(data, timeout=TIME_LIMIT_S)
+    proc = run_fn(data, timeout=KILL_AFTER_S)
     assert_clean_refusal(proc, data, "<stdin>: ")
     assert "nest" in proc.stderr  # "exceeded maximum nesting depth" / "nested too deeply"
-    assert proc.seconds < TIME_LIMIT_S
+    assert proc.cpu_seconds < TIME_LIMIT_S
     assert proc.max_rss_bytes < MEMORY_LIMIT
 
 
@@ -88,14 +92,14 @@ def test_deep_nesting_is_refused_within_time_and_memory(depth: int, kind: str) -
 def test_tiny_input_asking_for_millions_of_trainjobs_is_refused(repeat: int, count: int) -> None:
     run_ = mpi_run(numNodes=1, orchestration={"repeatCount": repeat})
     data = dump(rl([run_, *nodes(count, provider="")]))
-    proc = run_fn(data, timeout=TIME_LIMIT_S)
+    proc = run_fn(data, timeout=KILL_AFTER_S)
     assert_clean_refusal(proc, data, "WorkloadRun x: spec.orchestration.repeatCount: ")
-    assert proc.seconds < TIME_LIMIT_S and proc.max_rss_bytes < MEMORY_LIMIT
+    assert proc.cpu_seconds < TIME_LIMIT_S and proc.max_rss_bytes < MEMORY_LIMIT
 
 
 def test_moderately_nested_passthrough_object_is_accepted() -> None:
     data = bombs.deep_flow(40).encode()
-    proc = run_fn(data, timeout=TIME_LIMIT_S)
+    proc = run_fn(data, timeout=KILL_AFTER_S)
     assert proc.returncode == 0, proc.stderr
     assert load(proc.stdout)["data"]["deep"] == yaml.safe_load(data)["data"]["deep"]
 
@@ -110,9 +114,9 @@ def _refusal(text: str | bytes) -> str:
 
 
 def test_billion_laughs_refused_quickly_by_the_prescan() -> None:
-    start = time.monotonic()
+    start = time.process_time()
     msg = _refusal(bombs.billion_laughs())
-    assert time.monotonic() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert f"aliases expand to more than {limits.MAX_ALIAS_NODES} nodes" in msg
     assert "billion laughs" in msg
     assert "(line " in msg
@@ -136,17 +140,17 @@ def test_deep_text_refused_at_the_depth_limit() -> None:
 
 
 def test_too_many_nodes_refused_while_scanning() -> None:
-    start = time.monotonic()
+    start = time.process_time()
     msg = _refusal(bombs.many_nodes(limits.MAX_NODES // 2 + 10))
-    assert time.monotonic() - start < TIME_LIMIT_S
+    assert time.process_time() - start < TIME_LIMIT_S
     assert f"more than {limits.MAX_NODES} YAML nodes" in msg
 
 
 def test_oversized_input_refused_before_any_parsing() -> None:
     data = bombs.oversized()
-    start = time.monotonic()
+    start = time.process_time()
     msg = _refusal(data)
-    assert time.monotonic() - start < 0.5
+    assert time.process_time() - start < 0.5
     assert f"over the {limits.MAX_INPUT_BYTES // 1024 // 1024} MiB limit" in msg
 
 
@@ -228,9 +232,9 @@ def test_limits_wired_into_load_all_refuse_bombs_as_input_errors(
         return original(data, source)
 
     monkeypatch.setattr(yamlio, "load_all", load_all)
-    start = time.monotonic()
+    start = time.process_time()
     out = run_krm(text.encode())
-    assert time.monotonic() - start < TIME_LIMIT_S
+    assert time.process_time() - start < TIME_LIMIT_S
     assert out.exit_code == 1
     assert out.stderr[0].startswith("[error] <stdin>: ")
     assert fragment in out.stderr[0]

@@ -10,6 +10,7 @@ every run.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ def test_run_krm_on_raw_bytes_exits_0_or_1(data: bytes) -> None:
     check_run_krm(data)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(mutated_inputs())
 def test_parse_input_on_mutated_golden_inputs_raises_only_documented_errors(data: bytes) -> None:
@@ -47,6 +49,7 @@ def test_parse_input_on_yaml_token_soup_raises_only_documented_errors(data: byte
     check_parse_input(data)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(token_soup)
 def test_run_krm_on_yaml_token_soup_exits_0_or_1(data: bytes) -> None:
@@ -87,6 +90,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(st.sampled_from(SPEC_KEYS), json_values, max_size=8))
 def test_run_krm_on_any_workloadrun_spec_exits_0_or_1(spec: dict[str, object]) -> None:

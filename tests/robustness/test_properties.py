@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -230,6 +231,7 @@ def _group_nodes(tj: dict[str, Any]) -> list[str]:
     return text.split(",") if text else []
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(scenarios())
 def test_random_runs_render_valid_objects_or_refuse_cleanly(s: dict[str, Any]) -> None:
@@ -302,6 +304,7 @@ def test_random_runs_render_valid_objects_or_refuse_cleanly(s: dict[str, Any]) -
         assert all(tj["metadata"]["labels"]["kai.scheduler/queue"] == "q" for tj in trainjobs)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(
     st.lists(st.from_regex(r"[a-z][a-z0-9-]{0,14}[a-z0-9]", fullmatch=True), max_size=30),
