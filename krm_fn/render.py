@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn import (
@@ -62,7 +63,6 @@ from krm_fn.overrides.when import WhenContext, WhenError
 from krm_fn.overrides.when import describe as describe_when
 from krm_fn.overrides.when import matches as when_matches
 from krm_fn.partition import Group, Partition, PartitionError, partition_simple
-from krm_fn.records import field, record
 from krm_fn.resolve_platform import (
     PlatformPlan,
     check_forced_names,
@@ -84,7 +84,7 @@ MPI_DEFAULT_ARGS_TAIL = (
 )
 
 
-@record
+@dataclass
 class RunSummary:
     """What was rendered for one run (for the stderr summary)."""
 
@@ -98,7 +98,7 @@ class RunSummary:
     waves: list[list[str]] = field(default_factory=list)
 
 
-@record
+@dataclass
 class RenderOutput:
     """All generated objects (in output order) and per-run summaries."""
 
@@ -180,7 +180,7 @@ def render_all(
     return out
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Context:
     """Input objects other runs may refer to."""
 
@@ -933,7 +933,7 @@ def _runs_after(previous: Sequence[str], wave: int) -> str:
     return f"wave {wave} ({len(previous)} TrainJobs labelled {LABEL_WAVE}={wave})"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Job:
     name: str
     group: Group

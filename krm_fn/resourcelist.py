@@ -31,10 +31,10 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from krm_fn import yamlio
-from krm_fn.records import field, record
 from krm_fn.results import Result, Results
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class StaleInput(Exception):
         self.refusal = refusal
 
 
-@record
+@dataclass
 class Entry:
     """One input item as the pipeline sees it.
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from krm_fn import yamlio
 from krm_fn.inputs import expand_paths, file_ref_of, load_files
 from krm_fn.inventory import NodeInfo
-from krm_fn.records import record
 from krm_fn.resourcelist import (
     FunctionInput,
     InputError,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from krm_fn.render import RenderOutput
 
 
-@record
+@dataclass
 class RunOutcome:
     """What the process writes and returns.
 

@@ -22,8 +22,6 @@ FIXTURE = REPO / "fixtures" / "krm" / "resourcelist.yaml"
 NOT_ON_THE_RENDER_PATH = (
     "pydantic",  # validation of the WorkloadRun and the catalog is hand-written
     "click",  # only the subcommands need it
-    "dataclasses",  # krm_fn.records instead: no code generated per class
-    "inspect",
     "jsonpatch",  # only jobTemplatePatch needs it
     "difflib",  # only unknown-field errors need it
     "hashlib",  # only names over the length limits need it

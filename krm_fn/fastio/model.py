@@ -12,12 +12,12 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn import yamlio
 from krm_fn.fastio.scalars import Irregular
 from krm_fn.inventory import NodeInfo
-from krm_fn.records import field, record
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 _LOCAL_LINE = f"{LOCAL_CONFIG}: 'true'\n"
@@ -25,7 +25,7 @@ _MANAGED_BY = "app.kubernetes.io/managed-by"
 _MANAGER = "workloadrun-fn"
 
 
-@record
+@dataclass
 class Item:
     """One item of the ResourceList as read from its text.
 

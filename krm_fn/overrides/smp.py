@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
-
-from krm_fn.records import record
 
 MERGE_KEYS: Final[Mapping[str, str]] = {
     "containers": "name",
@@ -92,7 +91,7 @@ class SMPError(ValueError):
         super().__init__(f"{dotted(self.path)}: {reason}" if self.path else reason)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Rules:
     strategic: bool
     kind: str | None

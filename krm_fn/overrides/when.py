@@ -23,9 +23,8 @@ import json
 import operator
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
-
-from krm_fn.records import field, record
 
 __all__ = ["WhenContext", "WhenError", "describe", "matches"]
 
@@ -46,7 +45,7 @@ class WhenError(ValueError):
     """A ``when`` that cannot be evaluated (bad shape or bad expression)."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WhenContext:
     """What a ``when`` is matched against.
 
@@ -262,7 +261,7 @@ _ESCAPES: Final[Mapping[str, str]] = {
 _HINTS: Final[Mapping[str, str]] = {"=": "==", "&": "&&", "|": "||"}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Tok:
     kind: str  # "op", "int", "bool", "ident", "str", "end"
     text: str
@@ -270,7 +269,7 @@ class _Tok:
     value: str | int | bool | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Node:
     op: str  # "lit", "var", "!", "&&", "||", "==", "!=", "<", ">", "<=", ">=", "in"
     typ: type

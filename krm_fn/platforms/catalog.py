@@ -48,11 +48,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING, Any, Literal
 
 from krm_fn.platforms.detect import PLATFORMS, node_gke_accelerators, node_instance_types
 from krm_fn.platforms.gpu import GPU_ARCHITECTURES, UNKNOWN_ARCH, gpu_defaults, parse_gpu_product
-from krm_fn.records import FrozenInstanceError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -246,7 +246,7 @@ class _Frozen:
     """An immutable value: its fields are its ``__slots__``, set once by ``__init__``.
 
     ``==`` compares the fields of two objects of exactly the same class, ``hash`` and
-    ``repr`` use them; assignment raises :class:`~krm_fn.records.FrozenInstanceError`.
+    ``repr`` use them; assignment raises :class:`dataclasses.FrozenInstanceError`.
     ``copy`` and ``pickle`` restore the fields without calling ``__init__`` again.
     """
 
