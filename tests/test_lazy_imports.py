@@ -20,7 +20,6 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "fixtures" / "krm" / "resourcelist.yaml"
 
 NOT_ON_THE_RENDER_PATH = (
-    "pydantic",  # validation of the WorkloadRun and the catalog is hand-written
     "click",  # only the subcommands need it
     "jsonpatch",  # only jobTemplatePatch needs it
     "difflib",  # only unknown-field errors need it
