@@ -84,13 +84,15 @@ def label_value_problem(value: str) -> str | None:
 class Strict(BaseModel):
     """Base: unknown fields are errors, types are strict, names are NVCRE's camelCase."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, populate_by_name=True, defer_build=True
+    )
 
 
 class Open(BaseModel):
     """Base for Kubernetes objects we pass through verbatim (unknown fields kept)."""
 
-    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
 
 
 # --- core/v1 pieces -------------------------------------------------------------------------
