@@ -15,7 +15,7 @@ are allowed, and the wording of its messages; everything else (tokens, grammar, 
 evaluation, positions) is shared. :data:`WHEN` and :data:`THRESHOLD` are the two dialects.
 
 This module imports nothing from the render or the report, so both can use it; it is on the
-function's cold-start path, so it uses :func:`krm_fn.records.record`, not ``dataclasses``.
+function's cold-start path; its values are frozen dataclasses.
 
 Invariants:
     * **Positions are 1-based character columns**, in messages and in
@@ -32,9 +32,8 @@ import math
 import operator
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
-
-from krm_fn.records import field, record
 
 __all__ = [
     "THRESHOLD",
@@ -68,7 +67,7 @@ class ExpressionError(ValueError):
         self.source = source
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Dialect:
     """What one use of the language allows, and how its messages read.
 
@@ -153,7 +152,7 @@ _TYPE_NAMES: Final[Mapping[type, str]] = {
 }
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Tok:
     kind: str  # "op", "lit", "var", "in", "end"
     text: str
@@ -161,7 +160,7 @@ class _Tok:
     value: Any = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Node:
     """A type-checked expression tree node.
 

@@ -23,11 +23,11 @@ and GKE hints) are what the render calls between node selection and partitioning
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from krm_fn.api import models
 from krm_fn.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
-from krm_fn.records import record
 
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
@@ -50,7 +50,7 @@ def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SliceGpus:
     """The GPUs one node's ``gpu.nvidia.com`` ResourceSlices advertise."""
 
@@ -194,7 +194,7 @@ def node_gpu_count(node: NodeInfo, slices: Mapping[str, SliceGpus]) -> tuple[int
     return None, ""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FleetCount:
     """GPUs per node the eligible nodes agree on, or the groups they split into."""
 
@@ -262,7 +262,7 @@ def requested_gpus(spec: models.WorkloadRunSpec, gpus_per_node: int) -> int:
     return gpus_per_node
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ShortOfGpus(Exclusion):
     """A node left out because it says it has fewer GPUs than each pod requests."""
 

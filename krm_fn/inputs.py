@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from krm_fn import keys, yamlio
 from krm_fn.inventory import NodeInfo
 from krm_fn.output import INDEX_KEYS, PATH_KEYS
-from krm_fn.records import field, record
 from krm_fn.resourcelist import Entry, FunctionInput, StaleInput, parse_input
 from krm_fn.results import FileRef
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-@record
+@dataclass
 class Loaded:
     """Objects read from files, each with where it came from, and the Nodes among them."""
 

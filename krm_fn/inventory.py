@@ -18,9 +18,8 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from krm_fn.records import record
 
 if TYPE_CHECKING:  # only for annotations: the reader imports this before the models
     from krm_fn.api.models import Target
@@ -67,7 +66,7 @@ def node_view(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeInfo:
     """The render-relevant view of one Node."""
 
@@ -228,7 +227,7 @@ def tolerates(tolerations: Iterable[Mapping[str, Any]], taint: Mapping[str, Any]
     return False
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Exclusion:
     """A node that matched the target but cannot be used, and why."""
 
@@ -236,7 +235,7 @@ class Exclusion:
     reason: str
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Eligibility:
     """The outcome of node selection."""
 

@@ -39,10 +39,9 @@ the groups are known: ``krm_fn.render.MAX_TRAINJOBS``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import yaml
-
-from krm_fn.records import record
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest input accepted in any form: 256 MiB. ``kubectl get nodes -o json`` of 10,000 real
@@ -73,7 +72,7 @@ class LimitExceeded(ValueError):
     """The input crosses one of the bounds above; the message says which, where and why."""
 
 
-@record
+@dataclass
 class _Open:
     """A sequence or mapping whose end event has not been seen yet."""
 

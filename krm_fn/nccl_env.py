@@ -13,11 +13,10 @@ Invariants (NVCRE's precedence, lowest to highest):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-from krm_fn.records import record
 
-
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Env:
     """One container environment variable; ``value_from`` set means a ``valueFrom`` source."""
 

@@ -12,12 +12,11 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
-from krm_fn.records import record
 
-
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Group:
     """One job group: the nodes of one TrainJob."""
 
@@ -27,7 +26,7 @@ class Group:
     overlaps: str | None = None
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Partition:
     """The groups and the nodes no group tests."""
 

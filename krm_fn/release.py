@@ -25,9 +25,8 @@ import json
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
-
-from krm_fn.records import record
 
 LABEL_RUN = "nvcre.nvidia.com/workload-run"
 LABEL_WAVE = "nvcre.nvidia.com/wave"
@@ -96,7 +95,7 @@ def _wave(job: Mapping[str, Any]) -> int:
         return 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """What one look at the run's TrainJobs decided."""
 

@@ -18,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from krm_fn import fleet
@@ -27,7 +28,6 @@ from krm_fn.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, NodeInfo, nod
 from krm_fn.platforms import catalog as pcat
 from krm_fn.platforms import detect as pdetect
 from krm_fn.platforms import gpu as pgpu
-from krm_fn.records import record
 
 SYNTHETIC_PREFIX = "synthetic-node-"
 _PROVIDER_PREFIX = {
@@ -50,7 +50,7 @@ _PRODUCT = {
 }
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlatformPlan:
     """What detection and the catalog resolved for one run."""
 

@@ -31,11 +31,11 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from krm_fn import yamlio
 from krm_fn.keys import is_workloadrun_kind
-from krm_fn.records import field, record
 from krm_fn.results import Result, Results
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class StaleInput(Exception):
         self.refusal = refusal
 
 
-@record
+@dataclass
 class Entry:
     """One input item as the pipeline sees it.
 

@@ -10,14 +10,13 @@ Invariants:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from krm_fn.records import field, record
 
 Severity = Literal["error", "warning", "info"]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResourceRef:
     """Identifies the object a result is about."""
 
@@ -45,7 +44,7 @@ class ResourceRef:
         return f"{self.kind} {ns}{self.name}"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileRef:
     """The file (and document index) an object came from, when known."""
 
@@ -53,7 +52,7 @@ class FileRef:
     index: int = 0
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Result:
     """One KRM result."""
 
@@ -100,7 +99,7 @@ class Result:
         return " ".join(parts)
 
 
-@record
+@dataclass
 class Results:
     """Ordered collector of results."""
 

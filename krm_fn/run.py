@@ -17,6 +17,7 @@ import gc
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +25,6 @@ from krm_fn import keys, yamlio
 from krm_fn.inputs import expand_paths, file_ref_of, load_files
 from krm_fn.inventory import NodeInfo
 from krm_fn.output import PATH_KEYS
-from krm_fn.records import record
 from krm_fn.resourcelist import (
     FunctionInput,
     InputError,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from krm_fn.render import RenderOutput
 
 
-@record
+@dataclass
 class RunOutcome:
     """What the process writes and returns.
 

@@ -61,10 +61,10 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from krm_fn.partition import Group, Partition, PartitionError
-from krm_fn.records import record
 
 __all__ = [
     "TopologyGroup",
@@ -76,7 +76,7 @@ __all__ = [
 ]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TopologyGroup(Group):
     """A job group that also records the topology domains of its nodes (sorted)."""
 

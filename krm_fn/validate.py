@@ -1,7 +1,7 @@
 """Turn a raw ``WorkloadRun`` mapping into the typed model, reporting every problem at once.
 
 Invariants:
-    * Every validation error (:mod:`krm_fn.api.schema`, with pydantic's error types) becomes
+    * Every validation error (pydantic's, with its error types) becomes
       one result with the object's reference, the field path in ``spec.env[0].name`` form,
       the offending value (shortened) and what is allowed.
     * Unknown fields are errors with a "did you mean" hint when a known field is close.
@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+
 from krm_fn.api import models
-from krm_fn.api.schema import Model, ValidationError, iter_models
+from krm_fn.api.fields import fields_of, iter_models
 from krm_fn.results import FileRef, ResourceRef, Results
 
 
@@ -32,11 +34,11 @@ def _known_fields() -> dict[str, list[str]]:
     """Every field name of the WorkloadRun API → the paths where it is defined."""
     where: dict[str, list[str]] = {}
 
-    def walk(m: type[Model], prefix: str, depth: int) -> None:
+    def walk(m: type[BaseModel], prefix: str, depth: int) -> None:
         if depth > 6:
             return
-        for n, f in m.model_fields.items():
-            alias = f.alias or n
+        for f in fields_of(m):
+            alias = f.key
             path = f"{prefix}.{alias}" if prefix else alias
             where.setdefault(alias, []).append(path)
             for sub in iter_models(f.annotation):

@@ -12,34 +12,36 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from krm_fn.api.schema import Model, ValidationError, field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 CONFIG_API_VERSION = "fn.nvcre.nvidia.com/v1alpha1"
 CONFIG_KIND = "WorkloadRunRender"
 
 
-class FunctionOptions(Model, extra="forbid", strict=False, populate_by_name=True):
+class FunctionOptions(BaseModel):
     """Options of one function run (see the README's option table).
 
     Read in lax mode, unlike the WorkloadRun models: ``strictGpuArch: "yes"`` is ``True``.
     """
 
+    model_config = ConfigDict(extra="forbid", strict=False, frozen=True, populate_by_name=True)
+
     registry: str | None = None
-    registry_username: str | None = field(default=None, alias="registryUsername")
-    registry_password_env: str | None = field(default=None, alias="registryPasswordEnv")
-    registry_password: Any = field(default=None, alias="registryPassword", repr=False)
-    registry_pull_secret: str | None = field(default=None, alias="registryPullSecret")
-    registry_secret_store: str | None = field(default=None, alias="registrySecretStore")
-    registry_secret_key: str | None = field(default=None, alias="registrySecretKey")
-    registry_secret_property: str | None = field(default=None, alias="registrySecretProperty")
-    plain_pull_secret: bool = field(default=False, alias="plainPullSecret")
-    wave_release: Literal["suspend", "engine"] = field(default="suspend", alias="waveRelease")
+    registry_username: str | None = Field(default=None, alias="registryUsername")
+    registry_password_env: str | None = Field(default=None, alias="registryPasswordEnv")
+    registry_password: Any = Field(default=None, alias="registryPassword", repr=False)
+    registry_pull_secret: str | None = Field(default=None, alias="registryPullSecret")
+    registry_secret_store: str | None = Field(default=None, alias="registrySecretStore")
+    registry_secret_key: str | None = Field(default=None, alias="registrySecretKey")
+    registry_secret_property: str | None = Field(default=None, alias="registrySecretProperty")
+    plain_pull_secret: bool = Field(default=False, alias="plainPullSecret")
+    wave_release: Literal["suspend", "engine"] = Field(default="suspend", alias="waveRelease")
     remainder: Literal["overflow", "skip"] = "overflow"
-    output_dir: str = field(default="generated", alias="outputDir")
+    output_dir: str = Field(default="generated", alias="outputDir")
     platform: str | None = None
-    gpu_arch: str | None = field(default=None, alias="gpuArch")
-    strict_gpu_arch: bool = field(default=False, alias="strictGpuArch")
-    inventory: list[str] = field(default_factory=list)
+    gpu_arch: str | None = Field(default=None, alias="gpuArch")
+    strict_gpu_arch: bool = Field(default=False, alias="strictGpuArch")
+    inventory: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _registry_together(self) -> FunctionOptions:

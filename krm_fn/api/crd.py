@@ -18,16 +18,18 @@ import types
 import typing
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
+from krm_fn.api.fields import FieldView, fields_of
 from krm_fn.api.models import API_GROUP, KIND, WorkloadRunSpec
-from krm_fn.api.schema import FieldInfo, Model
 
 
-def _model_schema(model: type[Model]) -> dict[str, Any]:
+def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if model.__doc__:
         out["description"] = " ".join(model.__doc__.split())
     out["type"] = "object"
-    fields = model.model_fields.values()
+    fields = fields_of(model)
     if not fields:
         out["x-kubernetes-preserve-unknown-fields"] = True
         return out
@@ -35,7 +37,7 @@ def _model_schema(model: type[Model]) -> dict[str, Any]:
     required = [f.key for f in fields if f.required]
     if required:
         out["required"] = required
-    if model.__extra__ == "allow":
+    if model.model_config.get("extra") == "allow":
         out["x-kubernetes-preserve-unknown-fields"] = True
     return out
 
@@ -43,7 +45,7 @@ def _model_schema(model: type[Model]) -> dict[str, Any]:
 _SCALARS = {str: "string", int: "integer", bool: "boolean", float: "number"}
 
 
-def _structural(tp: Any, spec: FieldInfo | None = None) -> dict[str, Any]:
+def _structural(tp: Any, spec: FieldView | None = None) -> dict[str, Any]:
     """The structural schema of annotation ``tp`` (``spec``: the field's constraints)."""
     origin = typing.get_origin(tp)
     if origin is typing.Union or origin is types.UnionType:
@@ -59,7 +61,7 @@ def _structural(tp: Any, spec: FieldInfo | None = None) -> dict[str, Any]:
         if len(alts) != len(args):
             alt["nullable"] = True
         return alt
-    if isinstance(tp, type) and issubclass(tp, Model):
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
         return _model_schema(tp)
     if origin is Literal:
         return {"type": "string", "enum": list(typing.get_args(tp))}

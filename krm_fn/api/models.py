@@ -1,7 +1,7 @@
 """Models of NVCRE's ``WorkloadRun`` (``nvcre.nvidia.com/v1alpha1``).
 
-Declared on :mod:`krm_fn.api.schema` (pydantic's semantics and error texts, without pydantic's
-import and model-building cost); the CRD is generated from them (:mod:`krm_fn.api.crd`).
+Declared with pydantic v2 (frozen models); the CRD (:mod:`krm_fn.api.crd`) and the field
+reference (:mod:`krm_fn.api.reference`) are generated from their ``model_fields``.
 
 Invariants:
     * Every field NVCRE defines is accepted under its NVCRE name, so an existing manifest is
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from krm_fn.api.schema import Model, field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 API_GROUP = "nvcre.nvidia.com"
 API_VERSION = f"{API_GROUP}/v1alpha1"
@@ -81,12 +81,18 @@ def label_value_problem(value: str) -> str | None:
     return None
 
 
-class Strict(Model, extra="forbid", strict=True, populate_by_name=True):
+class Strict(BaseModel):
     """Base: unknown fields are errors, types are strict, names are NVCRE's camelCase."""
 
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, populate_by_name=True, defer_build=True
+    )
 
-class Open(Model, extra="allow", strict=True):
+
+class Open(BaseModel):
     """Base for Kubernetes objects we pass through verbatim (unknown fields kept)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
 
 
 # --- core/v1 pieces -------------------------------------------------------------------------
@@ -95,9 +101,9 @@ class Open(Model, extra="allow", strict=True):
 class EnvVar(Strict):
     """A container environment variable (core/v1 EnvVar)."""
 
-    name: str = field(min_length=1)
+    name: str = Field(min_length=1)
     value: str | None = None
-    value_from: dict[str, Any] | None = field(default=None, alias="valueFrom")
+    value_from: dict[str, Any] | None = Field(default=None, alias="valueFrom")
 
     @field_validator("name")
     @classmethod
@@ -125,13 +131,13 @@ class EnvVar(Strict):
 class VolumeMount(Strict):
     """A core/v1 VolumeMount."""
 
-    name: str = field(min_length=1)
-    mount_path: str = field(alias="mountPath", min_length=1)
-    read_only: bool | None = field(default=None, alias="readOnly")
-    sub_path: str | None = field(default=None, alias="subPath")
-    sub_path_expr: str | None = field(default=None, alias="subPathExpr")
-    mount_propagation: str | None = field(default=None, alias="mountPropagation")
-    recursive_read_only: str | None = field(default=None, alias="recursiveReadOnly")
+    name: str = Field(min_length=1)
+    mount_path: str = Field(alias="mountPath", min_length=1)
+    read_only: bool | None = Field(default=None, alias="readOnly")
+    sub_path: str | None = Field(default=None, alias="subPath")
+    sub_path_expr: str | None = Field(default=None, alias="subPathExpr")
+    mount_propagation: str | None = Field(default=None, alias="mountPropagation")
+    recursive_read_only: str | None = Field(default=None, alias="recursiveReadOnly")
 
 
 VOLUME_SOURCES = frozenset(
@@ -173,7 +179,7 @@ VOLUME_SOURCES = frozenset(
 class Volume(Open):
     """A core/v1 Volume: a name plus exactly one volume source."""
 
-    name: str = field(min_length=1)
+    name: str = Field(min_length=1)
 
     @field_validator("name")
     @classmethod
@@ -214,7 +220,7 @@ class Volume(Open):
 class Container(Strict):
     """A core/v1 Container (used for ``spec.initContainers``)."""
 
-    name: str = field(min_length=1)
+    name: str = Field(min_length=1)
 
     @field_validator("name")
     @classmethod
@@ -224,28 +230,28 @@ class Container(Strict):
     image: str | None = None
     command: list[str] | None = None
     args: list[str] | None = None
-    working_dir: str | None = field(default=None, alias="workingDir")
+    working_dir: str | None = Field(default=None, alias="workingDir")
     ports: list[dict[str, Any]] | None = None
-    env_from: list[dict[str, Any]] | None = field(default=None, alias="envFrom")
+    env_from: list[dict[str, Any]] | None = Field(default=None, alias="envFrom")
     env: list[EnvVar] | None = None
     resources: dict[str, Any] | None = None
-    resize_policy: list[dict[str, Any]] | None = field(default=None, alias="resizePolicy")
-    restart_policy: str | None = field(default=None, alias="restartPolicy")
-    restart_policy_rules: list[dict[str, Any]] | None = field(
+    resize_policy: list[dict[str, Any]] | None = Field(default=None, alias="resizePolicy")
+    restart_policy: str | None = Field(default=None, alias="restartPolicy")
+    restart_policy_rules: list[dict[str, Any]] | None = Field(
         default=None, alias="restartPolicyRules"
     )
-    volume_mounts: list[VolumeMount] | None = field(default=None, alias="volumeMounts")
-    volume_devices: list[dict[str, Any]] | None = field(default=None, alias="volumeDevices")
-    liveness_probe: dict[str, Any] | None = field(default=None, alias="livenessProbe")
-    readiness_probe: dict[str, Any] | None = field(default=None, alias="readinessProbe")
-    startup_probe: dict[str, Any] | None = field(default=None, alias="startupProbe")
+    volume_mounts: list[VolumeMount] | None = Field(default=None, alias="volumeMounts")
+    volume_devices: list[dict[str, Any]] | None = Field(default=None, alias="volumeDevices")
+    liveness_probe: dict[str, Any] | None = Field(default=None, alias="livenessProbe")
+    readiness_probe: dict[str, Any] | None = Field(default=None, alias="readinessProbe")
+    startup_probe: dict[str, Any] | None = Field(default=None, alias="startupProbe")
     lifecycle: dict[str, Any] | None = None
-    termination_message_path: str | None = field(default=None, alias="terminationMessagePath")
-    termination_message_policy: str | None = field(default=None, alias="terminationMessagePolicy")
-    image_pull_policy: str | None = field(default=None, alias="imagePullPolicy")
-    security_context: dict[str, Any] | None = field(default=None, alias="securityContext")
+    termination_message_path: str | None = Field(default=None, alias="terminationMessagePath")
+    termination_message_policy: str | None = Field(default=None, alias="terminationMessagePolicy")
+    image_pull_policy: str | None = Field(default=None, alias="imagePullPolicy")
+    security_context: dict[str, Any] | None = Field(default=None, alias="securityContext")
     stdin: bool | None = None
-    stdin_once: bool | None = field(default=None, alias="stdinOnce")
+    stdin_once: bool | None = Field(default=None, alias="stdinOnce")
     tty: bool | None = None
 
 
@@ -260,7 +266,7 @@ class ResourceRequirements(Strict):
 class LocalObjectReference(Strict):
     """A reference by name (core/v1 LocalObjectReference)."""
 
-    name: str = field(min_length=1)
+    name: str = Field(min_length=1)
 
 
 # --- framework ------------------------------------------------------------------------------
@@ -269,19 +275,19 @@ class LocalObjectReference(Strict):
 class MPIFramework(Strict):
     """``spec.framework.mpi``: mpirun launches ``binary`` on every worker over SSH."""
 
-    binary: str = field(min_length=1)
-    args: list[str] = field(default_factory=list)
-    mpi_args: list[str] = field(default_factory=list, alias="mpiArgs")
-    mpi_implementation: Literal["OpenMPI"] = field(default="OpenMPI", alias="mpiImplementation")
-    mpirun_path: str = field(alias="mpirunPath", min_length=1)
+    binary: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    mpi_args: list[str] = Field(default_factory=list, alias="mpiArgs")
+    mpi_implementation: Literal["OpenMPI"] = Field(default="OpenMPI", alias="mpiImplementation")
+    mpirun_path: str = Field(alias="mpirunPath", min_length=1)
 
 
 class TorchFramework(Strict):
     """``spec.framework.torch``: torchrun with a script or a module."""
 
-    script: str | None = field(default=None, min_length=1)
-    module: str | None = field(default=None, min_length=1)
-    args: list[str] = field(default_factory=list)
+    script: str | None = Field(default=None, min_length=1)
+    module: str | None = Field(default=None, min_length=1)
+    args: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _script_xor_module(self) -> TorchFramework:
@@ -295,8 +301,8 @@ class TorchFramework(Strict):
 class ExecFramework(Strict):
     """``spec.framework.exec``: a command run verbatim on every node pod."""
 
-    command: list[str] = field(min_length=1)
-    args: list[str] = field(default_factory=list)
+    command: list[str] = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
 
 
 FrameworkName = Literal["mpi", "torch", "exec"]
@@ -307,7 +313,7 @@ class Framework(Strict):
 
     mpi: MPIFramework | None = None
     torch: TorchFramework | None = None
-    exec_: ExecFramework | None = field(default=None, alias="exec")
+    exec_: ExecFramework | None = Field(default=None, alias="exec")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Framework:
@@ -337,9 +343,9 @@ class Framework(Strict):
 class NodeSelectorRequirement(Strict):
     """core/v1 NodeSelectorRequirement."""
 
-    key: str = field(min_length=1)
+    key: str = Field(min_length=1)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
-    values: list[str] = field(default_factory=list)
+    values: list[str] = Field(default_factory=list)
 
     @field_validator("key")
     @classmethod
@@ -368,7 +374,7 @@ class NodeSelectorRequirement(Strict):
 class TaintSelector(Strict):
     """``spec.target.taintSelectors[]``: tainted nodes to select and tolerate."""
 
-    key: str = field(min_length=1)
+    key: str = Field(min_length=1)
     value: str | None = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
 
@@ -393,12 +399,12 @@ class TaintSelector(Strict):
 class Target(Strict):
     """``spec.target``: which nodes the run is for (all conditions ANDed)."""
 
-    node_selector: dict[str, str] = field(default_factory=dict, alias="nodeSelector")
-    match_expressions: list[NodeSelectorRequirement] = field(
+    node_selector: dict[str, str] = Field(default_factory=dict, alias="nodeSelector")
+    match_expressions: list[NodeSelectorRequirement] = Field(
         default_factory=list, alias="matchExpressions"
     )
-    node_names: list[str] = field(default_factory=list, alias="nodeNames")
-    taint_selectors: list[TaintSelector] = field(default_factory=list, alias="taintSelectors")
+    node_names: list[str] = Field(default_factory=list, alias="nodeNames")
+    taint_selectors: list[TaintSelector] = Field(default_factory=list, alias="taintSelectors")
 
     @field_validator("node_selector")
     @classmethod
@@ -419,21 +425,21 @@ class Target(Strict):
 class Topology(Strict):
     """``spec.orchestration.topology``."""
 
-    topology_key: str = field(alias="topologyKey", min_length=1)
-    strict_domain: bool = field(default=False, alias="strictDomain")
+    topology_key: str = Field(alias="topologyKey", min_length=1)
+    strict_domain: bool = Field(default=False, alias="strictDomain")
 
 
 class Orchestration(Strict):
     """``spec.orchestration``."""
 
-    test_scale: Literal["intra-node", "intra-rack", "full-scale"] | None = field(
+    test_scale: Literal["intra-node", "intra-rack", "full-scale"] | None = Field(
         default=None, alias="testScale"
     )
     placement: Literal["Pinned", "Unpinned"] | None = None
     topology: Topology | None = None
-    repeat_count: int | None = field(default=None, alias="repeatCount", ge=1, le=MAX_REPEAT_COUNT)
-    max_concurrent: int | None = field(default=None, alias="maxConcurrent", ge=0)
-    timeout_per_job: str | None = field(default=None, alias="timeoutPerJob")
+    repeat_count: int | None = Field(default=None, alias="repeatCount", ge=1, le=MAX_REPEAT_COUNT)
+    max_concurrent: int | None = Field(default=None, alias="maxConcurrent", ge=0)
+    timeout_per_job: str | None = Field(default=None, alias="timeoutPerJob")
 
     @field_validator("timeout_per_job")
     @classmethod
@@ -450,7 +456,7 @@ class ConfigSpec(Strict):
     """``spec.config``: files shipped to ``/config``."""
 
     inline: dict[str, str] | None = None
-    config_map_ref: LocalObjectReference | None = field(default=None, alias="configMapRef")
+    config_map_ref: LocalObjectReference | None = Field(default=None, alias="configMapRef")
 
     @field_validator("inline")
     @classmethod
@@ -473,9 +479,9 @@ class ConfigSpec(Strict):
 class Checkpoint(Strict):
     """``spec.checkpoint``."""
 
-    storage_size: str = field(alias="storageSize")
-    storage_class_name: str | None = field(default=None, alias="storageClassName")
-    max_restarts: int = field(default=0, alias="maxRestarts", ge=0)
+    storage_size: str = Field(alias="storageSize")
+    storage_class_name: str | None = Field(default=None, alias="storageClassName")
+    max_restarts: int = Field(default=0, alias="maxRestarts", ge=0)
 
     @field_validator("storage_size")
     @classmethod
@@ -488,47 +494,47 @@ class Checkpoint(Strict):
 class GoodputMeasurement(Strict):
     """``spec.goodputMeasurement``."""
 
-    log_profile_ref: str = field(alias="logProfileRef", min_length=1)
-    sample_interval: str = field(default="60s", alias="sampleInterval")
+    log_profile_ref: str = Field(alias="logProfileRef", min_length=1)
+    sample_interval: str = Field(default="60s", alias="sampleInterval")
 
 
 class BandwidthMeasurement(Strict):
     """``spec.bandwidthMeasurement``."""
 
-    log_profile_ref: str = field(alias="logProfileRef", min_length=1)
-    sample_interval: str | None = field(default=None, alias="sampleInterval")
-    test_type: str | None = field(default=None, alias="testType")
+    log_profile_ref: str = Field(alias="logProfileRef", min_length=1)
+    sample_interval: str | None = Field(default=None, alias="sampleInterval")
+    test_type: str | None = Field(default=None, alias="testType")
 
 
 class StringMatch(Strict):
     """A WhenSpec string matcher."""
 
     equals: str | None = None
-    in_: list[str] | None = field(default=None, alias="in")
-    not_in: list[str] | None = field(default=None, alias="notIn")
+    in_: list[str] | None = Field(default=None, alias="in")
+    not_in: list[str] | None = Field(default=None, alias="notIn")
 
 
 class IntMatch(Strict):
     """A WhenSpec integer matcher."""
 
     equals: int | None = None
-    greater_than: int | None = field(default=None, alias="greaterThan")
-    less_than: int | None = field(default=None, alias="lessThan")
+    greater_than: int | None = Field(default=None, alias="greaterThan")
+    less_than: int | None = Field(default=None, alias="lessThan")
 
 
 class TopologyMatch(Strict):
     """A WhenSpec topology matcher."""
 
     mode: Literal["simple", "topology"] | None = None
-    domain_count: IntMatch | None = field(default=None, alias="domainCount")
+    domain_count: IntMatch | None = Field(default=None, alias="domainCount")
 
 
 class When(Strict):
     """``spec.overrides[].when``: all set matchers must match."""
 
-    gpu_architecture: StringMatch | None = field(default=None, alias="gpuArchitecture")
+    gpu_architecture: StringMatch | None = Field(default=None, alias="gpuArchitecture")
     platform: StringMatch | None = None
-    workload_kind: str | None = field(default=None, alias="workloadKind")
+    workload_kind: str | None = Field(default=None, alias="workloadKind")
     topology: TopologyMatch | None = None
     config: dict[str, Any] | None = None
     expression: str | None = None
@@ -538,44 +544,44 @@ class Override(Strict):
     """``spec.overrides[]``."""
 
     when: When
-    job_template: dict[str, Any] | None = field(default=None, alias="jobTemplate")
-    job_template_patch: list[dict[str, Any]] | None = field(default=None, alias="jobTemplatePatch")
+    job_template: dict[str, Any] | None = Field(default=None, alias="jobTemplate")
+    job_template_patch: list[dict[str, Any]] | None = Field(default=None, alias="jobTemplatePatch")
     dependencies: list[dict[str, Any]] | None = None
     orchestration: dict[str, Any] | None = None
-    mpi_args: list[str] | None = field(default=None, alias="mpiArgs")
-    pre_command: list[str] | None = field(default=None, alias="preCommand")
+    mpi_args: list[str] | None = Field(default=None, alias="mpiArgs")
+    pre_command: list[str] | None = Field(default=None, alias="preCommand")
 
 
 class GangScheduler(Strict):
     """``spec.gangScheduler``."""
 
-    scheduler_name: str = field(alias="schedulerName", min_length=1)
+    scheduler_name: str = Field(alias="schedulerName", min_length=1)
     queue: str = "default-queue"
-    queue_label_key: str = field(default="kai.scheduler/queue", alias="queueLabelKey")
+    queue_label_key: str = Field(default="kai.scheduler/queue", alias="queueLabelKey")
 
 
 class WorkloadMetadata(Strict):
     """``spec.workloadMetadata``."""
 
-    labels: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)
 
 
 class WorkloadRunSpec(Strict):
     """``WorkloadRun.spec``: every field NVCRE defines."""
 
-    image: str = field(min_length=1)
+    image: str = Field(min_length=1)
     framework: Framework
-    num_nodes: int = field(alias="numNodes", ge=1)
-    gpus_per_node: int | None = field(default=None, alias="gpusPerNode", ge=1)
-    mlnx_per_node: int | None = field(default=None, alias="mlnxPerNode", ge=0)
-    nic_resource_name: str | None = field(default=None, alias="nicResourceName", max_length=253)
-    enable_mnnvl: bool | None = field(default=None, alias="enableMNNVL")
-    env: list[EnvVar] = field(default_factory=list)
-    volumes: list[Volume] = field(default_factory=list)
-    volume_mounts: list[VolumeMount] = field(default_factory=list, alias="volumeMounts")
-    init_containers: list[Container] = field(default_factory=list, alias="initContainers")
+    num_nodes: int = Field(alias="numNodes", ge=1)
+    gpus_per_node: int | None = Field(default=None, alias="gpusPerNode", ge=1)
+    mlnx_per_node: int | None = Field(default=None, alias="mlnxPerNode", ge=0)
+    nic_resource_name: str | None = Field(default=None, alias="nicResourceName", max_length=253)
+    enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
+    env: list[EnvVar] = Field(default_factory=list)
+    volumes: list[Volume] = Field(default_factory=list)
+    volume_mounts: list[VolumeMount] = Field(default_factory=list, alias="volumeMounts")
+    init_containers: list[Container] = Field(default_factory=list, alias="initContainers")
     resources: ResourceRequirements | None = None
-    image_pull_secrets: list[LocalObjectReference] = field(
+    image_pull_secrets: list[LocalObjectReference] = Field(
         default_factory=list, alias="imagePullSecrets"
     )
     target: Target | None = None
@@ -583,13 +589,13 @@ class WorkloadRunSpec(Strict):
     config: ConfigSpec | None = None
     checkpoint: Checkpoint | None = None
     thresholds: dict[str, str] | None = None
-    goodput_measurement: GoodputMeasurement | None = field(default=None, alias="goodputMeasurement")
-    bandwidth_measurement: BandwidthMeasurement | None = field(
+    goodput_measurement: GoodputMeasurement | None = Field(default=None, alias="goodputMeasurement")
+    bandwidth_measurement: BandwidthMeasurement | None = Field(
         default=None, alias="bandwidthMeasurement"
     )
-    overrides: list[Override] = field(default_factory=list)
-    gang_scheduler: GangScheduler | None = field(default=None, alias="gangScheduler")
-    workload_metadata: WorkloadMetadata | None = field(default=None, alias="workloadMetadata")
+    overrides: list[Override] = Field(default_factory=list)
+    gang_scheduler: GangScheduler | None = Field(default=None, alias="gangScheduler")
+    workload_metadata: WorkloadMetadata | None = Field(default=None, alias="workloadMetadata")
 
     @field_validator("nic_resource_name")
     @classmethod
@@ -609,7 +615,7 @@ class WorkloadRunSpec(Strict):
 class ObjectMeta(Open):
     """The parts of ObjectMeta we read; everything else passes through."""
 
-    name: str = field(min_length=1)
+    name: str = Field(min_length=1)
     namespace: str | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
@@ -623,7 +629,7 @@ class ObjectMeta(Open):
 class WorkloadRun(Strict):
     """A ``WorkloadRun`` object."""
 
-    api_version: Literal["nvcre.nvidia.com/v1alpha1"] = field(alias="apiVersion")
+    api_version: Literal["nvcre.nvidia.com/v1alpha1"] = Field(alias="apiVersion")
     kind: Literal["WorkloadRun"]
     metadata: ObjectMeta
     spec: WorkloadRunSpec

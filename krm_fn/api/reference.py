@@ -24,28 +24,30 @@ import typing
 from collections.abc import Iterator
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from krm_fn.api.config import CONFIG_API_VERSION, CONFIG_KIND, FunctionOptions
 from krm_fn.api.field_docs import FIELD_DOCS, KUBERNETES_TYPES, FieldDoc
+from krm_fn.api.fields import FieldView, fields_of
 from krm_fn.api.models import API_VERSION, WorkloadRun
-from krm_fn.api.schema import FieldInfo, Model
 
 
 class MissingDocs(ValueError):
     """Fields without words in :data:`FIELD_DOCS`, or entries naming no field."""
 
 
-def _models(root: type[Model]) -> dict[type[Model], list[str]]:
+def _models(root: type[BaseModel]) -> dict[type[BaseModel], list[str]]:
     """Every documented model under ``root`` (depth first) with every path it appears at."""
-    found: dict[type[Model], list[str]] = {}
+    found: dict[type[BaseModel], list[str]] = {}
 
-    def walk(model: type[Model], path: str) -> None:
+    def walk(model: type[BaseModel], path: str) -> None:
         if model.__name__ in KUBERNETES_TYPES:
             return
         if model in found:
             found[model].append(path)
             return
         found[model] = [path]
-        for f in model.model_fields.values():
+        for f in fields_of(model):
             for sub, suffix in _nested(f.annotation):
                 walk(sub, f"{path}.{f.key}{suffix}" if path else f.key + suffix)
 
@@ -53,7 +55,7 @@ def _models(root: type[Model]) -> dict[type[Model], list[str]]:
     return found
 
 
-def _nested(tp: Any, suffix: str = "") -> Iterator[tuple[type[Model], str]]:
+def _nested(tp: Any, suffix: str = "") -> Iterator[tuple[type[BaseModel], str]]:
     origin = typing.get_origin(tp)
     if origin is typing.Union or origin is types.UnionType:
         for a in typing.get_args(tp):
@@ -62,15 +64,15 @@ def _nested(tp: Any, suffix: str = "") -> Iterator[tuple[type[Model], str]]:
         yield from _nested(typing.get_args(tp)[0], suffix + "[]")
     elif origin is dict:
         yield from _nested(typing.get_args(tp)[1], suffix + ".*")
-    elif isinstance(tp, type) and issubclass(tp, Model):
+    elif isinstance(tp, type) and issubclass(tp, BaseModel):
         yield tp, suffix
 
 
-def _anchor(model: type[Model]) -> str:
+def _anchor(model: type[BaseModel]) -> str:
     return model.__name__.lower()
 
 
-def type_text(tp: Any, spec: FieldInfo | None = None) -> str:
+def type_text(tp: Any, spec: FieldView | None = None) -> str:
     """A reader's name for annotation ``tp`` with the field's constraints."""
     origin = typing.get_origin(tp)
     if origin is typing.Union or origin is types.UnionType:
@@ -90,7 +92,7 @@ def type_text(tp: Any, spec: FieldInfo | None = None) -> str:
         if value is Any:
             return "object (free-form)"
         return f"map of string to {type_text(value)}"
-    if isinstance(tp, type) and issubclass(tp, Model):
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
         url = KUBERNETES_TYPES.get(tp.__name__)
         if url:
             return f"[{tp.__name__}]({url}) (Kubernetes)"
@@ -123,7 +125,7 @@ def _resolve(ref: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def default_text(spec: FieldInfo, doc: FieldDoc) -> str:
+def default_text(spec: FieldView, doc: FieldDoc) -> str:
     """The default column: required, the model's default, or what the render fills in."""
     if spec.required:
         return "**required**"
@@ -148,12 +150,12 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _table(model: type[Model], docs: dict[str, FieldDoc], used: set[str]) -> list[str]:
+def _table(model: type[BaseModel], docs: dict[str, FieldDoc], used: set[str]) -> list[str]:
     rows = [
         "| field | type | default | example | renders to |",
         "|---|---|---|---|---|",
     ]
-    for f in model.model_fields.values():
+    for f in fields_of(model):
         key = f"{model.__name__}.{f.key}"
         doc = docs[key]
         used.add(key)
@@ -174,8 +176,8 @@ def _table(model: type[Model], docs: dict[str, FieldDoc], used: set[str]) -> lis
     return rows
 
 
-def _check(models: list[type[Model]], docs: dict[str, FieldDoc]) -> None:
-    wanted = {f"{m.__name__}.{f.key}" for m in models for f in m.model_fields.values()}
+def _check(models: list[type[BaseModel]], docs: dict[str, FieldDoc]) -> None:
+    wanted = {f"{m.__name__}.{f.key}" for m in models for f in fields_of(m)}
     missing = sorted(wanted - set(docs))
     stale = sorted(set(docs) - wanted)
     problems = []
@@ -187,7 +189,7 @@ def _check(models: list[type[Model]], docs: dict[str, FieldDoc]) -> None:
         raise MissingDocs("; ".join(problems))
 
 
-def documented_models() -> list[type[Model]]:
+def documented_models() -> list[type[BaseModel]]:
     """The models the reference describes field by field (WorkloadRun's, then the options)."""
     return [*_models(WorkloadRun), FunctionOptions]
 

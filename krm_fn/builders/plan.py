@@ -9,11 +9,11 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn.api.models import FrameworkName
 from krm_fn.nccl_env import Env
-from krm_fn.records import field, record
 
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 PATCH_MANAGER = "nvcre.nvidia.com/workloadrun-fn"
@@ -29,7 +29,7 @@ ANN_OVERLAPS = "nvcre.nvidia.com/runs-after"
 LABEL_WAVE = "nvcre.nvidia.com/wave"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GangPlan:
     """``spec.gangScheduler`` resolved: scheduler, queue label, and the KAI special case."""
 
@@ -43,7 +43,7 @@ class GangPlan:
         return self.scheduler_name == "kai-scheduler"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunPlan:
     """Everything resolved for one WorkloadRun."""
 

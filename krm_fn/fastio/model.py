@@ -12,13 +12,13 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn import yamlio
 from krm_fn.fastio.scalars import Irregular
 from krm_fn.inventory import NodeInfo
 from krm_fn.keys import LABEL_MANAGED_BY, MANAGER
-from krm_fn.records import field, record
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 _LOCAL_LINE = f"{LOCAL_CONFIG}: 'true'\n"
@@ -26,7 +26,7 @@ _MANAGED_BY = LABEL_MANAGED_BY
 _MANAGER = MANAGER
 
 
-@record
+@dataclass
 class Item:
     """One item of the ResourceList as read from its text.
 

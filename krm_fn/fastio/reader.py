@@ -15,6 +15,7 @@ import itertools
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -28,7 +29,6 @@ from krm_fn.fastio.model import Item, _load_item, _reset
 from krm_fn.fastio.scalars import Irregular
 from krm_fn.fastio.units import Units
 from krm_fn.limits import MAX_INPUT_BYTES
-from krm_fn.records import record
 
 FAST_MAX_INPUT_BYTES = MAX_INPUT_BYTES
 """Larger inputs go to the full path, which refuses them (:data:`krm_fn.limits.MAX_INPUT_BYTES`).
@@ -38,7 +38,7 @@ this keeps a run near the 1 GiB the function is allowed.
 """
 
 
-@record
+@dataclass
 class FastList:
     """A ResourceList read by :func:`read_resource_list`.
 
@@ -147,7 +147,7 @@ class FastList:
 _NEXT_TOP = re.compile(r"\n(?=[^ \n#])")
 
 
-@record
+@dataclass
 class Fallback:
     """Why the whole input goes to the full reader (PyYAML), for the info result."""
 

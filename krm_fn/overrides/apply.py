@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from krm_fn.api.crdshape import KINDS as CHECKED_KINDS
@@ -50,7 +51,6 @@ from krm_fn.overrides.placement import (
 )
 from krm_fn.overrides.smp import SMPError, dotted, strategic_merge
 from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
-from krm_fn.records import field, record
 
 __all__ = ["AppliedOverride", "OverrideOutcome", "apply_overrides"]
 
@@ -72,7 +72,7 @@ ORCHESTRATION_UNSUPPORTED: Final = (
 )
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AppliedOverride:
     """One matching override, as NVCRE records it in ``status.orchestration.appliedOverrides``.
 
@@ -91,7 +91,7 @@ class AppliedOverride:
     no_op: bool
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OverrideOutcome:
     """The result of :func:`apply_overrides`.
 
@@ -265,7 +265,7 @@ def _without_namespace(patch: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-@record
+@dataclass
 class _Step:
     """The work of one matching override, on a private copy of the objects."""
 

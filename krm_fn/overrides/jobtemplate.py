@@ -36,9 +36,8 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
-
-from krm_fn.records import field, record
 
 __all__ = [
     "ANN_BANDWIDTH",
@@ -103,7 +102,7 @@ _OBJECTS: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TemplateContext:
     """What the view shows besides the TrainJob, and what the result is checked against.
 
@@ -122,7 +121,7 @@ class TemplateContext:
     runtimes: frozenset[str] = frozenset()
 
 
-@record
+@dataclass
 class MappedJob:
     """The result of :func:`from_view`.
 

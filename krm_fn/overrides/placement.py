@@ -23,11 +23,11 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from krm_fn.keys import ANN_GROUP_NODES as GROUP_NODES
 from krm_fn.overrides.smp import SMPError, strategic_merge
-from krm_fn.records import record
 
 __all__ = ["Expect", "effective_pod_specs", "keep_placement", "placement_problems"]
 
@@ -53,7 +53,7 @@ _MANAGER_RE: Final = re.compile(
 )
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Expect:
     """What every TrainJob of the run must keep.
 

@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from krm_fn.api.mergekeys import load_table
-from krm_fn.records import record
 
 
 def merge_keys(kind: str | None, path: Sequence[str]) -> list[str] | None:
@@ -98,7 +98,7 @@ class SMPError(ValueError):
         super().__init__(f"{dotted(self.path)}: {reason}" if self.path else reason)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Rules:
     strategic: bool
     kind: str | None

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from krm_fn import expressions
-from krm_fn.records import field, record
 
 __all__ = ["WhenContext", "WhenError", "describe", "matches"]
 
@@ -44,7 +44,7 @@ class WhenError(ValueError):
     """A ``when`` that cannot be evaluated (bad shape or bad expression)."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WhenContext:
     """What a ``when`` is matched against.
 

@@ -40,19 +40,19 @@ Invariants:
       claim count) that is exactly ``"{nicsPerNode|int}"`` (or ``gpusPerNode``) renders as an
       integer; a templated value that renders to 0 is dropped (no zero-count request or
       claim). ``${VAR}`` shell syntax is never treated as a template.
-    * Cheap to import: stdlib only, no regular expressions, no ``dataclasses``; the model
-      classes are plain ``__slots__`` classes.
+    * Cheap to import: stdlib only, no regular expressions; the model classes are frozen
+      dataclasses with ``__slots__``.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from krm_fn.platforms.detect import PLATFORMS, node_gke_accelerators, node_instance_types
 from krm_fn.platforms.gpu import GPU_ARCHITECTURES, UNKNOWN_ARCH, gpu_defaults, parse_gpu_product
-from krm_fn.records import FrozenInstanceError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -242,72 +242,27 @@ def _render_resource(value: str | int, variables: Mapping[str, int]) -> str | in
 # --------------------------------------------------------------------------- model
 
 
-class _Frozen:
-    """An immutable value: its fields are its ``__slots__``, set once by ``__init__``.
+@dataclass(frozen=True, slots=True)
+class EnvVar:
+    """An environment variable: a resolved one, and the base of :class:`EnvVarSpec`."""
 
-    ``==`` compares the fields of two objects of exactly the same class, ``hash`` and
-    ``repr`` use them; assignment raises :class:`~krm_fn.records.FrozenInstanceError`.
-    ``copy`` and ``pickle`` restore the fields without calling ``__init__`` again.
-    """
-
-    __slots__: tuple[str, ...] = ()
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple([getattr(self, name) for name in self.__slots__])
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, _Frozen) or other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{self.__class__.__qualname__}({shown})"
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r} of a frozen object")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r} of a frozen object")
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_restore, (self.__class__, self._fields()))
+    name: str
+    value: str
 
 
-def _restore(cls: type[_Frozen], values: tuple[Any, ...]) -> _Frozen:
-    obj = object.__new__(cls)
-    for name, value in zip(cls.__slots__, values, strict=True):
-        _set(obj, name, value)
-    return obj
-
-
-_set = object.__setattr__  # how __init__ sets the fields of a frozen object
-
-
-class EnvVarSpec(_Frozen):
-    """One ``{name, value}`` environment variable in the catalog.
+@dataclass(frozen=True, slots=True)
+class EnvVarSpec(EnvVar):
+    """One ``{name, value}`` environment variable in the catalog (values may be templates).
 
     ``when_gpus_per_node`` (YAML ``whenGpusPerNode``) limits the variable to those GPU
     counts per node (NVCRE's ``NCCL_P2P_LEVEL`` on GCP G4 depends on the machine size).
     """
 
-    __slots__ = ("name", "value", "when_gpus_per_node")
-    name: str
-    value: str
-    when_gpus_per_node: tuple[int, ...] | None
-
-    def __init__(
-        self, name: str, value: str, when_gpus_per_node: tuple[int, ...] | None = None
-    ) -> None:
-        _set(self, "name", name)
-        _set(self, "value", value)
-        _set(self, "when_gpus_per_node", when_gpus_per_node)
+    when_gpus_per_node: tuple[int, ...] | None = None
 
 
-class ClaimTemplateSpec(_Frozen):
+@dataclass(frozen=True, slots=True)
+class ClaimTemplateSpec:
     """A DRA ``ResourceClaimTemplate`` an entry adds, and the pod claim that uses it.
 
     Attributes:
@@ -320,24 +275,15 @@ class ClaimTemplateSpec(_Frozen):
 
     """
 
-    __slots__ = ("claim", "count", "device_class", "request", "suffix")
     claim: str
     suffix: str
     request: str
     device_class: str
     count: int | str
 
-    def __init__(
-        self, claim: str, suffix: str, request: str, device_class: str, count: int | str
-    ) -> None:
-        _set(self, "claim", claim)
-        _set(self, "suffix", suffix)
-        _set(self, "request", request)
-        _set(self, "device_class", device_class)
-        _set(self, "count", count)
 
-
-class WhenSpec(_Frozen):
+@dataclass(frozen=True, slots=True)
+class WhenSpec:
     """When an entry applies. Every condition that is set must hold (logical AND).
 
     Attributes:
@@ -352,166 +298,62 @@ class WhenSpec(_Frozen):
 
     """
 
-    __slots__ = (
-        "default_shape",
-        "frameworks",
-        "gke_accelerator",
-        "gpu_architecture",
-        "instance_types",
-        "platform",
-    )
-    platform: tuple[str, ...] | None
-    gpu_architecture: tuple[str, ...] | None
-    frameworks: tuple[Framework, ...] | None
-    instance_types: tuple[str, ...] | None
-    gke_accelerator: tuple[str, ...] | None
-    default_shape: bool
-
-    def __init__(
-        self,
-        platform: tuple[str, ...] | None = None,
-        gpu_architecture: tuple[str, ...] | None = None,
-        frameworks: tuple[Framework, ...] | None = None,
-        instance_types: tuple[str, ...] | None = None,
-        gke_accelerator: tuple[str, ...] | None = None,
-        default_shape: bool = False,
-    ) -> None:
-        _set(self, "platform", platform)
-        _set(self, "gpu_architecture", gpu_architecture)
-        _set(self, "frameworks", frameworks)
-        _set(self, "instance_types", instance_types)
-        _set(self, "gke_accelerator", gke_accelerator)
-        _set(self, "default_shape", default_shape)
+    platform: tuple[str, ...] | None = None
+    gpu_architecture: tuple[str, ...] | None = None
+    frameworks: tuple[Framework, ...] | None = None
+    instance_types: tuple[str, ...] | None = None
+    gke_accelerator: tuple[str, ...] | None = None
+    default_shape: bool = False
 
 
-class ResourcesSpec(_Frozen):
+@dataclass(frozen=True, slots=True)
+class ResourcesSpec:
     """Container resource ``limits``/``requests`` added by an entry.
 
     Values may be templates; ``None`` (YAML ``null``) deletes the name from the container,
     as NVCRE's ``nvidia.com/gpu: null`` does where DRA claims replace the device plugin.
     """
 
-    __slots__ = ("limits", "requests")
-    limits: Mapping[str, str | int | None]
-    requests: Mapping[str, str | int | None]
-
-    def __init__(
-        self,
-        limits: Mapping[str, str | int | None] | None = None,
-        requests: Mapping[str, str | int | None] | None = None,
-    ) -> None:
-        _set(self, "limits", {} if limits is None else limits)
-        _set(self, "requests", {} if requests is None else requests)
+    limits: Mapping[str, str | int | None] = field(default_factory=dict)
+    requests: Mapping[str, str | int | None] = field(default_factory=dict)
 
 
-class CatalogEntry(_Frozen):
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
     """One ordered catalog entry: a ``when`` condition and the settings it contributes.
 
     ``None`` means "not set" for every setting (an explicit ``[]`` is a value).
     """
 
-    __slots__ = (
-        "claim_templates",
-        "compute_domain",
-        "env",
-        "forward_env",
-        "gpus_per_node",
-        "inferred",
-        "mpi_args",
-        "name",
-        "nic_resource_name",
-        "nics_per_node",
-        "pod_annotations",
-        "pre_command",
-        "resources",
-        "security_context",
-        "source",
-        "tolerations",
-        "topology_key",
-        "trainer_env",
-        "volume_mounts",
-        "volumes",
-        "when",
-    )
     name: str
     source: str
-    inferred: bool
-    when: WhenSpec
-    env: tuple[EnvVarSpec, ...] | None
-    forward_env: tuple[EnvVarSpec, ...] | None
-    mpi_args: tuple[str, ...] | None
-    resources: ResourcesSpec | None
-    nic_resource_name: str | None
-    volumes: tuple[dict[str, Any], ...] | None
-    volume_mounts: tuple[dict[str, Any], ...] | None
-    security_context: dict[str, Any] | None
-    tolerations: tuple[dict[str, Any], ...] | None
-    pod_annotations: dict[str, str] | None
-    topology_key: str | None
-    pre_command: tuple[str, ...] | None
-    gpus_per_node: int | None
-    nics_per_node: int | None
-    trainer_env: tuple[EnvVarSpec, ...] | None
-    compute_domain: bool
-    claim_templates: tuple[ClaimTemplateSpec, ...] | None
-
-    def __init__(
-        self,
-        name: str,
-        source: str,
-        inferred: bool = False,
-        when: WhenSpec | None = None,
-        env: tuple[EnvVarSpec, ...] | None = None,
-        forward_env: tuple[EnvVarSpec, ...] | None = None,
-        mpi_args: tuple[str, ...] | None = None,
-        resources: ResourcesSpec | None = None,
-        nic_resource_name: str | None = None,
-        volumes: tuple[dict[str, Any], ...] | None = None,
-        volume_mounts: tuple[dict[str, Any], ...] | None = None,
-        security_context: dict[str, Any] | None = None,
-        tolerations: tuple[dict[str, Any], ...] | None = None,
-        pod_annotations: dict[str, str] | None = None,
-        topology_key: str | None = None,
-        pre_command: tuple[str, ...] | None = None,
-        gpus_per_node: int | None = None,
-        nics_per_node: int | None = None,
-        trainer_env: tuple[EnvVarSpec, ...] | None = None,
-        compute_domain: bool = False,
-        claim_templates: tuple[ClaimTemplateSpec, ...] | None = None,
-    ) -> None:
-        _set(self, "name", name)
-        _set(self, "source", source)
-        _set(self, "inferred", inferred)
-        _set(self, "when", WhenSpec() if when is None else when)
-        _set(self, "env", env)
-        _set(self, "forward_env", forward_env)
-        _set(self, "mpi_args", mpi_args)
-        _set(self, "resources", resources)
-        _set(self, "nic_resource_name", nic_resource_name)
-        _set(self, "volumes", volumes)
-        _set(self, "volume_mounts", volume_mounts)
-        _set(self, "security_context", security_context)
-        _set(self, "tolerations", tolerations)
-        _set(self, "pod_annotations", pod_annotations)
-        _set(self, "topology_key", topology_key)
-        _set(self, "pre_command", pre_command)
-        _set(self, "gpus_per_node", gpus_per_node)
-        _set(self, "nics_per_node", nics_per_node)
-        _set(self, "trainer_env", trainer_env)
-        _set(self, "compute_domain", compute_domain)
-        _set(self, "claim_templates", claim_templates)
+    inferred: bool = False
+    when: WhenSpec = field(default_factory=WhenSpec)
+    env: tuple[EnvVarSpec, ...] | None = None
+    forward_env: tuple[EnvVarSpec, ...] | None = None
+    mpi_args: tuple[str, ...] | None = None
+    resources: ResourcesSpec | None = None
+    nic_resource_name: str | None = None
+    volumes: tuple[dict[str, Any], ...] | None = None
+    volume_mounts: tuple[dict[str, Any], ...] | None = None
+    security_context: dict[str, Any] | None = None
+    tolerations: tuple[dict[str, Any], ...] | None = None
+    pod_annotations: dict[str, str] | None = None
+    topology_key: str | None = None
+    pre_command: tuple[str, ...] | None = None
+    gpus_per_node: int | None = None
+    nics_per_node: int | None = None
+    trainer_env: tuple[EnvVarSpec, ...] | None = None
+    compute_domain: bool = False
+    claim_templates: tuple[ClaimTemplateSpec, ...] | None = None
 
 
-class Catalog(_Frozen):
+@dataclass(frozen=True, slots=True)
+class Catalog:
     """The whole catalog: a format version and the ordered entries."""
 
-    __slots__ = ("entries", "version")
     version: Literal[1]
     entries: tuple[CatalogEntry, ...]
-
-    def __init__(self, version: Literal[1], entries: tuple[CatalogEntry, ...]) -> None:
-        _set(self, "version", version)
-        _set(self, "entries", entries)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -1000,7 +842,7 @@ def _build_entry(raw: Mapping[str, Any]) -> CatalogEntry:
         raw["name"],
         raw["source"],
         get("inferred", False),
-        None
+        WhenSpec()
         if not when
         else WhenSpec(
             _names(when.get("platform")),
@@ -1015,7 +857,7 @@ def _build_entry(raw: Mapping[str, Any]) -> CatalogEntry:
         _items(get("mpiArgs")),
         None
         if resources is None
-        else ResourcesSpec(resources.get("limits"), resources.get("requests")),
+        else ResourcesSpec(resources.get("limits") or {}, resources.get("requests") or {}),
         get("nicResourceName"),
         _items(get("volumes")),
         _items(get("volumeMounts")),
@@ -1197,19 +1039,8 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
 # --------------------------------------------------------------------------- resolving
 
 
-class EnvVar(_Frozen):
-    """A resolved environment variable."""
-
-    __slots__ = ("name", "value")
-    name: str
-    value: str
-
-    def __init__(self, name: str, value: str) -> None:
-        _set(self, "name", name)
-        _set(self, "value", value)
-
-
-class PlatformContext(_Frozen):
+@dataclass(frozen=True, slots=True)
+class PlatformContext:
     """What the resolver matches catalog entries against.
 
     Attributes:
@@ -1225,16 +1056,6 @@ class PlatformContext(_Frozen):
 
     """
 
-    __slots__ = (
-        "framework",
-        "gke_accelerators",
-        "gpu_architecture",
-        "gpus_per_node",
-        "instance_types",
-        "mnnvl",
-        "nics_per_node",
-        "platform",
-    )
     platform: str
     gpu_architecture: str
     framework: str
@@ -1242,84 +1063,40 @@ class PlatformContext(_Frozen):
     gke_accelerators: frozenset[str]
     gpus_per_node: int
     nics_per_node: int
-    mnnvl: bool
+    mnnvl: bool = False
 
-    def __init__(
-        self,
-        platform: str,
-        gpu_architecture: str,
-        framework: str,
-        instance_types: frozenset[str],
-        gke_accelerators: frozenset[str],
-        gpus_per_node: int,
-        nics_per_node: int,
-        mnnvl: bool = False,
-    ) -> None:
+    def __post_init__(self) -> None:
         """Refuse contexts the catalog cannot match meaningfully.
 
         Any platform string is accepted (e.g. ``"unknown"`` after a failed detection): it
         simply matches only entries without ``when.platform``.
         """
-        if framework not in FRAMEWORKS:
+        if self.framework not in FRAMEWORKS:
             raise ValueError(
-                f"unknown framework {framework!r}: must be one of {', '.join(FRAMEWORKS)}"
+                f"unknown framework {self.framework!r}: must be one of {', '.join(FRAMEWORKS)}"
             )
-        if gpus_per_node < 0 or nics_per_node < 0:
+        if self.gpus_per_node < 0 or self.nics_per_node < 0:
             raise ValueError("gpus_per_node and nics_per_node must be >= 0")
-        _set(self, "platform", platform)
-        _set(self, "gpu_architecture", gpu_architecture)
-        _set(self, "framework", framework)
-        _set(self, "instance_types", instance_types)
-        _set(self, "gke_accelerators", gke_accelerators)
-        _set(self, "gpus_per_node", gpus_per_node)
-        _set(self, "nics_per_node", nics_per_node)
-        _set(self, "mnnvl", mnnvl)
 
 
-class ClaimTemplate(_Frozen):
+@dataclass(frozen=True, slots=True)
+class ClaimTemplate:
     """A resolved DRA claim: template ``<run>-<suffix>`` asking ``count`` devices of a class."""
 
-    __slots__ = ("claim", "count", "device_class", "request", "suffix")
     claim: str
     suffix: str
     request: str
     device_class: str
     count: int
 
-    def __init__(
-        self, claim: str, suffix: str, request: str, device_class: str, count: int
-    ) -> None:
-        _set(self, "claim", claim)
-        _set(self, "suffix", suffix)
-        _set(self, "request", request)
-        _set(self, "device_class", device_class)
-        _set(self, "count", count)
 
-
-class ResolvedOverlay(_Frozen):
+@dataclass(frozen=True, slots=True)
+class ResolvedOverlay:
     """The merged settings of every catalog entry that matched a context.
 
     See the module docstring for the merge rules. Mappings and lists are fresh copies.
     """
 
-    __slots__ = (
-        "applied",
-        "claim_templates",
-        "compute_domain",
-        "env",
-        "forward_env",
-        "mpi_args",
-        "nic_resource_name",
-        "pod_annotations",
-        "pre_command",
-        "resources",
-        "security_context",
-        "tolerations",
-        "topology_key",
-        "trainer_env",
-        "volume_mounts",
-        "volumes",
-    )
     applied: tuple[str, ...]
     env: tuple[EnvVar, ...]
     forward_env: tuple[EnvVar, ...]
@@ -1333,45 +1110,9 @@ class ResolvedOverlay(_Frozen):
     topology_key: str | None
     pre_command: tuple[str, ...]
     nic_resource_name: str | None
-    trainer_env: tuple[EnvVar, ...]
-    compute_domain: bool
-    claim_templates: tuple[ClaimTemplate, ...]
-
-    def __init__(
-        self,
-        applied: tuple[str, ...],
-        env: tuple[EnvVar, ...],
-        forward_env: tuple[EnvVar, ...],
-        mpi_args: tuple[str, ...],
-        resources: Mapping[str, Mapping[str, str | int | None]],
-        volumes: tuple[Mapping[str, Any], ...],
-        volume_mounts: tuple[Mapping[str, Any], ...],
-        security_context: Mapping[str, Any],
-        tolerations: tuple[Mapping[str, Any], ...],
-        pod_annotations: Mapping[str, str],
-        topology_key: str | None,
-        pre_command: tuple[str, ...],
-        nic_resource_name: str | None,
-        trainer_env: tuple[EnvVar, ...] = (),
-        compute_domain: bool = False,
-        claim_templates: tuple[ClaimTemplate, ...] = (),
-    ) -> None:
-        _set(self, "applied", applied)
-        _set(self, "env", env)
-        _set(self, "forward_env", forward_env)
-        _set(self, "mpi_args", mpi_args)
-        _set(self, "resources", resources)
-        _set(self, "volumes", volumes)
-        _set(self, "volume_mounts", volume_mounts)
-        _set(self, "security_context", security_context)
-        _set(self, "tolerations", tolerations)
-        _set(self, "pod_annotations", pod_annotations)
-        _set(self, "topology_key", topology_key)
-        _set(self, "pre_command", pre_command)
-        _set(self, "nic_resource_name", nic_resource_name)
-        _set(self, "trainer_env", trainer_env)
-        _set(self, "compute_domain", compute_domain)
-        _set(self, "claim_templates", claim_templates)
+    trainer_env: tuple[EnvVar, ...] = ()
+    compute_domain: bool = False
+    claim_templates: tuple[ClaimTemplate, ...] = ()
 
 
 def _shape_matches(allowed: tuple[str, ...] | None, actual: frozenset[str], default: bool) -> bool:
@@ -1585,7 +1326,8 @@ def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
 # --------------------------------------------------------------------------- contexts
 
 
-class NodeCounts(_Frozen):
+@dataclass(frozen=True, slots=True)
+class NodeCounts:
     """Default GPUs and NICs per node for a context, and where each value came from.
 
     Attributes:
@@ -1597,21 +1339,11 @@ class NodeCounts(_Frozen):
 
     """
 
-    __slots__ = ("gpus_from", "gpus_per_node", "mnnvl", "nics_from", "nics_per_node")
     gpus_per_node: int
     nics_per_node: int
     mnnvl: bool
     gpus_from: str
     nics_from: str
-
-    def __init__(
-        self, gpus_per_node: int, nics_per_node: int, mnnvl: bool, gpus_from: str, nics_from: str
-    ) -> None:
-        _set(self, "gpus_per_node", gpus_per_node)
-        _set(self, "nics_per_node", nics_per_node)
-        _set(self, "mnnvl", mnnvl)
-        _set(self, "gpus_from", gpus_from)
-        _set(self, "nics_from", nics_from)
 
 
 def default_node_counts(

@@ -17,9 +17,8 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
-
-from krm_fn.records import field, record
 
 __all__ = [
     "COREWEAVE_LABELS",
@@ -259,7 +258,7 @@ def summarize_node_groups(groups: Mapping[str, Sequence[str]], limit: int = 3) -
     return "; ".join(parts)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlatformDetection:
     """Result of :func:`detect_fleet_platform`.
 

@@ -23,6 +23,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn.platforms.detect import (
@@ -31,7 +32,6 @@ from krm_fn.platforms.detect import (
     node_name,
     summarize_node_groups,
 )
-from krm_fn.records import field, record
 
 __all__ = [
     "GKE_ACCELERATOR_MODELS",
@@ -72,7 +72,7 @@ MNNVL_ARCHITECTURES: frozenset[str] = frozenset({"gb200", "gb300"})
 """Grace-Blackwell NVL systems: multi-node NVLink (MNNVL) on by default."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuDefaults:
     """Per-node defaults for one GPU architecture on one platform.
 
@@ -342,7 +342,7 @@ def gpu_defaults(arch: str, platform: str = "") -> GpuDefaults:
     return GpuDefaults(gpus_per_node=gpus, nics_per_node=nics, mnnvl=name in MNNVL_ARCHITECTURES)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GpuDetection:
     """Result of :func:`detect_gpu_architecture`.
 

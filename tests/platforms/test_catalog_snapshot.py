@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,6 @@ from krm_fn.platforms.catalog import (
     validate_catalog_data,
     write_snapshot,
 )
-from krm_fn.records import FrozenInstanceError
 
 REPO = Path(__file__).resolve().parents[2]
 YAML_FILE = REPO / "krm_fn" / "data" / "platforms.yaml"
@@ -181,9 +181,6 @@ def loaded_modules() -> list[str]:
         pytest.param("pydantic", id="no-pydantic"),
         pytest.param("pydantic_core", id="no-pydantic-core"),
         pytest.param("yaml", id="no-yaml-parse-of-the-bundled-catalog"),
-        pytest.param("dataclasses", id="no-dataclasses"),
-        pytest.param("inspect", id="no-inspect"),
-        pytest.param("copy", id="no-copy-module"),
         pytest.param("importlib.resources", id="no-importlib-resources"),
         pytest.param("importlib.metadata", id="no-importlib-metadata"),
     ],

@@ -1,0 +1,77 @@
+"""The fields of a pydantic model as the CRD generator, the field reference and the hints read them.
+
+A typed view of pydantic's ``model_fields`` (:class:`pydantic.fields.FieldInfo`): the input
+key (the alias, else the Python name), the evaluated annotation, whether it is required, its
+default, and the constraints pydantic keeps in ``FieldInfo.metadata`` (``annotated_types``'
+``MinLen``, ``MaxLen``, ``Ge``, ``Le``).
+
+Invariants:
+    * Fields come in declaration order (base classes first), as in ``model_fields``.
+    * A constraint given to ``Field`` applies to the non-``None`` part of the annotation.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = ["FieldView", "fields_of", "iter_models"]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldView:
+    """One field of a model, read from its ``FieldInfo``."""
+
+    name: str
+    key: str
+    annotation: Any
+    required: bool
+    default: Any
+    default_factory: Callable[[], Any] | None
+    min_length: int | None
+    max_length: int | None
+    ge: int | None
+    le: int | None
+
+
+def _constraint(metadata: list[Any], name: str) -> Any:
+    for item in metadata:
+        value = getattr(item, name, None)
+        if value is not None:
+            return value
+    return None
+
+
+def fields_of(model: type[BaseModel]) -> list[FieldView]:
+    """The fields of ``model``, in declaration order."""
+    out = []
+    for name, info in model.model_fields.items():
+        required = info.is_required()
+        factory = info.default_factory
+        out.append(
+            FieldView(
+                name=name,
+                key=info.alias or name,
+                annotation=info.annotation,
+                required=required,
+                default=None if required or factory is not None else info.default,
+                default_factory=factory,  # type: ignore[arg-type]
+                min_length=_constraint(info.metadata, "min_length"),
+                max_length=_constraint(info.metadata, "max_length"),
+                ge=_constraint(info.metadata, "ge"),
+                le=_constraint(info.metadata, "le"),
+            )
+        )
+    return out
+
+
+def iter_models(tp: Any) -> Iterator[type[BaseModel]]:
+    """The pydantic model classes named in annotation ``tp``, in order."""
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        yield tp
+    for arg in typing.get_args(tp):
+        yield from iter_models(arg)
