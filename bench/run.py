@@ -248,6 +248,9 @@ def share_setup(nodes: int, work: Path, fn_exe: str) -> tuple[list[str], list[st
         "    config.kubernetes.io/local-config: 'true'\n"
         "spec:\n  registry: nvcr.io\n  registryUsername: $oauthtoken\n"
         "  registryPasswordEnv: NGC_API_KEY\n"
+        # the same objects as every other form: the plain Secret, opted in (kpt refuses to
+        # write a password into the package otherwise; README "Registry credentials in GitOps")
+        "  plainPullSecret: 'true'\n"
     )
     kpt_dir = work / f"kpt-{nodes}"
     kpt_dir.mkdir()

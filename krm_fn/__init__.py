@@ -2,17 +2,17 @@
 
 The package is split by stage, each module doing one job:
 
-* :mod:`krm_fn.yamlio` and :mod:`krm_fn.resourcelist`: reading and writing YAML and
+* :mod:`krm_fn.io.yamlio` and :mod:`krm_fn.io.resourcelist`: reading and writing YAML and
   KRM ``ResourceList`` documents.
 * :mod:`krm_fn.api`: the typed models of ``WorkloadRun`` and of the function's own config.
-* :mod:`krm_fn.inventory` and :mod:`krm_fn.partition`: which nodes are eligible and how
+* :mod:`krm_fn.fleet.inventory` and :mod:`krm_fn.fleet.partition`: which nodes are eligible and how
   they are cut into job groups.
-* :mod:`krm_fn.nccl_env`: the NCCL environment and its forwarding to MPI ranks.
+* :mod:`krm_fn.builders.nccl_env`: the NCCL environment and its forwarding to MPI ranks.
 * :mod:`krm_fn.builders`: the generated objects, one module per kind or framework.
 * :mod:`krm_fn.stages`: the render's stages, one module each, taking and returning typed
   values (select nodes, resolve platform, partition, env, overrides, plan, objects, waves,
   finalize).
-* :mod:`krm_fn.render` and :mod:`krm_fn.output`: the pipeline that ties the stages together
+* :mod:`krm_fn.render` and :mod:`krm_fn.io.output`: the pipeline that ties the stages together
   and the bookkeeping on the way out (local-config, paths, idempotence).
 """
 

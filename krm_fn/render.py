@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from krm_fn.api.config import FunctionOptions
-from krm_fn.inventory import NodeInfo
-from krm_fn.results import FileRef, Result, Results
+from krm_fn.fleet.inventory import NodeInfo
+from krm_fn.io.results import FileRef, Result, Results
 from krm_fn.stages import checks, finalize, overrides, plan, waves
 from krm_fn.stages import objects as build
 from krm_fn.stages.diagnostics import RunDiagnostics

@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.apply_order import (
+from krm_fn.builders.apply_order import (
     ANN_DEPENDS_ON,
     ANN_SYNC_WAVE,
     is_trainjob,
     object_reference,
     order_run,
 )
-from krm_fn.output import is_generated
+from krm_fn.io.output import is_generated
 from tests.trainer_gate import trainer_sim
 
 GOLDEN = Path(__file__).parent / "golden"

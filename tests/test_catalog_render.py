@@ -29,11 +29,11 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.output import is_generated
+from krm_fn.entry.run import RunOutcome, run_krm
+from krm_fn.io.output import is_generated
 from krm_fn.platforms.catalog import Catalog, CatalogEntry, load_catalog
 from krm_fn.platforms.detect import PLATFORMS
 from krm_fn.platforms.gpu import GPU_ARCHITECTURES, gpu_defaults
-from krm_fn.run import RunOutcome, run_krm
 from tests.k8s_schemas import shared_dir, validate_all
 
 sys.path.insert(0, str(shared_dir() / "tools"))
@@ -1104,7 +1104,7 @@ def test_function_option_unknown_forced_name_is_an_error_result(
 
 def test_preview_of_every_topology_pair_renders_on_synthetic_nodes() -> None:
     """``render --platform X --gpu-arch Y`` must work for pairs whose entries set a topologyKey."""
-    from krm_fn.preview import preview
+    from krm_fn.entry.preview import preview
 
     failures = []
     pairs = sorted(

@@ -9,8 +9,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from krm_fn import yamlio
 from krm_fn.api.crd import workloadrun_crd
+from krm_fn.io import yamlio
 from tests.k8s_schemas import _strict
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from krm_fn.api.models import MPIFramework
-from krm_fn.launch import mpi_argv, wrap_pre_command
-from krm_fn.naming import RFC1035_RE, TRAINJOB_NAME_MAX, trainjob_name
-from krm_fn.nccl_env import (
+from krm_fn.api.naming import RFC1035_RE, TRAINJOB_NAME_MAX, trainjob_name
+from krm_fn.builders.launch import mpi_argv, wrap_pre_command
+from krm_fn.builders.nccl_env import (
     Env,
     base_nccl_env,
     forward_args,

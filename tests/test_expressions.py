@@ -6,7 +6,7 @@ import pytest
 
 from krm_fn import expressions
 from krm_fn.overrides.when import WhenContext, WhenError, matches
-from krm_fn.report.thresholds import ThresholdSyntaxError, parse_threshold
+from krm_fn.thresholds import ThresholdSyntaxError, parse_threshold
 
 
 @pytest.mark.parametrize(

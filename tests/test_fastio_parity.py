@@ -1,4 +1,4 @@
-"""The fast reader (krm_fn.fastio) and the full PyYAML path agree on every input.
+"""The fast reader (krm_fn.io.fastio) and the full PyYAML path agree on every input.
 
 * Property tests: random Nodes (labels that need quoting or not, providerIDs, taints,
   conditions with multi-line messages, allocatable, unschedulable, extra sections), written
@@ -9,7 +9,7 @@
   keys, comments inside labels, CRLF, tabs, ``---`` inside block scalars, multi-line
   scalars reaching column 0, duplicate keys, non-string plain values, odd indentation, ...)
   are read by PyYAML (per item, or the whole input), never mis-read, never a crash.
-* The emitter (krm_fn.fastdump) writes what PyYAML writes.
+* The emitter (krm_fn.io.fastdump) writes what PyYAML writes.
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from krm_fn.fleet.inventory import collect_nodes, node_info, node_view
 
-from krm_fn import fastdump, fastio, yamlio
-from krm_fn import resourcelist as rl
 from krm_fn.builders.plan import LABEL_MANAGED_BY
-from krm_fn.fastio import helper as fastio_helper
-from krm_fn.inventory import collect_nodes, node_info, node_view
-from krm_fn.output import LABEL_MANAGED_BY as OUTPUT_LABEL_MANAGED_BY
-from krm_fn.output import is_generated, is_input_kind, mark_local_config
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
+from krm_fn.io import fastdump, fastio, yamlio
+from krm_fn.io import resourcelist as rl
+from krm_fn.io.fastio import helper as fastio_helper
+from krm_fn.io.output import LABEL_MANAGED_BY as OUTPUT_LABEL_MANAGED_BY
+from krm_fn.io.output import is_generated, is_input_kind, mark_local_config
 
 SETTINGS = settings(
     max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 import yaml
+from krm_fn.fleet.inventory import node_info, select_nodes
 
-from krm_fn import fleet
-from krm_fn.inventory import node_info, select_nodes
-from krm_fn.output import is_generated, is_input_kind
+from krm_fn.entry.run import run_krm
+from krm_fn.io.output import is_generated, is_input_kind
+from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.detect import forge_by_hostname_only, unrecognised_provider_ids
-from krm_fn.run import run_krm
 from tests.k8s_schemas import shared_dir
 
 GOLDEN = Path(__file__).parent / "golden"

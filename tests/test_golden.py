@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.output import is_generated
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
+from krm_fn.io.output import is_generated
 from tests.k8s_schemas import validate_all
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
 
 CASE = Path(__file__).parent / "golden" / "basic-mpi-16-nodes-four-groups-with-pull-secret"
 QUEUE = "kueue.x-k8s.io/queue-name"

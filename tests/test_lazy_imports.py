@@ -36,7 +36,7 @@ data = open(os.environ["PROBE_INPUT"], "rb").read()
 sys.stdin = io.TextIOWrapper(io.BytesIO(data))
 out = open(os.devnull, "w")
 real_stdout, sys.stdout = sys.stdout, out
-from krm_fn.cli import main
+from krm_fn.entry.cli import main
 try:
     main()
 except SystemExit as exc:

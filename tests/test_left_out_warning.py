@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "krm" / "resourcelist.yaml"
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from krm_fn import __version__
-from krm_fn.cli import SUBCOMMANDS
+from krm_fn.entry.cli import SUBCOMMANDS
 from krm_fn.platforms.detect import PLATFORMS
 from krm_fn.platforms.gpu import GPU_ARCHITECTURES
 
@@ -81,7 +81,7 @@ def test_help_lists_forms_examples_exit_codes_debug_and_completion() -> None:
 
 
 def test_help_shows_every_command_summary_whole_on_a_narrow_terminal() -> None:
-    from krm_fn.commands import cli
+    from krm_fn.entry.commands import cli
 
     out = re.sub(r"\s+", " ", run(["--help"], columns=60).stdout)
     for name, cmd in cli.commands.items():

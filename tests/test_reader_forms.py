@@ -24,14 +24,14 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from krm_fn.fleet.inventory import collect_nodes
 
-from krm_fn import fastio, limits, yamlio
-from krm_fn import resourcelist as rl
-from krm_fn.fastio import helper as fastio_helper
-from krm_fn.fastio import reader as fastio_reader
-from krm_fn.inventory import collect_nodes
-from krm_fn.output import is_generated
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
+from krm_fn.io import fastio, limits, yamlio
+from krm_fn.io import resourcelist as rl
+from krm_fn.io.fastio import helper as fastio_helper
+from krm_fn.io.fastio import reader as fastio_reader
+from krm_fn.io.output import is_generated
 from tests.test_fastio_parity import (
     SETTINGS,
     _bench_generator,
@@ -184,7 +184,7 @@ def test_a_v1_list_item_is_cut_into_one_unit_per_node() -> None:
     text = _list_rl([{}] * 8)
     fast = fastio.read(text)
     assert isinstance(fast, fastio.FastList)
-    from krm_fn.fastio.units import LIST_ENTRY, Units
+    from krm_fn.io.fastio.units import LIST_ENTRY, Units
 
     units = Units(fast, [i for i, it in enumerate(fast.items) if it.regular])
     assert units.kinds.count(LIST_ENTRY) == 8
@@ -296,7 +296,7 @@ def test_json_over_the_input_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -
 def test_render_reads_every_file_form_alike(
     tmp_path: Path, gpu_nodes: list[dict[str, Any]]
 ) -> None:
-    from krm_fn.preview import preview
+    from krm_fn.entry.preview import preview
 
     for n in gpu_nodes:
         n["metadata"]["labels"]["nvidia.com/gpu.present"] = "true"
@@ -369,7 +369,7 @@ def test_a_bug_in_the_fast_reader_is_not_swallowed(monkeypatch: pytest.MonkeyPat
 def test_yaml_keeps_its_own_non_printable_pattern() -> None:
     """No regex planted in re's private cache: yaml compiles its own pattern."""
     code = (
-        "import krm_fn.yamlio, yaml\n"
+        "import krm_fn.io.yamlio, yaml\n"
         "print(yaml.reader.Reader.NON_PRINTABLE.pattern.startswith('[^'))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.apply_order import ANN_ARGO_SYNC_OPTIONS, ANN_FLUX_FORCE, order_run
-from krm_fn.run import run_krm
+from krm_fn.builders.apply_order import ANN_ARGO_SYNC_OPTIONS, ANN_FLUX_FORCE, order_run
+from krm_fn.entry.run import run_krm
 from tests.trainer_gate import findings, split, trainer_sim
 
 CASE = Path(__file__).parent / "golden" / "basic-mpi-16-nodes-four-groups-with-pull-secret"

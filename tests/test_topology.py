@@ -11,9 +11,8 @@ from typing import Literal
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from krm_fn.partition import Group, Partition, PartitionError
-from krm_fn.topology import (
+from krm_fn.fleet.partition import Group, Partition, PartitionError
+from krm_fn.fleet.topology import (
     TopologyGroup,
     missing_topology_label,
     missing_topology_label_message,

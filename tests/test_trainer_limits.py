@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn import group_nodes, mpi_forward, trainer_limits
-from krm_fn.output import is_generated
-from krm_fn.run import run_krm
+from krm_fn.builders import group_nodes, mpi_forward, trainer_limits
+from krm_fn.entry.run import run_krm
+from krm_fn.io.output import is_generated
 from tests.trainer_gate import findings, split, trainer_sim
 
 HERE = Path(__file__).parent

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from krm_fn.output import is_generated
+from krm_fn.io.output import is_generated
 from tests.k8s_schemas import shared_dir
 
 

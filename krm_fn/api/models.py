@@ -445,7 +445,7 @@ class Orchestration(Strict):
     @classmethod
     def _go_duration(cls, v: str | None) -> str | None:
         if v is not None:
-            from krm_fn.durations import parse_go_duration
+            from krm_fn.api.durations import parse_go_duration
 
             if parse_go_duration(v) < 1:
                 raise ValueError(f"{v!r} is shorter than the 1s minimum of activeDeadlineSeconds")

@@ -30,7 +30,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from krm_fn import naming
+from krm_fn.api import naming
 from krm_fn.builders.plan import RunPlan
 from krm_fn.platforms.catalog import ClaimTemplate
 

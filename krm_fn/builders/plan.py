@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn.api.models import FrameworkName
-from krm_fn.nccl_env import Env
+from krm_fn.builders.nccl_env import Env
 
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 PATCH_MANAGER = "nvcre.nvidia.com/workloadrun-fn"

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from krm_fn.builders.nccl_env import Env
 from krm_fn.builders.plan import RunPlan
-from krm_fn.nccl_env import Env
 
 DSHM = "dshm"
 CONFIG_VOLUME = "config-volume"

@@ -17,12 +17,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from krm_fn import MANAGER, naming
-from krm_fn.api import models
+from krm_fn import MANAGER
+from krm_fn.api import models, naming
+from krm_fn.builders.launch import framework_argv, mpi_argv, wrap_pre_command
+from krm_fn.builders.nccl_env import Env, merge_named
 from krm_fn.builders.plan import LABEL_MANAGED_BY, LABEL_RUN, GangPlan, RunPlan
-from krm_fn.inventory import GPU_PRESENT_LABEL
-from krm_fn.launch import framework_argv, mpi_argv, wrap_pre_command
-from krm_fn.nccl_env import Env, merge_named
+from krm_fn.fleet.inventory import GPU_PRESENT_LABEL
 from krm_fn.platforms.catalog import ResolvedOverlay
 
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from krm_fn import group_nodes
-from krm_fn.builders import pods
+from krm_fn.builders import group_nodes, pods
 from krm_fn.builders.plan import (
     ANN_OVERLAPS,
     LABEL_GROUP,
@@ -25,8 +24,8 @@ from krm_fn.builders.plan import (
     TRAINER_API,
     RunPlan,
 )
-from krm_fn.inventory import HOSTNAME_LABEL
-from krm_fn.partition import Group
+from krm_fn.fleet.inventory import HOSTNAME_LABEL
+from krm_fn.fleet.partition import Group
 
 
 def build_trainjob(

@@ -367,7 +367,7 @@ def _annotations(
 
 
 def _check_thresholds(value: Any, errors: list[tuple[str, str]]) -> None:
-    from krm_fn.report import thresholds as th  # the report's language; only when used
+    from krm_fn import thresholds as th  # the threshold language; only when used
 
     if not isinstance(value, Mapping):
         errors.append(("spec.thresholds", "must be a map of threshold key to expression"))

@@ -3,7 +3,7 @@
 The package reads the objects the render wrote (TrainJobs, LogProfiles) and the logs the
 TrainJobs left behind, and says per node group whether the run passed. One module per job:
 
-* :mod:`krm_fn.report.thresholds`: the ``value >= 900`` expression language and the registry
+* :mod:`krm_fn.thresholds`: the ``value >= 900`` expression language and the registry
   of threshold keys (shared with the render side, which validates keys with it).
 * :mod:`krm_fn.report.logprofiles`: the built-in LogProfiles and the user ones from the input.
 * :mod:`krm_fn.report.timestamps`, :mod:`krm_fn.report.prefixes`: Go time layouts and the

@@ -55,7 +55,7 @@ from krm_fn.report.model import (
 from krm_fn.report.parse_megatron import MegatronResult, parse_megatron
 from krm_fn.report.parse_nccl import NcclResult, parse_nccl
 from krm_fn.report.regroup import suggest_regrouping
-from krm_fn.report.thresholds import KNOWN_THRESHOLD_KEYS
+from krm_fn.thresholds import KNOWN_THRESHOLD_KEYS
 
 __all__ = ["evaluate", "metric_value"]
 
@@ -119,7 +119,7 @@ def metric_value(key: str, report: GroupReport) -> tuple[float | None, str | Non
     """The measured value a threshold key reads, and why it is missing when it is.
 
     Args:
-        key: a key of :data:`~krm_fn.report.thresholds.KNOWN_THRESHOLD_KEYS`.
+        key: a key of :data:`~krm_fn.thresholds.KNOWN_THRESHOLD_KEYS`.
         report: the group, with its parsed results.
 
     Returns:

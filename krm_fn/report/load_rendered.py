@@ -41,7 +41,7 @@ from krm_fn.report.logprofiles import (
     profiles_with_overrides,
     resolve_profile,
 )
-from krm_fn.report.thresholds import (
+from krm_fn.thresholds import (
     Threshold,
     ThresholdKeyError,
     ThresholdSyntaxError,

@@ -15,9 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from krm_fn import naming, rules
-from krm_fn.api import models
-from krm_fn.durations import parse_go_duration
+from krm_fn.api import models, naming, rules
+from krm_fn.api.durations import parse_go_duration
 from krm_fn.overrides.jobtemplate import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
@@ -114,7 +113,7 @@ def _thresholds(spec: models.WorkloadRunSpec, diag: RunDiagnostics, out: dict[st
     """Check threshold keys and expressions; add them to ``out`` for ``report``."""
     if not spec.thresholds:
         return
-    from krm_fn.report import thresholds as th  # the report's language; only when used
+    from krm_fn import thresholds as th  # the threshold language; only when used
 
     for k, expr in spec.thresholds.items():
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from krm_fn.results import FileRef, ResourceRef, Results
+from krm_fn.io.results import FileRef, ResourceRef, Results
 
 
 @dataclass

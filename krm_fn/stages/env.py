@@ -16,11 +16,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from krm_fn import fleet, naming, rules
-from krm_fn.api import models
+from krm_fn.api import models, naming, rules
 from krm_fn.api.config import FunctionOptions
+from krm_fn.builders.nccl_env import (
+    Env,
+    base_nccl_env,
+    merge_env,
+    merge_named,
+    user_wins_in_mpi_args,
+)
 from krm_fn.builders.run_plan import WorkerEnv
-from krm_fn.nccl_env import Env, base_nccl_env, merge_env, merge_named, user_wins_in_mpi_args
+from krm_fn.platforms import node_gpus as fleet
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
 from krm_fn.stages.partitioning import Partitioned

@@ -1,10 +1,10 @@
 """Stage 10, finalize: make the final objects (after overrides) acceptable to the cluster.
 
 Invariants, in order:
-    * Every launcher variable reaches the MPI ranks with ``-x`` (:mod:`krm_fn.mpi_forward`);
+    * Every launcher variable reaches the MPI ranks with ``-x`` (:mod:`krm_fn.builders.mpi_forward`);
       those that cannot (an override replaced mpirun) are named in a warning.
-    * The trainer command fits Trainer's 128 items (:mod:`krm_fn.trainer_limits`).
-    * Output order is the apply-order contract (:mod:`krm_fn.apply_order`): dependencies,
+    * The trainer command fits Trainer's 128 items (:mod:`krm_fn.builders.trainer_limits`).
+    * Output order is the apply-order contract (:mod:`krm_fn.builders.apply_order`): dependencies,
       then TrainJobs by wave; Kueue's queue label on a multi-wave run is a warning.
     * Every object fits the API server's size limits.
     * Returns the ordered objects, or ``None`` when any check failed (reported).
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from krm_fn import apply_order, mpi_forward, trainer_limits
 from krm_fn.api import models
+from krm_fn.builders import apply_order, mpi_forward, trainer_limits
 from krm_fn.builders.run_plan import kubelet_literal
 from krm_fn.stages.diagnostics import RunDiagnostics
 

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from krm_fn import fleet
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.inventory import Exclusion, NodeInfo, select_nodes
-from krm_fn.resolve_platform import synthetic_nodes
-from krm_fn.results import ResourceRef, Results
+from krm_fn.fleet.inventory import Exclusion, NodeInfo, select_nodes
+from krm_fn.io.results import ResourceRef, Results
+from krm_fn.platforms import node_gpus as fleet
+from krm_fn.platforms.resolve import synthetic_nodes
 from krm_fn.stages.parse import InputContext
 
 

@@ -15,13 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from krm_fn import mpi_forward
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.builders import (
     checkpoint,
     configmap,
     dra,
+    mpi_forward,
     mpi_runtime,
     secret,
     torch_runtime,

@@ -16,14 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from krm_fn import fleet
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.inventory import NodeInfo
+from krm_fn.api.validate import parse_workloadrun
+from krm_fn.fleet.inventory import NodeInfo
+from krm_fn.io.results import FileRef, ResourceRef, Results
 from krm_fn.overrides.when import WhenError, parse_expression
-from krm_fn.resolve_platform import check_forced_names
-from krm_fn.results import FileRef, ResourceRef, Results
-from krm_fn.validate import parse_workloadrun
+from krm_fn.platforms import node_gpus as fleet
+from krm_fn.platforms.resolve import check_forced_names
 
 OWN_KINDS = ("WorkloadRun", "LogProfile")
 

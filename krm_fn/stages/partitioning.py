@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from krm_fn import topology
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.inventory import NodeInfo
-from krm_fn.partition import Group, Partition, PartitionError, partition_simple
+from krm_fn.fleet import topology
+from krm_fn.fleet.inventory import NodeInfo
+from krm_fn.fleet.partition import Group, Partition, PartitionError, partition_simple
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.platform import ResolvedPlatform
 

@@ -10,10 +10,10 @@ Invariants:
 
 from __future__ import annotations
 
-from krm_fn import fleet
 from krm_fn.api import models
 from krm_fn.builders.plan import ANN_FRAMEWORK, ANN_GPU_ARCH, ANN_PLATFORM, RunPlan
 from krm_fn.builders.run_plan import PlanInputs, WorkerEnv, build_plan
+from krm_fn.platforms import node_gpus as fleet
 from krm_fn.stages.checks import RunChecks
 from krm_fn.stages.nodes import NodeSelection
 from krm_fn.stages.overrides import MatchedOverrides

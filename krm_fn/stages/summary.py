@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn.api import models
-from krm_fn.partition import Group
+from krm_fn.fleet.partition import Group
 from krm_fn.stages.overrides import MatchedOverrides
 from krm_fn.stages.partitioning import Partitioned
 from krm_fn.stages.plan import unlisted_products

@@ -2,7 +2,7 @@
 
 Invariants:
     * ``-iter-<k>`` is appended only when ``repeatCount`` > 1; names are Trainer-valid
-      (:func:`krm_fn.naming.trainjob_name`).
+      (:func:`krm_fn.api.naming.trainjob_name`).
     * Under Unpinned every iteration counts as using every target node, so iterations never
       run at the same time; ``maxConcurrent`` caps a wave's size (0: no cap).
     * A run is refused, before anything is built, when it would render more than
@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from krm_fn import naming, topology
-from krm_fn.api import models
+from krm_fn.api import models, naming
 from krm_fn.builders.plan import LABEL_WAVE
-from krm_fn.inventory import NodeInfo
-from krm_fn.partition import Group
+from krm_fn.fleet import topology
+from krm_fn.fleet.inventory import NodeInfo
+from krm_fn.fleet.partition import Group
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.partitioning import Partitioned
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from krm_fn.apply_order import ANN_DEPENDS_ON, ANN_SYNC_WAVE
+from krm_fn.builders.apply_order import ANN_DEPENDS_ON, ANN_SYNC_WAVE
 from tests.e2e.helpers import PASSWORD, copy_example, load_docs, need, run
 from tests.trainer_gate import trainer_sim
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.discover import find
+from krm_fn.gitops.discover import find
 from tests.gitops.image_env import DEBIAN_BASE_TOOLS, REPO, clean_env, is_empty, tool_dir
 from tests.k8s_schemas import validate_all
 

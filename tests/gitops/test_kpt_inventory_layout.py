@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from krm_fn.run import inventory_base, run_krm
+from krm_fn.entry.run import inventory_base, run_krm
 from tests.e2e.helpers import EXAMPLES, PASSWORD, copy_example, load_docs, need, run, snapshot
 
 REPO = Path(__file__).resolve().parents[2]
@@ -170,8 +170,9 @@ status:
 
 def _full_reader(path: Path) -> list[object]:
     """The Nodes as PyYAML (the full reader) gives them."""
-    from krm_fn.inventory import collect_nodes
-    from krm_fn.resourcelist import parse_input
+    from krm_fn.fleet.inventory import collect_nodes
+
+    from krm_fn.io.resourcelist import parse_input
 
     inp = parse_input(path.read_bytes(), path.name, fast=False, documents=False)
     return list(collect_nodes(inp.items))
@@ -201,7 +202,7 @@ def _full_reader(path: Path) -> list[object]:
     ],
 )
 def test_the_inventory_reader_gives_the_nodes_pyyaml_gives(text: str, tmp_path: Path) -> None:
-    from krm_fn.inputs import load_files
+    from krm_fn.entry.inputs import load_files
 
     f = tmp_path / "nodes.yaml"
     f.write_text(text)
@@ -212,7 +213,7 @@ def test_the_inventory_reader_gives_the_nodes_pyyaml_gives(text: str, tmp_path: 
 
 def test_the_fast_inventory_reader_reads_the_compact_form_itself(tmp_path: Path) -> None:
     """The compact inventory is what the fast reader is for: it must not fall back."""
-    from krm_fn.resourcelist import parse_input
+    from krm_fn.io.resourcelist import parse_input
 
     data = (EXAMPLES / "kpt-basic" / "nodes.yaml").read_bytes()
     inp = parse_input(data, "nodes.yaml", documents=False)
@@ -228,8 +229,8 @@ def test_the_fast_inventory_reader_reads_the_compact_form_itself(tmp_path: Path)
 def test_a_bad_node_in_the_inventory_is_reported_as_the_full_reader_reports_it(
     tmp_path: Path,
 ) -> None:
-    from krm_fn.inputs import load_files
-    from krm_fn.resourcelist import InputError
+    from krm_fn.entry.inputs import load_files
+    from krm_fn.io.resourcelist import InputError
 
     f = tmp_path / "nodes.yaml"
     f.write_text(_NODE.format(name="a") + "---\napiVersion: v1\nkind: Node\nmetadata: {}\n")

@@ -9,8 +9,8 @@ import yaml
 
 from krm_fn.api.config import options_from_config
 from krm_fn.builders.external_secret import dockerconfig_template, store_ref
-from krm_fn.gitops import env_name, with_env
-from krm_fn.preview import preview
+from krm_fn.entry.preview import preview
+from krm_fn.gitops.env_options import env_name, with_env
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "preview-password-991"

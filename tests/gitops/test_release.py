@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from krm_fn import release
+from krm_fn.gitops import release
 
 HERE = Path(__file__).parent
 RECORDED = HERE / "recorded"

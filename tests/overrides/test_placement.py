@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
 from tests.golden.make_inputs import node, nodes
 from tests.k8s_schemas import validate_all
 from tests.robustness.helpers import by_kind, dump, generated, mpi_run, rl

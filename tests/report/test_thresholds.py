@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from krm_fn.report.thresholds import (
+from krm_fn.thresholds import (
     KNOWN_THRESHOLD_KEYS,
     ThresholdKeyError,
     ThresholdSyntaxError,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from krm_fn import limits
+from krm_fn.io import limits
 
 CM_HEAD = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n"
 

@@ -1,9 +1,9 @@
 """Input generators and the contract every fuzzer checks (shared by the fuzz and bug tests).
 
 The documented behaviour of the two entry points:
-    * ``krm_fn.resourcelist.parse_input`` returns a ``FunctionInput`` or raises
+    * ``krm_fn.io.resourcelist.parse_input`` returns a ``FunctionInput`` or raises
       ``InputError`` / ``yamlio.YAMLInputError``; nothing else.
-    * ``krm_fn.run.run_krm`` returns exit code 0 or 1 and never raises (the console script
+    * ``krm_fn.entry.run.run_krm`` returns exit code 0 or 1 and never raises (the console script
       turns any exception into exit 70, "internal error": a bug).
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from krm_fn import yamlio
-from krm_fn.resourcelist import InputError, parse_input
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
+from krm_fn.io import yamlio
+from krm_fn.io.resourcelist import InputError, parse_input
 from tests.golden.make_inputs import HERE as GOLDEN
 
 DOCUMENTED = (InputError, yamlio.YAMLInputError)

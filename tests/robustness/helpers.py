@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from krm_fn import yamlio
-from krm_fn.output import is_generated
+from krm_fn.io import yamlio
+from krm_fn.io.output import is_generated
 from tests.e2e.helpers import BIN
 from tests.golden.make_inputs import IMAGE, MPI, REGISTRY, node, nodes, rl, wr
 

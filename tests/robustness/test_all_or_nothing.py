@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
 from tests.e2e.helpers import copy_example, load_docs, need, run, snapshot
 from tests.robustness.helpers import (
     IMAGE,

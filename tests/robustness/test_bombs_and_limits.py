@@ -1,8 +1,8 @@
 """YAML bombs, deep nesting, oversized input and Python tags: bounded, refused, never run.
 
 The console-script cases here pass with the current loader; the ones that need
-``krm_fn.limits`` wired into ``krm_fn.yamlio`` are in ``test_regressions.py``. The pure checks of
-``krm_fn.limits`` are tested directly below.
+``krm_fn.io.limits`` wired into ``krm_fn.io.yamlio`` are in ``test_regressions.py``. The pure checks of
+``krm_fn.io.limits`` are tested directly below.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from krm_fn import limits
+from krm_fn.io import limits
 from tests.golden.make_inputs import HERE as GOLDEN
 from tests.robustness import bombs
 from tests.robustness.helpers import assert_clean_refusal, dump, load, mpi_run, nodes, rl, run_fn
@@ -104,7 +104,7 @@ def test_moderately_nested_passthrough_object_is_accepted() -> None:
     assert load(proc.stdout)["data"]["deep"] == yaml.safe_load(data)["data"]["deep"]
 
 
-# --- krm_fn.limits, the pure pre-scan ----------------------------------------------------------
+# --- krm_fn.io.limits, the pure pre-scan ----------------------------------------------------------
 
 
 def _refusal(text: str | bytes) -> str:
@@ -216,9 +216,9 @@ def test_the_scan_does_not_change_what_is_loaded() -> None:
 def test_limits_wired_into_load_all_refuse_bombs_as_input_errors(
     text: str, fragment: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """How the fix in yamlio.load_all behaves (see the krm_fn.limits docstring)."""
-    from krm_fn import yamlio
-    from krm_fn.run import run_krm
+    """How the fix in yamlio.load_all behaves (see the krm_fn.io.limits docstring)."""
+    from krm_fn.entry.run import run_krm
+    from krm_fn.io import yamlio
 
     original = yamlio.load_all
 

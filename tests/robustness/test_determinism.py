@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
 from tests.e2e.helpers import copy_example, fn_env, need, snapshot
 from tests.robustness.helpers import (
     REGISTRY,

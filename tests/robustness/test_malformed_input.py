@@ -405,10 +405,10 @@ def test_nodes_without_provider_id_are_a_valid_hand_written_inventory() -> None:
 # --- tracebacks ----------------------------------------------------------------------------------
 
 BOOM = (
-    "import sys, krm_fn.run as r\n"
+    "import sys, krm_fn.entry.run as r\n"
     "def boom(*a, **k): raise RuntimeError('injected failure')\n"
     "r.run_krm = boom\n"
-    "from krm_fn.cli import main\n"
+    "from krm_fn.entry.cli import main\n"
     "sys.argv = ['workloadrun-fn', *sys.argv[1:]]\n"
     "main()\n"
 )

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from krm_fn.naming import TRAINJOB_NAME_MAX
-from krm_fn.run import run_krm
+from krm_fn.api.naming import TRAINJOB_NAME_MAX
+from krm_fn.entry.run import run_krm
 from tests.golden.make_inputs import HERE as GOLDEN
 from tests.k8s_schemas import validate_all, validate_metadata
 from tests.robustness.helpers import (

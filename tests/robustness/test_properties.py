@@ -6,7 +6,7 @@ never raises. On success the placement invariants hold: every eligible node is i
 TrainJob's ``nvcre.nvidia.com/group-nodes`` unless a warning names it, no node is twice in a
 group, TrainJobs of one ``nvcre.nvidia.com/wave`` share no node, and only wave 0 runs at once.
 Eligibility is recomputed here from the README's rules (an oracle independent of
-``krm_fn.inventory``).
+``krm_fn.fleet.inventory``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
 from tests.k8s_schemas import validate_all
 from tests.robustness.helpers import IMAGE, MPI, by_kind, dump, generated, load, rl, wr
 
@@ -170,7 +170,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def eligible_oracle(s: dict[str, Any]) -> set[str]:
-    """The README's eligibility rules, applied independently of krm_fn.inventory."""
+    """The README's eligibility rules, applied independently of krm_fn.fleet.inventory."""
     target = s["spec"].get("target") or {}
     out = set()
     for n in s["inventory"]:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from krm_fn import limits
+from krm_fn.io import limits
 from tests.e2e.helpers import need, run
 from tests.robustness import bombs
 from tests.robustness.fuzzing import FUZZ, check_run_krm, mutated_inputs
@@ -43,7 +43,7 @@ def _refused_in_bounds(proc: Proc, data: bytes, *fragments: str) -> None:
     assert_clean_refusal(proc, data, *fragments)
 
 
-# --- 1. krm_fn.run._failed / resourcelist: a refused ResourceList loses its items --------------
+# --- 1. krm_fn.entry.run._failed / resourcelist: a refused ResourceList loses its items --------------
 
 
 def test_refused_resourcelist_with_a_bad_item_still_returns_every_input_item() -> None:
@@ -119,7 +119,7 @@ def test_workloadrun_annotations_not_a_mapping_is_refused(annotations: Any) -> N
     assert_clean_refusal(run_fn(data), data, "WorkloadRun x: metadata.annotations")
 
 
-# --- 5. yamlio.load_all: no bound on aliases, expanded depth or size (see krm_fn.limits) -----
+# --- 5. yamlio.load_all: no bound on aliases, expanded depth or size (see krm_fn.io.limits) -----
 
 
 BOMBS = {

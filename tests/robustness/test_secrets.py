@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
 from tests.e2e.helpers import copy_example, need, run
 from tests.golden.make_inputs import HERE as GOLDEN
 from tests.robustness.helpers import (

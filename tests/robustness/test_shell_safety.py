@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from krm_fn.builders import mpi_runtime
-from krm_fn.run import run_krm
+from krm_fn.entry.run import run_krm
 from tests.robustness.helpers import IMAGE, by_kind, dump, generated, nodes, rl, wr
 from tests.robustness.sandbox import (
     Sandbox,

@@ -1,0 +1,125 @@
+"""Command line entry point: the KRM function (no arguments) or a subcommand.
+
+Invariants:
+    * ``workloadrun-fn`` with no arguments reads stdin and writes stdout as a KRM function.
+    * ``workloadrun-fn CONFIG_FILE`` (an existing file as the only argument) is kustomize's
+      legacy exec-plugin protocol.
+    * Those two paths never import click or the subcommands (:mod:`krm_fn.entry.commands`): a
+      function run pays only for what it uses.
+    * Human-readable lines go to stderr; stdout carries only YAML/JSON.
+    * No traceback reaches the user unless ``--debug`` (or ``WORKLOADRUN_FN_DEBUG=1``) is set.
+    * Never a silent wait and never a silent success: with stdin a terminal the function forms
+      print usage (exit 2) instead of waiting for input; an empty stdin is a usage error (exit
+      2), except in kustomize's generator form, where kustomize sends nothing.
+    * Shell completion is click's (``_WORKLOADRUN_FN_COMPLETE=bash_source|zsh_source|
+      fish_source workloadrun-fn``): with that variable set the command line goes to click.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+SUBCOMMANDS = (
+    "render",
+    "report",
+    "install-kustomize-plugin",
+    "schema",
+    "inventory",
+    "release",
+    "discover",
+    "flux-layout",
+)
+
+
+def _debug() -> bool:
+    return os.environ.get("WORKLOADRUN_FN_DEBUG") == "1" or "--debug" in sys.argv
+
+
+COMPLETE_VAR = "_WORKLOADRUN_FN_COMPLETE"
+
+USAGE = (
+    "usage: workloadrun-fn < INPUT        KRM function: a ResourceList or YAML stream on stdin\n"
+    "       workloadrun-fn PLUGIN_CONFIG  kustomize legacy exec plugin (resources on stdin)\n"
+    f"       workloadrun-fn COMMAND ...    {', '.join(SUBCOMMANDS)}\n"
+    "try:   workloadrun-fn render FILE...   (preview WorkloadRun and Node files)\n"
+    "       workloadrun-fn --help\n"
+)
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):  # closed or replaced stdin
+        return False
+
+
+def run_function(config_path: str | None) -> int:
+    """Run as a KRM function (or legacy exec plugin): stdin to stdout; the exit code."""
+    if _stdin_is_terminal():
+        if config_path is None:
+            sys.stderr.write("workloadrun-fn: stdin is a terminal, not a ResourceList\n" + USAGE)
+        else:
+            sys.stderr.write(
+                f"workloadrun-fn: {config_path} given alone is kustomize's exec-plugin form (the "
+                "file is the plugin config; kustomize sends the resources on stdin).\n"
+                f"To preview, run: workloadrun-fn render {config_path} [FILES...] (the "
+                "WorkloadRuns and their Node files)\n"
+            )
+        return 2
+    from krm_fn.entry.run import run_krm
+
+    stdin = sys.stdin.buffer.read()
+    if config_path is None and (not stdin or stdin.isspace()):  # isspace: no copy
+        sys.stderr.write(
+            "workloadrun-fn: stdin is empty: expected a ResourceList, or a YAML stream of "
+            "WorkloadRuns and Nodes\n" + USAGE
+        )
+        return 2
+    outcome = run_krm(stdin, config_path=config_path)
+    out = sys.stdout
+    for chunk in outcome.chunks:  # not joined: the output of a fleet is over 100 MB
+        out.write(chunk)
+    out.flush()
+    for line in outcome.stderr:
+        sys.stderr.write(line + "\n")
+    return outcome.exit_code
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        positional = [a for a in args if not a.startswith("-")]
+        if positional and positional[0] not in SUBCOMMANDS and Path(positional[0]).is_file():
+            return sys.exit(run_function(positional[0]))
+        if COMPLETE_VAR in os.environ:  # shell completion: click's protocol
+            from krm_fn.entry.commands import cli as group
+
+            return group.main(args=args, prog_name="workloadrun-fn")
+        if not args or all(a == "--debug" for a in args):
+            return sys.exit(run_function(None))
+        from krm_fn.entry.commands import cli
+
+        return cli.main(args=args, prog_name="workloadrun-fn")
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:
+        if _debug():
+            raise
+        sys.stderr.write(
+            f"workloadrun-fn: internal error: {type(exc).__name__}: {exc}\n"
+            "workloadrun-fn: rerun with --debug for a traceback, and report it\n"
+        )
+        sys.exit(70)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
+
+
+__all__ = ["SUBCOMMANDS", "main", "run_function"]

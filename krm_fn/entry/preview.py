@@ -1,0 +1,126 @@
+"""``workloadrun-fn render``: the offline preview of what the function would generate.
+
+Invariants:
+    * Prints only the generated objects (no inputs, no orchestrator annotations), as YAML or
+      JSON; the summary (groups, nodes per group, untested nodes) goes to stderr.
+    * The same validation as the function: any error prints nothing on stdout and exits 1;
+      a file that does not exist is a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from krm_fn.api.config import CONFIG_KIND, options_from_config
+from krm_fn.entry.inputs import (
+    Loaded,
+    add_input,
+    expand_paths,
+    is_function_config,
+    is_workloadrun,
+    load_files,
+)
+from krm_fn.fleet.inventory import collect_nodes
+from krm_fn.gitops.env_options import GITOPS_ENV, plain_secret_refusal, with_env
+from krm_fn.io import fastdump, yamlio
+from krm_fn.io.resourcelist import InputError
+from krm_fn.io.results import FileRef, Results
+from krm_fn.render import RunSummary, render_all
+
+
+def preview(
+    files: list[str],
+    config_file: str | None,
+    platform: str | None,
+    gpu_arch: str | None,
+    fmt: str,
+) -> tuple[int, str, list[str]]:
+    """Render ``files``; returns (exit code, stdout text, stderr lines)."""
+    results = Results()
+    items: list[tuple[dict[str, Any], FileRef]] = []
+    loaded = Loaded()
+    try:
+        paths = [p for p in files if p != "-"]
+        loaded = load_files(expand_paths(paths))
+        if "-" in files:
+            add_input(loaded, sys.stdin.buffer.read(), "<stdin>")
+        items = loaded.items
+        fc: dict[str, Any] | None = None
+        if config_file:
+            cdocs = [d for d in yamlio.load_all(Path(config_file).read_bytes(), config_file) if d]
+            fc = cdocs[0] if cdocs else None
+            if fc is not None and not isinstance(fc, dict):
+                return (
+                    1,
+                    "",
+                    [
+                        f"[error] {config_file}: the function config must be a ConfigMap or "
+                        f"WorkloadRunRender mapping, not a {type(fc).__name__}",
+                        "workloadrun-fn render: nothing rendered",
+                    ],
+                )
+        else:
+            fcs = [o for o, _ in items if is_function_config(o)]
+            fc = fcs[0] if fcs else None
+    except FileNotFoundError as exc:  # a usage error, as click reports a missing argument
+        return 2, "", [f"workloadrun-fn render: no such file: {exc.filename}"]
+    except IsADirectoryError as exc:
+        return 1, "", [f"workloadrun-fn render: {exc.filename} is a directory"]
+    except (InputError, yamlio.YAMLInputError) as exc:
+        rs = exc.results if isinstance(exc, InputError) else []
+        lines = [r.human() for r in rs] or [str(exc)]
+        return 1, "", [*lines, "workloadrun-fn render: nothing rendered"]
+    try:
+        options, _ = with_env(options_from_config(fc), os.environ)
+    except ValueError as exc:
+        return 1, "", [f"[error] {exc}", "workloadrun-fn render: nothing rendered"]
+    refusal = plain_secret_refusal(options) if os.environ.get(GITOPS_ENV) == "1" else None
+    if refusal:  # the output goes to a GitOps engine (the Argo CD plugin, the Flux script)
+        return 1, "", [f"[error] {refusal}", "workloadrun-fn render: nothing rendered"]
+    overrides = {k: v for k, v in (("platform", platform), ("gpu_arch", gpu_arch)) if v}
+    if overrides:
+        options = options.model_copy(update=overrides)
+    runs = [(o, f) for o, f in items if is_workloadrun(o)]
+    if not runs:
+        results.error("no WorkloadRun found in the input files")
+    nodes = [*loaded.nodes, *collect_nodes([o for o, _ in items])]
+    out = render_all(runs, nodes, options, results, [o for o, _ in items])
+    err = [r.human() for r in results.safe_items() if r.severity != "info"]
+    if results.has_errors:
+        n = sum(1 for r in results.items if r.severity == "error")
+        return 1, "", [*err, f"workloadrun-fn render: {n} error(s); nothing rendered"]
+    objs = [o for o, _ in out.objects]
+    text = json.dumps(objs, indent=2) + "\n" if fmt == "json" else fastdump.dump_all(objs)
+    return 0, text, [*err, *summary_lines(out.summaries)]
+
+
+def summary_lines(summaries: list[RunSummary]) -> list[str]:
+    """Short human summary of each run."""
+    lines = []
+    for s in summaries:
+        ns = f"{s.namespace}/" if s.namespace else ""
+        lines.append(
+            f"WorkloadRun {ns}{s.name}: {len(s.groups)} group(s), platform {s.platform}, "
+            f"GPU {s.gpu_arch}"
+        )
+        for g in s.groups:
+            nodes = ", ".join(g.nodes) if g.nodes else "placed by the scheduler (Unpinned)"
+            extra = f" (overlaps {g.overlaps}: runs after it)" if g.overlaps else ""
+            lines.append(f"  {g.name}: {len(g.nodes) or '-'} node(s): {nodes}{extra}")
+        lines.append("  untested nodes: " + (", ".join(s.untested) if s.untested else "none"))
+        if len(s.waves) > 1:
+            lines.append(
+                f"  {len(s.waves)} waves (later waves are rendered suspended; release each when "
+                "the previous one completed): "
+                + "; ".join(f"wave {i}: {', '.join(w)}" for i, w in enumerate(s.waves))
+            )
+        if s.excluded:
+            lines.append("  left out: " + ", ".join(s.excluded))
+    return lines
+
+
+__all__ = ["CONFIG_KIND", "preview", "summary_lines"]

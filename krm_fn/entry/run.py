@@ -1,0 +1,371 @@
+"""Run the function once: input text → output text, stderr lines and exit code.
+
+Invariants:
+    * Exit code 0 on success, 1 when any error result exists; the output then carries the
+      input items unchanged (plus results, in ResourceList form), never a partial render.
+    * Nothing printed (stdout, stderr, results) contains the registry password except the
+      generated Secret's ``.dockerconfigjson``.
+    * The output does not depend on which reader read the input: when the fast reader's
+      check of its items fails after the render (:class:`StaleInput`), the run is redone
+      from the corrected items (or from the full reader) before anything is written.
+    * Heavy modules (the models, the render) are imported only once the input has been read.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from krm_fn import keys
+from krm_fn.entry.inputs import expand_paths, file_ref_of, load_files
+from krm_fn.fleet.inventory import NodeInfo
+from krm_fn.io import yamlio
+from krm_fn.io.output import PATH_KEYS
+from krm_fn.io.resourcelist import (
+    FunctionInput,
+    InputError,
+    StaleInput,
+    parse_input,
+    write_output_chunks,
+)
+from krm_fn.io.results import FileRef, ResourceRef, Results
+
+if TYPE_CHECKING:
+    from krm_fn.render import RenderOutput
+
+
+@dataclass
+class RunOutcome:
+    """What the process writes and returns.
+
+    ``chunks`` concatenated are standard output; :attr:`stdout` joins them (tests and small
+    outputs), the command line writes them one by one.
+    """
+
+    chunks: list[str]
+    stderr: list[str]
+    exit_code: int
+    render: RenderOutput | None = None
+
+    @property
+    def stdout(self) -> str:
+        """The whole standard output."""
+        return "".join(self.chunks)
+
+
+_RL_HINT = re.compile(rb"kind:\s*['\"]?ResourceList")
+_JSON_RL = re.compile(rb'"kind"\s*:\s*"ResourceList"')
+
+
+def _says_resource_list(stdin: bytes) -> bool:
+    """Whether a refused input looks like a ResourceList (a column-0 ``kind:`` line says so).
+
+    Line by line with ``bytes.find``: a refused input can be hundreds of MiB.
+    """
+    if stdin[:64].lstrip()[:1] == b"{":
+        return _JSON_RL.search(stdin) is not None
+    at = 0 if stdin.startswith(b"kind:") else stdin.find(b"\nkind:") + 1
+    while at > 0 or stdin.startswith(b"kind:"):
+        if _RL_HINT.match(stdin, at) is not None:
+            return True
+        nxt = stdin.find(b"\nkind:", at)
+        if nxt < 0:
+            return False
+        at = nxt + 1
+    return False
+
+
+_MAX_ATTEMPTS = 3
+PLUGIN_CONFIG_KEYS = ("argsOneLiner", "argsFromFile")
+"""Top-level keys kustomize's legacy exec-plugin protocol reads from the plugin config itself
+(to build argv); they are not part of the config (a WorkloadRun used as generator config)."""
+
+
+def run_krm(
+    stdin: bytes, config_path: str | None = None, cwd: Path | None = None, fast: bool = True
+) -> RunOutcome:
+    """The KRM function (and legacy kustomize exec plugin) entry point.
+
+    Args:
+        stdin: Everything read from standard input.
+        config_path: ``argv[1]`` in kustomize's legacy exec-plugin protocol: the config file.
+        cwd: Directory relative ``inventory`` paths resolve against.
+        fast: Try the fast reader (tests compare it with the full reader, ``fast=False``).
+
+    """
+    # A run builds millions of small acyclic objects; the cyclic collector would walk the
+    # growing heap again and again (a third of the time at 10,000 Nodes) for nothing.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(stdin, config_path, cwd, fast)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _run(stdin: bytes, config_path: str | None, cwd: Path | None, fast: bool) -> RunOutcome:
+    for attempt in range(_MAX_ATTEMPTS):
+        results = Results()
+        try:
+            inp = parse_input(
+                stdin,
+                fast=fast and attempt < _MAX_ATTEMPTS - 1,
+                meanwhile=_import_render,  # a no-op once imported
+            )
+        except (InputError, yamlio.YAMLInputError) as exc:
+            rs = exc.results if isinstance(exc, InputError) else []
+            if not rs:
+                results.error(str(exc))
+            else:
+                results.items.extend(rs)
+            echo = exc.echo if isinstance(exc, InputError) else None
+            return _failed(results, stdin, echo=echo)
+        while True:
+            try:
+                return _run_once(stdin, inp, results, config_path, cwd)
+            except StaleInput as exc:
+                if exc.refusal is not None:
+                    results = Results()
+                    results.error(exc.refusal)
+                    return _failed(results, stdin)
+                if exc.full:
+                    fast = False
+                    break
+                results = Results()  # the items were read again: recompute from them
+    raise AssertionError("unreachable: the last attempt uses the full reader")
+
+
+def _import_render() -> None:
+    """Import the render and the models: overlapped with the reader's helper process."""
+    import krm_fn.api.config
+    import krm_fn.render  # noqa: F401
+
+
+def _run_once(
+    stdin: bytes,
+    inp: FunctionInput,
+    results: Results,
+    config_path: str | None,
+    cwd: Path | None,
+) -> RunOutcome:
+    fc = inp.function_config
+    if config_path is not None:
+        try:
+            docs = [d for d in yamlio.load_all(Path(config_path).read_bytes(), config_path) if d]
+        except (OSError, yamlio.YAMLInputError) as exc:
+            results.error(f"cannot read the plugin config {config_path}: {exc}")
+            return _failed(results, stdin, inp)
+        fc = docs[0] if docs and isinstance(docs[0], dict) else None
+        if fc is not None:
+            fc = {k: v for k, v in fc.items() if k not in PLUGIN_CONFIG_KEYS}
+            problem = _plugin_config_problem(fc, config_path)
+            if problem:
+                results.error(problem)
+                return _failed(results, stdin, inp)
+    return _render(inp, fc, results, cwd or Path.cwd(), config_path)
+
+
+def _render(
+    inp: FunctionInput,
+    fc: Mapping[str, Any] | None,
+    results: Results,
+    cwd: Path,
+    config_path: str | None,
+) -> RunOutcome:
+    from krm_fn.api.config import options_from_config
+    from krm_fn.gitops.env_options import ENV_PREFIX, plain_secret_refusal, with_env
+    from krm_fn.io.output import is_resource_slice, place_generated
+    from krm_fn.render import render_all
+
+    for note in inp.notes:
+        results.info(note)
+    fc_dict = dict(fc) if fc else None
+    try:
+        options, from_env = with_env(options_from_config(fc_dict), os.environ)
+    except ValueError as exc:
+        ref = ResourceRef.of(fc_dict) if fc_dict else None
+        results.error(str(exc), resource=ref)
+        return _failed(results, b"", inp)
+    for option in from_env:
+        results.info(f"option {option} taken from the environment ({ENV_PREFIX}*)")
+    refusal = plain_secret_refusal(options)
+    if refusal:
+        results.error(refusal, resource=ResourceRef.of(fc_dict) if fc_dict else None)
+        return _failed(results, b"", inp)
+    entries = inp.entries()
+    runs: list[tuple[dict[str, Any], FileRef | None]] = []
+    for e in entries:
+        if e.workloadrun:
+            obj = inp.load(e)
+            runs.append((obj, file_ref_of(obj)))
+    if fc_dict and _is_workloadrun(fc_dict):
+        key = _key(fc_dict)
+        if not any(_key(r) == key for r, _ in runs):
+            runs.append((fc_dict, file_ref_of(fc_dict)))
+    nodes: list[NodeInfo] = [n for e in entries for n in e.nodes]
+    inventory_slices: list[dict[str, Any]] = []  # DRA ResourceSlices from the inventory files
+    if options.inventory:
+        base = cwd if "inventory" in from_env else inventory_base(fc_dict, cwd)
+        try:
+            loaded = load_files(expand_paths(options.inventory, base), base)
+        except (OSError, InputError, yamlio.YAMLInputError) as exc:
+            results.error(f"cannot read the inventory named by the inventory option: {exc}")
+            return _failed(results, b"", inp)
+        named = loaded.nodes
+        twice = sorted({n.name for n in nodes} & {n.name for n in named})
+        if twice:
+            shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
+            results.error(
+                f"Node {shown} reached the function both as input resources and from the "
+                f"inventory option ({', '.join(options.inventory)}): each node must come from "
+                "one place; in a kpt package list the inventory file in .krmignore so kpt does "
+                'not read it as resources (README: "Node inventory for GitOps")',
+                resource=ResourceRef.of(fc_dict) if fc_dict else None,
+            )
+            return _failed(results, b"", inp)
+        nodes += named
+        inventory_slices = [o for o, _ in loaded.items if is_resource_slice(o)]
+    if not runs:
+        results.info("no WorkloadRun in the input; nothing to render")
+    offline = options.platform or options.gpu_arch  # a preview on synthetic nodes
+    if config_path and fc_dict and _is_workloadrun(fc_dict) and not nodes and not offline:
+        _generator_without_nodes(fc_dict, config_path, results)
+        return _failed(results, b"", inp)
+    # Objects runs may refer to (PersistentVolumeClaims, LogProfiles): every input item but
+    # the Nodes (already in ``nodes``) and our own earlier output (replaced, so it must not
+    # count as input: the second run would differ from the first).
+    others = [inp.load(e) for e in entries if not e.generated and not e.nodes]
+    others += inventory_slices
+    rendered = render_all(runs, nodes, options, results, others)
+    if results.has_errors:
+        return _failed(results, b"", inp)
+    keep = [e for e in entries if not e.generated]
+    legacy = config_path is not None
+    if legacy:
+        keep = [e for e in keep if not e.input_kind and not _is_local(inp.load(e))]
+    generated = place_generated(rendered.objects, options.output_dir, with_paths=not legacy)
+    chunks = write_output_chunks(inp, keep, generated, results.safe_items(), mark=True)
+    return RunOutcome(chunks, _stderr(results), 0, rendered)
+
+
+PACKAGE_PATH_KEY = "internal.config.kubernetes.io/package-path"
+
+
+def inventory_base(fc: Mapping[str, Any] | None, cwd: Path) -> Path:
+    """The directory relative ``inventory`` paths of the functionConfig ``fc`` resolve against.
+
+    kpt runs an ``exec`` function in kpt's own working directory, not the package's, and
+    annotates a functionConfig read from the package (``configPath``) with the package's
+    absolute directory (``internal.config.kubernetes.io/package-path``) and the file's path
+    in it (``config.kubernetes.io/path``). A path in that file then means the same thing
+    wherever kpt is started: it is relative to the file's directory, as kustomize resolves
+    the paths of a kustomization. Without that annotation (kustomize, ``kpt fn eval
+    --fn-config``, the command line) it is relative to ``cwd``.
+    """
+    meta = fc.get("metadata") if fc else None
+    ann = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if not isinstance(ann, Mapping):
+        return cwd
+    pkg = ann.get(PACKAGE_PATH_KEY)
+    if not isinstance(pkg, str) or not pkg:
+        return cwd
+    rel = next((ann[k] for k in PATH_KEYS if isinstance(ann.get(k), str)), "")
+    return cwd / pkg / Path(rel).parent
+
+
+def _generator_without_nodes(fc: Mapping[str, Any], config_path: str, results: Results) -> None:
+    """Report a generator (WorkloadRun as plugin config) that has no Node to render on."""
+    from krm_fn.api.config import OPTION_ANNOTATION_PREFIX as PREFIX
+
+    results.error(
+        "no Node to render on: in kustomize's generator form (the WorkloadRun is the plugin "
+        "config) kustomize passes no resources, so name the Node files in the WorkloadRun's "
+        f"annotation {PREFIX}inventory (e.g. {PREFIX}inventory: nodes.yaml, relative to the "
+        f"kustomization); to preview the file instead, run: workloadrun-fn render {config_path} "
+        "NODE_FILES",
+        resource=ResourceRef.of(dict(fc)),
+        field_path=f"metadata.annotations[{PREFIX}inventory]",
+    )
+
+
+_NODE_KINDS = ("Node", "NodeList", "List")
+
+
+def _plugin_config_problem(fc: Mapping[str, Any], config_path: str) -> str | None:
+    """Why a legacy plugin config is an inventory rather than a config (``None``: it is not)."""
+    kind = fc.get("kind")
+    if kind not in _NODE_KINDS:
+        return None
+    return (
+        f"{config_path} holds {kind} objects, but a file given alone is kustomize's "
+        "exec-plugin config (a fn.nvcre.nvidia.com/v1alpha1 WorkloadRunRender, or a WorkloadRun "
+        "in generator mode), with the resources on stdin. To preview, run: workloadrun-fn "
+        f"render WORKLOADRUN_FILE {config_path}; in a kustomization, list the Nodes under "
+        "resources: (transformer) or name them in the WorkloadRun's annotation "
+        "fn.nvcre.nvidia.com/inventory (generator)"
+    )
+
+
+def _is_workloadrun(item: Mapping[str, Any]) -> bool:
+    return keys.is_workloadrun_kind(item.get("apiVersion"), item.get("kind"))
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[Any, Any]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace"), meta.get("name")
+
+
+def _is_local(item: Mapping[str, Any]) -> bool:
+    ann = (item.get("metadata") or {}).get("annotations") or {}
+    return str(ann.get("config.kubernetes.io/local-config", "")).lower() == "true"
+
+
+def _stderr(results: Results) -> list[str]:
+    return [r.human() for r in results.safe_items() if r.severity != "info"]
+
+
+def _failed(
+    results: Results,
+    stdin: bytes,
+    inp: FunctionInput | None = None,
+    echo: tuple[str, list[Any]] | None = None,
+) -> RunOutcome:
+    errors = sum(1 for r in results.items if r.severity == "error")
+    lines = [*_stderr(results), f"workloadrun-fn: {errors} error(s); nothing rendered"]
+    if echo is not None:  # a ResourceList whose items were read but refused: send them back
+        from krm_fn.io import fastdump
+
+        text = fastdump.dump(
+            {
+                "apiVersion": echo[0],
+                "kind": "ResourceList",
+                "items": echo[1],
+                "results": [r.to_krm() for r in results.safe_items()],
+            }
+        )
+    elif inp is not None:
+        text = (
+            "".join(write_output_chunks(inp, inp.entries(), [], results.safe_items(), False))
+            if inp.form == "resourcelist"
+            else ""
+        )
+    elif _says_resource_list(stdin):
+        from krm_fn.io import fastdump
+
+        text = fastdump.dump(
+            {
+                "apiVersion": "config.kubernetes.io/v1",
+                "kind": "ResourceList",
+                "items": [],
+                "results": [r.to_krm() for r in results.safe_items()],
+            }
+        )
+    else:
+        text = ""
+    return RunOutcome([text], lines, 1)

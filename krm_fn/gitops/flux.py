@@ -1,0 +1,145 @@
+"""``workloadrun-fn flux-layout``: split a render into the Flux Kustomizations that apply it in order.
+
+Flux's kustomize-controller dry-runs every object of one Kustomization (server side, webhooks
+included) before it applies any, so a TrainJob whose TrainingRuntime is in the same batch never
+passes Trainer's webhook. And Flux never releases a suspended TrainJob. So the render is split
+along the apply-order contract (:mod:`krm_fn.builders.apply_order`):
+
+* ``dependencies/``: every object that is not a TrainJob (sync-wave 0), with ``wait: true``;
+* ``wave-<k>/``: the TrainJobs of render wave ``k``, ``dependsOn`` the dependencies and wave
+  ``k-1``, ``wait: true`` and a CEL health check that counts a TrainJob as ready only once its
+  ``Complete`` condition is true (and failed once ``Failed`` is), so wave ``k+1`` is applied only
+  after wave ``k`` completed. The render must use ``waveRelease: engine`` (nothing suspended).
+
+Invariants:
+    * Every input object lands in exactly one directory; the output is deterministic.
+    * ``flux/kustomizations.yaml`` holds the Flux ``Kustomization`` objects
+      (``kustomize.toolkit.fluxcd.io/v1``), outside the directories they point at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from krm_fn.builders.apply_order import is_trainjob, wave_of
+
+FLUX_API = "kustomize.toolkit.fluxcd.io/v1"
+TRAINJOB_API = "trainer.kubeflow.org/v1alpha1"
+# fluxcd.io/flux/components/kustomize/kustomizations/#health-check-expressions and
+# fluxcd.io/flux/cheatsheets/cel-healthchecks (has() guards a status not written yet).
+CURRENT = (
+    "has(status.conditions) && "
+    "status.conditions.exists(e, e.type == 'Complete' && e.status == 'True')"
+)
+FAILED = (
+    "has(status.conditions) && "
+    "status.conditions.exists(e, e.type == 'Failed' && e.status == 'True')"
+)
+DEFAULT_TIMEOUT_S = 24 * 3600
+MARGIN_S = 15 * 60
+
+
+def _duration(seconds: int) -> str:
+    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
+
+
+def layout(
+    objs: Sequence[dict[str, Any]],
+    prefix: str,
+    path_prefix: str,
+    source_kind: str,
+    source_name: str,
+    namespace: str = "flux-system",
+    interval: str = "10m",
+) -> dict[str, list[dict[str, Any]]]:
+    """Directory name -> its objects; ``flux`` holds the Flux Kustomizations.
+
+    Raises:
+        ValueError: No TrainJob, or a TrainJob still suspended (render with waveRelease engine).
+
+    """
+    deps = [o for o in objs if not is_trainjob(o)]
+    jobs = [o for o in objs if is_trainjob(o)]
+    if not jobs:
+        raise ValueError("the render produced no TrainJob; refusing to publish it")
+    suspended = sorted(
+        str(j["metadata"]["name"]) for j in jobs if (j.get("spec") or {}).get("suspend")
+    )
+    if suspended:
+        raise ValueError(
+            f"TrainJob(s) {', '.join(suspended)} are suspended and Flux never releases them; "
+            "render with waveRelease: engine (WORKLOADRUN_FN_WAVE_RELEASE=engine)"
+        )
+    waves = sorted({wave_of(j) for j in jobs})
+    out: dict[str, list[dict[str, Any]]] = {"dependencies": deps}
+    source = {"kind": source_kind, "name": source_name}
+
+    def ks(name: str, directory: str, extra: dict[str, Any]) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "interval": interval,
+            "path": f"{path_prefix.rstrip('/')}/{directory}",
+            "prune": True,
+            "sourceRef": dict(source),
+            "wait": True,
+            **extra,
+        }
+        return {
+            "apiVersion": FLUX_API,
+            "kind": "Kustomization",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": spec,
+        }
+
+    flux = [ks(f"{prefix}-dependencies", "dependencies", {"timeout": "10m"})]
+    previous = f"{prefix}-dependencies"
+    for w in waves:
+        members = [j for j in jobs if wave_of(j) == w]
+        out[f"wave-{w}"] = members
+        deadline = max(
+            int((j.get("spec") or {}).get("activeDeadlineSeconds") or DEFAULT_TIMEOUT_S)
+            for j in members
+        )
+        name = f"{prefix}-wave-{w}"
+        depends = [{"name": f"{prefix}-dependencies"}]
+        if previous != depends[0]["name"]:
+            depends.append({"name": previous})
+        flux.append(
+            ks(
+                name,
+                f"wave-{w}",
+                {
+                    "dependsOn": depends,
+                    "timeout": _duration(deadline + MARGIN_S),
+                    "healthCheckExprs": [
+                        {
+                            "apiVersion": TRAINJOB_API,
+                            "kind": "TrainJob",
+                            "current": CURRENT,
+                            "failed": FAILED,
+                        }
+                    ],
+                },
+            )
+        )
+        previous = name
+    out["flux"] = flux
+    return out
+
+
+def write(out_dir: Path, dirs: dict[str, list[dict[str, Any]]]) -> None:
+    """Write each directory (``resources.yaml`` + ``kustomization.yaml``) under ``out_dir``."""
+    from krm_fn.io import yamlio
+
+    for name, objs in dirs.items():
+        d = out_dir / name
+        d.mkdir(parents=True)
+        if name == "flux":
+            (d / "kustomizations.yaml").write_text(yamlio.dump_all(objs))
+            continue
+        (d / "resources.yaml").write_text(yamlio.dump_all(objs))
+        (d / "kustomization.yaml").write_text(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+            "resources: [resources.yaml]\n"
+        )

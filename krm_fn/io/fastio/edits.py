@@ -1,0 +1,229 @@
+"""The local-config edit: where ``config.kubernetes.io/local-config`` goes in an item's text.
+
+Invariants:
+    * The new key goes where ``mark_local_config`` puts it in the dict: last in
+      ``metadata.annotations`` (a new ``annotations`` last in ``metadata``, a new
+      ``metadata`` last in the item), spelled ``'true'`` as PyYAML writes it.
+    * An edit from the line structure (:func:`_insert_regular`) is made only when the
+      structure says for certain where the key goes; otherwise PyYAML's marks place it,
+      ruamel.yaml's round-trip is the next resort, and every such edit is verified by
+      parsing it (:func:`insert_local_config`), so user comments survive.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import yaml
+
+from krm_fn.io import yamlio
+from krm_fn.io.fastio.grammar import _FLAT
+from krm_fn.io.fastio.model import _LOCAL_LINE, LOCAL_CONFIG, Item, _load_item
+from krm_fn.io.fastio.scalars import Irregular, _decode
+
+
+class _EditFallback(Exception):
+    """The line-structure edit is not certain: the marks-based edit is used instead."""
+
+
+def _edit_or_none(
+    text: str,
+    it: Item,
+    meta_m: re.Match[str] | None,
+    meta: Mapping[str, re.Match[str]] | None,
+) -> tuple[int, int, str] | None:
+    try:
+        return _insert_regular(text, it, meta_m, meta)
+    except _EditFallback:
+        return None
+
+
+def _insert_regular(
+    text: str,
+    it: Item,
+    meta_m: re.Match[str] | None,
+    meta: Mapping[str, re.Match[str]] | None,
+) -> tuple[int, int, str]:
+    """The local-config edit of a regular item (keys at 2), from its line structure.
+
+    The new key goes where ``mark_local_config`` puts it in the dict: last in
+    ``metadata.annotations`` (a new ``annotations`` last in ``metadata``, a new
+    ``metadata`` last in the item), spelled ``'true'`` as PyYAML writes it.
+
+    Raises:
+        _EditFallback: When the line structure does not say for certain where it goes.
+
+    """
+    if meta_m is None:
+        return it.end, it.end, "  metadata:\n    annotations:\n      " + _LOCAL_LINE
+    if meta is None:  # metadata: {}
+        new = "\n    annotations:\n      " + _LOCAL_LINE
+        return meta_m.start(2) - 1, meta_m.end(3), new
+    ann = meta.get("annotations")
+    if ann is None:
+        at = meta_m.end(3)
+        return at, at, "    annotations:\n      " + _LOCAL_LINE
+    raw = ann.group(2)
+    s3, e3 = ann.span(3)
+    if raw is not None:
+        if raw == "{}" and s3 == e3:
+            return ann.start(2) - 1, ann.end(3), "\n      " + _LOCAL_LINE
+        raise _EditFallback
+    at = text.find("\n      " + LOCAL_CONFIG + ":", s3 - 1, e3)
+    if at < 0:
+        return e3, e3, "      " + _LOCAL_LINE
+    line = _FLAT[6].match(text, at, e3)
+    if line is None or line.group(1) != LOCAL_CONFIG:
+        raise _EditFallback
+    if text.startswith("       ", line.end() + 1):
+        raise _EditFallback  # the value spans lines
+    try:
+        if _decode(line.group(2)) == "true":
+            return at, at, ""
+    except Irregular:
+        pass
+    return line.start(2), line.end(2), "'true'"
+
+
+def insert_local_config(text: str, obj: dict[str, Any]) -> str:
+    """``text`` (one ``- `` entry, parsed as ``obj``) with the local-config annotation.
+
+    The annotation is inserted into the text at the position PyYAML's marks give, keeping
+    every comment and all formatting; the result is parsed again and must equal ``obj``
+    with the annotation set. Otherwise ruamel.yaml's round-trip writes the item, and as a
+    last resort the item is written from ``obj``.
+    """
+    from krm_fn.io.fastdump import dump_item
+    from krm_fn.io.output import mark_local_config
+
+    want = copy.deepcopy(obj)
+    mark_local_config(want)
+    if want == obj:
+        return text
+    for attempt in (_insert_by_marks, _insert_by_ruamel):
+        try:
+            new = attempt(text)
+        except Exception:  # any failure just means "try the next way"
+            continue
+        if new is not None and _parses_to(new, want):
+            return new
+    return dump_item(want)
+
+
+def _parses_to(text: str, want: dict[str, Any]) -> bool:
+    try:
+        return _load_item(text) == want
+    except (Irregular, yamlio.YAMLInputError, RecursionError):
+        return False
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    pos = text.find("\n")
+    while pos >= 0:
+        starts.append(pos + 1)
+        pos = text.find("\n", pos + 1)
+    return starts
+
+
+def _insert_by_marks(text: str) -> str | None:
+    """The annotation inserted where PyYAML's marks say, block or flow style alike."""
+    node, _ = yamlio.compose_and_load(text)
+    if not isinstance(node, yaml.SequenceNode) or len(node.value) != 1:
+        return None
+    item = node.value[0]
+    if not isinstance(item, yaml.MappingNode) or not item.value:
+        return None
+    lines = _line_starts(text)
+
+    def at(mark: Any) -> int:
+        return int(lines[mark.line] + mark.column) if mark.line < len(lines) else len(text)
+
+    def after(n: yaml.Node) -> int:
+        """Offset of the line after the one node ``n`` ends on."""
+        mk = n.end_mark
+        if mk.column == 0:
+            return lines[mk.line] if mk.line < len(lines) else len(text)
+        return lines[mk.line + 1] if mk.line + 1 < len(lines) else len(text)
+
+    def flow_add(mapping: yaml.MappingNode, entry: str) -> str | None:
+        """``entry`` added last inside a flow mapping ``{...}``."""
+        end = at(mapping.end_mark)
+        if end == 0 or text[end - 1] != "}":
+            return None
+        sep = ", " if mapping.value else ""
+        return text[: end - 1] + sep + entry + text[end - 1 :]
+
+    local = f"{LOCAL_CONFIG}: 'true'"
+    if item.flow_style:
+        meta = next((v for k, v in item.value if getattr(k, "value", None) == "metadata"), None)
+        if meta is None:
+            return flow_add(item, f"metadata: {{annotations: {{{local}}}}}")
+    col = int(item.value[0][0].start_mark.column)
+    pad = " " * col
+    meta = next((v for k, v in item.value if getattr(k, "value", None) == "metadata"), None)
+    if meta is None:
+        end = after(item.value[-1][1])
+        body = f"{pad}metadata:\n{pad}  annotations:\n{pad}    {_LOCAL_LINE}"
+        return text[:end] + body + text[end:]
+    if not isinstance(meta, yaml.MappingNode):
+        return None
+    ann_pair = next((p for p in meta.value if getattr(p[0], "value", None) == "annotations"), None)
+    if meta.flow_style:
+        if ann_pair is None:
+            return flow_add(meta, f"annotations: {{{local}}}")
+        ann = ann_pair[1]
+        if not isinstance(ann, yaml.MappingNode) or not ann.flow_style:
+            return None
+        for k, v in ann.value:
+            if getattr(k, "value", None) == LOCAL_CONFIG:
+                return _replace_scalar(text, v, at)
+        return flow_add(ann, local)
+    if not meta.value:
+        return None
+    mcol = int(meta.value[0][0].start_mark.column)
+    if ann_pair is None:
+        end = after(meta.value[-1][1])
+        body = f"{' ' * mcol}annotations:\n{' ' * (mcol + 2)}{_LOCAL_LINE}"
+        return text[:end] + body + text[end:]
+    ann = ann_pair[1]
+    if not isinstance(ann, yaml.MappingNode) or not ann.value:
+        return None
+    for k, v in ann.value:
+        if getattr(k, "value", None) == LOCAL_CONFIG:
+            return _replace_scalar(text, v, at)
+    if ann.flow_style:
+        return flow_add(ann, local)
+    acol = int(ann.value[0][0].start_mark.column)
+    end = after(ann.value[-1][1])
+    return text[:end] + " " * acol + _LOCAL_LINE + text[end:]
+
+
+def _replace_scalar(text: str, v: yaml.Node, at: Callable[[Any], int]) -> str | None:
+    """``text`` with the one-line scalar ``v`` replaced by ``'true'``."""
+    if not isinstance(v, yaml.ScalarNode) or v.start_mark.line != v.end_mark.line:
+        return None
+    return text[: at(v.start_mark)] + "'true'" + text[at(v.end_mark) :]
+
+
+def _insert_by_ruamel(text: str) -> str | None:
+    import io
+
+    from ruamel.yaml import YAML
+
+    from krm_fn.io.output import mark_local_config
+
+    rt = YAML()
+    rt.preserve_quotes = True
+    rt.width = 1 << 30
+    rt.indent(mapping=2, sequence=2, offset=0)
+    data = rt.load(text)
+    if not isinstance(data, list) or len(data) != 1 or not isinstance(data[0], dict):
+        return None
+    mark_local_config(data[0])
+    out = io.StringIO()
+    rt.dump(data, out)
+    return str(out.getvalue())

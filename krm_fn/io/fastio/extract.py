@@ -1,0 +1,492 @@
+"""Extraction: the fields the render reads, straight from an item's text.
+
+For each regular item: ``apiVersion``, ``kind``, ``metadata`` by their lines; for a Node,
+``name``, ``labels``, ``providerID``, ``unschedulable``, ``taints``, ``status.allocatable``
+and the conditions' ``type``/``status``, decoded as PyYAML would (:mod:`.scalars`).
+
+Invariants:
+    * Sound only together with the strict grammar (:func:`krm_fn.io.fastio.grammar.strict_ok`),
+      which the caller checks for every item read here before any output is released.
+    * Anything unexpected raises :class:`Irregular`; the item is then read by PyYAML
+      (:func:`_classify_loaded`, the same rules as the full path).
+    * The result of :func:`_classify` for an item depends on that item's text only (so the
+      helper process can classify any subset of items).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from krm_fn.io.fastio.edits import _edit_or_none
+from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _SEQFLAT, _Patterns
+from krm_fn.io.fastio.model import _MANAGED_BY, _MANAGER, Item, _reset
+from krm_fn.io.fastio.scalars import _KEY_CACHE, _STR_CACHE, Irregular, _any, _key, _str
+from krm_fn.io.nodes import NodeInfo, collect_nodes, node_problems
+from krm_fn.keys import is_workloadrun_kind
+
+if TYPE_CHECKING:
+    from krm_fn.io.fastio.reader import FastList
+
+
+def _classify_or_reset(fast: FastList, it: Item, split_list: bool = False) -> None:
+    try:
+        _classify(fast, it, split_list)
+    except Irregular:
+        _reset(it)
+
+
+def _blank(text: str, s: int, e: int) -> bool:
+    """Whether ``text[s:e]`` holds only empty lines."""
+    return s == e or (text[s] == "\n" and text.count("\n", s, e) == e - s)
+
+
+def _inline(text: str, m: re.Match[str]) -> str | None:
+    """The one-line value of an entry (``"null"`` when empty); ``None`` when it has a block.
+
+    Raises:
+        Irregular: When the value spans lines (or has both a value and a block).
+
+    """
+    raw = m.group(2)
+    blank = _blank(text, *m.span(3))
+    if raw is not None:
+        if not blank:
+            raise Irregular
+        return raw
+    return "null" if blank else None
+
+
+def _entries(text: str, s: int, e: int, b: int) -> dict[str, re.Match[str]]:
+    """The keys of a block mapping at indentation ``b`` spanning ``text[s:e]``."""
+    out: dict[str, re.Match[str]] = {}
+    match = _ENTRY[b].match
+    pos = s
+    while pos < e:
+        if text[pos] == "\n":
+            pos += 1
+            continue
+        m = match(text, pos, e)
+        if m is None:
+            raise Irregular
+        k = _key(m.group(1))
+        if k in out:
+            raise Irregular
+        out[k] = m
+        pos = m.end()
+    return out
+
+
+def _items_of(text: str, m: re.Match[str], b: int) -> dict[str, re.Match[str]] | None:
+    """The block mapping under an entry (``None`` for an inline ``{}``)."""
+    raw = m.group(2)
+    s, e = m.span(3)
+    if raw is not None:
+        if raw != "{}" or s != e:
+            raise Irregular
+        return None
+    if _blank(text, s, e):
+        raise Irregular  # null: let PyYAML decide what it means
+    if text.startswith(" " * (b - 2) + "- ", s) or text.startswith(" " * b + "- ", s):
+        raise Irregular  # a sequence where a mapping is expected
+    return _entries(text, s, e, b)
+
+
+_LINE_START = {b: "\n" + " " * b for b in (6, 8)}
+
+
+def _flat_map(text: str, m: re.Match[str], b: int, strings: bool) -> dict[str, Any]:
+    """A mapping of one-line scalars at indentation ``b`` (labels, allocatable).
+
+    Strings (labels) take a C-level path: the block is split at line starts and ``": "``
+    and both halves go through the caches; any surprise (a ``": "`` inside a value, a
+    deeper line, ...) shows as a count mismatch or a bad key and takes the careful path.
+    """
+    raw = m.group(2)
+    s, e = m.span(3)
+    if raw is not None:
+        if raw == "{}" and s == e:
+            return {}
+        raise Irregular
+    n = text.count("\n", s, e)
+    if strings:
+        parts = text[s - 1 : e - 1].replace(_LINE_START[b], ": ").split(": ")
+        if len(parts) == 2 * n + 1 and not parts[0]:
+            out = dict(
+                zip(
+                    map(_KEY_CACHE.__getitem__, parts[1::2]),
+                    map(_STR_CACHE.__getitem__, parts[2::2]),
+                    strict=True,
+                )
+            )
+            if len(out) != n:
+                raise Irregular  # duplicate key
+            return out
+    pairs = _FLAT[b].findall(text, s - 1, e)
+    if len(pairs) != n or not pairs:
+        raise Irregular
+    keys = _KEY_CACHE
+    if strings:
+        vals = _STR_CACHE
+        out = {keys[k]: vals[v] for k, v in pairs}
+    else:
+        out = {keys[k]: _any(v) for k, v in pairs}
+    if len(out) != len(pairs):
+        raise Irregular  # duplicate key
+    return out
+
+
+def _seq_of_maps(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
+    """A compact sequence (``-`` at ``b``) of flat mappings of one-line scalars (taints)."""
+    raw = m.group(2)
+    s, e = m.span(3)
+    if raw is not None:
+        if raw == "[]" and s == e:
+            return []
+        raise Irregular
+    dash = " " * b + "- "
+    if not text.startswith(dash, s):
+        raise Irregular
+    lines = _SEQFLAT[b].findall(text, s - 1, e)
+    if len(lines) != text.count("\n", s, e):
+        raise Irregular
+    out: list[dict[str, Any]] = []
+    cur: dict[str, Any] = {}
+    for marker, k, v in lines:
+        if marker == dash:
+            cur = {}
+            out.append(cur)
+        key = _key(k)
+        if key in cur:
+            raise Irregular
+        cur[key] = _any(v) if v else None
+    return out
+
+
+def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
+    """``type`` and ``status`` of each entry of a compact sequence (``-`` at ``b``).
+
+    Other keys are not read: the strict grammar guarantees that their lines (including
+    multi-line messages) are deeper than ``b + 2`` or are other ``key:`` lines at ``b + 2``.
+    One scan finds every entry start (``- ``) and every ``type``/``status`` line.
+    """
+    raw = m.group(2)
+    s, e = m.span(3)
+    if raw is not None:
+        if raw == "[]" and s == e:
+            return []
+        raise Irregular
+    if not text.startswith("\n" + " " * b + "- ", s - 1):
+        raise Irregular
+    out: list[dict[str, Any]] = []
+    entry: dict[str, Any] = {}
+    for dash, k1, v1, d1, k2, v2, d2 in _COND_LINE[b].findall(text, s - 1, e):
+        if dash:
+            entry = {}
+            out.append(entry)
+            if not k1:
+                continue
+            key, value, deeper = k1, v1, d1
+        else:
+            key, value, deeper = k2, v2, d2
+        if key in entry or deeper:
+            raise Irregular  # a duplicate, or a value that spans lines
+        entry[key] = _any(value[1:]) if value else None
+    return out
+
+
+def _cond_line(b: int) -> re.Pattern[str]:
+    """An entry start (``- `` at ``b``, maybe on a ``type``/``status`` line) or such a line.
+
+    Groups: the dash, then (key, `` value``, deeper next line) for a key on the dash line,
+    then the same for a key line at ``b + 2``.
+    """
+    key = rf"(type|status):( [^\n]*+)?(?=\n(\ {{{b + 3}}})?)"
+    return re.compile(rf"\n{' ' * b}(?:(- )(?:{key})?|\ \ {key})")
+
+
+_COND_LINE = _Patterns(_cond_line)
+
+
+def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
+    """Read a regular item (``- `` at column 0, keys at 2).
+
+    ``split_list``: for a ``v1 List``, only its own fields are read here; its Nodes are
+    read one by one (:func:`_list_entry`) and set by the caller.
+    """
+    text = fast.text
+    top: dict[str, re.Match[str]] = {}
+    for m in it.top:
+        k = _key(m.group(1))
+        if k in top:
+            raise Irregular  # duplicate key
+        top[k] = m
+    api = _str(_need_inline(text, top, "apiVersion"))
+    kind = _str(_need_inline(text, top, "kind"))
+    it.api_version, it.kind = api, kind
+    meta_m = top.get("metadata")
+    meta = _items_of(text, meta_m, 4) if meta_m is not None else None
+    if api == "v1" and kind == "Node":
+        node = _node(text, top, meta, 2, api, kind)
+        it.generated = node.labels.get(_MANAGED_BY) == _MANAGER
+        it.input_kind = True
+        if not it.generated:
+            it.nodes = [node]
+            it.edit = _edit_or_none(text, it, meta_m, meta)
+        return
+    if kind == "ResourceSlice" and api.startswith("resource.k8s.io/"):
+        # DRA inventory, read by the render and never applied (output.is_input_kind).
+        it.input_kind = True
+        it.edit = _edit_or_none(text, it, meta_m, meta)
+        return
+    labels_m = meta.get("labels") if meta else None
+    if labels_m is not None:
+        labels = _flat_map(text, labels_m, 6, strings=False)
+        it.generated = labels.get(_MANAGED_BY) == _MANAGER
+    is_run = is_workloadrun_kind(api, kind)
+    if it.generated:
+        if api == "v1" and kind in ("List", "NodeList"):
+            raise Irregular  # whether it is a Node list decides a flag: let PyYAML say
+        it.input_kind = it.workloadrun = is_run
+        return
+    if api == "v1" and kind in ("List", "NodeList"):
+        nodes = [] if split_list else _node_list(text, top)
+        if nodes is None:
+            raise Irregular  # not a list of regular Nodes: PyYAML reads it
+        it.nodes = nodes
+        it.input_kind = True
+        it.edit = _edit_or_none(text, it, meta_m, meta)
+    elif is_run:
+        it.workloadrun = it.input_kind = True
+        it.edit = _edit_or_none(text, it, meta_m, meta)
+        fast.load(it)
+
+
+_STATUS_KEYS = ("allocatable", "conditions")
+
+
+def _find_entries(
+    text: str, m: re.Match[str], b: int, wanted: tuple[str, ...]
+) -> dict[str, re.Match[str]]:
+    """Some keys of the block mapping under an entry, found without walking the rest.
+
+    For big sections (``status``: its images are most of a Node) only the wanted keys are
+    located, by their exact line start; the strict grammar guarantees that such a line is
+    a key of this mapping. Duplicates of a wanted key are refused.
+    """
+    raw = m.group(2)
+    s, e = m.span(3)
+    if raw is not None:
+        if raw != "{}" or s != e:
+            raise Irregular
+        return {}
+    if (
+        _blank(text, s, e)
+        or text.startswith(" " * (b - 2) + "- ", s)
+        or text.startswith(" " * b + "- ", s)
+    ):
+        raise Irregular  # null or a sequence: let PyYAML decide
+    out: dict[str, re.Match[str]] = {}
+    match = _ENTRY[b].match
+    for key in wanted:
+        needle = "\n" + " " * b + key + ":"
+        at = text.find(needle, s - 1, e)
+        if at < 0:
+            continue
+        if text.find(needle, at + 1, e) >= 0:
+            raise Irregular  # duplicate key
+        found = match(text, at + 1, e)
+        if found is None or found.group(1) != key:
+            raise Irregular
+        out[key] = found
+    return out
+
+
+def _top_entries(text: str, start: int, end: int, b: int) -> dict[str, re.Match[str]]:
+    m = _FIRST[b].match(text, start, end)
+    if m is None:
+        raise Irregular
+    out = {_key(m.group(1)): m}
+    rest = _entries(text, m.end(), end, b)
+    for k, v in rest.items():
+        if k in out:
+            raise Irregular
+        out[k] = v
+    return out
+
+
+def _need_inline(text: str, top: Mapping[str, re.Match[str]], key: str) -> str:
+    m = top.get(key)
+    if m is None:
+        raise Irregular
+    return _inline_only(text, m)
+
+
+def _inline_only(text: str, m: re.Match[str]) -> str:
+    """:func:`_inline`, where a block value makes the item irregular."""
+    raw = _inline(text, m)
+    if raw is None:
+        raise Irregular
+    return raw
+
+
+def _node(
+    text: str,
+    top: Mapping[str, re.Match[str]],
+    meta: Mapping[str, re.Match[str]] | None,
+    b: int,
+    api: str,
+    kind: str,
+) -> NodeInfo:
+    """The NodeInfo of a regular Node whose keys sit at ``b`` (``meta``: its metadata keys)."""
+    view: dict[str, Any] = {"apiVersion": api, "kind": kind}
+    name: Any = ""
+    labels: dict[str, str] = {}
+    if "metadata" in top:
+        mview: dict[str, Any] = {}
+        if meta:
+            for k, sub in meta.items():
+                if k == "name":
+                    name = mview["name"] = _any(_inline_only(text, sub))
+                elif k == "labels":
+                    labels = mview["labels"] = _flat_map(text, sub, b + 4, strings=True)
+        view["metadata"] = mview
+    spec_m = top.get("spec")
+    provider: Any = None
+    unsched: Any = None
+    taints: Any = None
+    if spec_m is not None:
+        spec = _items_of(text, spec_m, b + 2)
+        sview: dict[str, Any] = {}
+        if spec:
+            for k, sub in spec.items():
+                if k == "providerID":
+                    provider = sview["providerID"] = _any(_inline_only(text, sub))
+                elif k == "unschedulable":
+                    unsched = sview["unschedulable"] = _any(_inline_only(text, sub))
+                elif k == "taints":
+                    taints = sview["taints"] = _seq_of_maps(text, sub, b + 2)
+        view["spec"] = sview
+    status_m = top.get("status")
+    ready: bool | None = None
+    alloc: Any = None
+    if status_m is not None:
+        stview: dict[str, Any] = {}
+        for k, sub in _find_entries(text, status_m, b + 2, _STATUS_KEYS).items():
+            if k == "allocatable":
+                alloc = stview["allocatable"] = _flat_map(text, sub, b + 4, strings=False)
+            else:
+                conds = stview["conditions"] = _conditions(text, sub, b + 2)
+                for c in conds:
+                    if c.get("type") == "Ready":
+                        ready = str(c.get("status")) == "True"
+        view["status"] = stview
+    if type(name) is not str or not name:
+        raise Irregular  # the full path reports a Node without a usable name
+    gpu = alloc.get("nvidia.com/gpu") if isinstance(alloc, dict) else None
+    gpus: int | None
+    try:
+        gpus = int(str(gpu)) if gpu is not None else None
+    except ValueError:
+        gpus = None
+    return NodeInfo(
+        name=str(name),
+        labels=labels,
+        provider_id=str(provider or ""),
+        unschedulable=bool(unsched),
+        ready=ready,
+        taints=tuple(t for t in (taints or ()) if isinstance(t, Mapping)),
+        allocatable_gpus=gpus,
+        raw=view,
+    )
+
+
+def _node_list(text: str, top: Mapping[str, re.Match[str]]) -> list[NodeInfo] | None:
+    """The Nodes of a regular ``v1 List``; ``None`` unless every entry is a regular Node."""
+    m = top.get("items")
+    if m is None:
+        return None
+    raw = m.group(2)
+    s, e = m.span(3)
+    if raw is not None:
+        return None
+    if not text.startswith("  - ", s):
+        return None
+    out: list[NodeInfo] = []
+    for sub_start, sub_end in list_entries(text, s, e):
+        node = _list_entry(text, sub_start, sub_end)
+        if node is None:
+            return None
+        out.append(node)
+    return out
+
+
+def list_entries(text: str, s: int, e: int) -> list[tuple[int, int]]:
+    """The spans of the entries (``  - `` at column 2) of a ``v1 List`` item's ``items`` block.
+
+    Exact for text that passes the strict grammar: an entry's other lines are deeper.
+    """
+    out = []
+    find = text.find
+    while s < e:
+        nxt = find("\n  - ", s, e)
+        end = e if nxt < 0 else nxt + 1
+        out.append((s, end))
+        s = end
+    return out
+
+
+def _list_entry(text: str, s: int, e: int) -> NodeInfo | None:
+    """The Node of one ``v1 List`` entry; ``None`` unless it is a regular, non-generated Node.
+
+    Raises:
+        Irregular: When the entry is not in the regular shape.
+
+    """
+    sub = _top_entries(text, s, e, 4)
+    api = _str(_need_inline(text, sub, "apiVersion"))
+    kind = _str(_need_inline(text, sub, "kind"))
+    if api != "v1" or kind != "Node":
+        return None
+    sub_meta_m = sub.get("metadata")
+    sub_meta = _items_of(text, sub_meta_m, 6) if sub_meta_m is not None else None
+    node = _node(text, sub, sub_meta, 4, api, kind)
+    if node.labels.get(_MANAGED_BY) == _MANAGER:
+        return None
+    return node
+
+
+def _classify_loaded(fast: FastList, it: Item) -> None:
+    """Classify an item PyYAML read (the same rules as the full path)."""
+    from krm_fn.io.output import is_generated, is_input_kind
+
+    obj = fast.load(it)
+    api, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api, str) or not isinstance(kind, str):
+        raise Irregular  # the full path reports it
+    meta = obj.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise Irregular
+    if api == "v1" and (
+        (kind == "Node" and node_problems(obj))
+        or (kind in ("List", "NodeList") and not _usable_node_list(obj))
+    ):
+        raise Irregular  # the full path reports the Node by name and item index
+    it.api_version, it.kind = api, kind
+    it.generated = is_generated(obj)
+    it.input_kind = is_input_kind(obj)
+    it.workloadrun = is_workloadrun_kind(api, kind)
+    it.nodes = [] if it.generated else collect_nodes([obj])
+
+
+def _usable_node_list(obj: dict[str, Any]) -> bool:
+    subs = obj.get("items")
+    if subs is None:
+        return True
+    if not isinstance(subs, list):
+        return False
+    return not any(
+        isinstance(sub, dict) and sub.get("kind", "Node") == "Node" and node_problems(sub)
+        for sub in subs
+    )

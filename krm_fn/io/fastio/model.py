@@ -1,0 +1,101 @@
+"""What the fast reader knows about one item, and how it is sent between processes.
+
+Invariants:
+    * An :class:`Item` is a span of the input text; its text is never copied or changed.
+    * :data:`_STATE_FIELDS` is everything classification finds; :func:`_apply` sets exactly
+      those fields (what the helper process sends back).
+    * :func:`_reset` makes an item irregular: PyYAML reads it.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from krm_fn.io import yamlio
+from krm_fn.io.fastio.scalars import Irregular
+from krm_fn.io.nodes import NodeInfo
+from krm_fn.keys import LABEL_MANAGED_BY, MANAGER
+
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+_LOCAL_LINE = f"{LOCAL_CONFIG}: 'true'\n"
+_MANAGED_BY = LABEL_MANAGED_BY
+_MANAGER = MANAGER
+
+
+@dataclass
+class Item:
+    """One item of the ResourceList as read from its text.
+
+    Attributes:
+        start: Offset of the item's ``- `` in the input text.
+        end: Offset just past the item (its last line's newline).
+        prefix: Comment and blank lines at column 0 just before the item, verbatim.
+        regular: Whether the fast reader understood the item (else PyYAML read it).
+        api_version: ``apiVersion`` (``None`` only before classification).
+        kind: ``kind``.
+        obj: The parsed item, when it was needed (WorkloadRuns, PyYAML-read items).
+        nodes: The Nodes the item contributes (a Node: one; a Node ``List``: all).
+        generated: Labelled ``app.kubernetes.io/managed-by: workloadrun-fn``.
+        input_kind: A WorkloadRun, a v1 Node or a v1 ``List``/``NodeList`` of Nodes.
+        workloadrun: A WorkloadRun.
+        edit: For regular consumed kinds: the local-config edit ``(a, b, new)`` worked out
+            from the line structure (``None``: use PyYAML's marks instead).
+
+    """
+
+    start: int
+    end: int
+    prefix: str = ""
+    regular: bool = True
+    api_version: Any = None
+    kind: Any = None
+    obj: dict[str, Any] | None = None
+    nodes: list[NodeInfo] = field(default_factory=list)
+    generated: bool = False
+    input_kind: bool = False
+    workloadrun: bool = False
+    edit: tuple[int, int, str] | None = None
+    top: list[re.Match[str]] = field(default_factory=list)
+
+
+def _load_item(text: str) -> dict[str, Any]:
+    docs = yamlio.load_all(text)
+    if len(docs) != 1 or not isinstance(docs[0], list) or len(docs[0]) != 1:
+        raise Irregular
+    obj = docs[0][0]
+    if not isinstance(obj, dict):
+        raise Irregular
+    return obj
+
+
+_State = tuple[Any, ...]
+_STATE_FIELDS = (
+    "regular",
+    "api_version",
+    "kind",
+    "obj",
+    "nodes",
+    "generated",
+    "input_kind",
+    "workloadrun",
+    "edit",
+)
+"""What classification finds about an item (sent from the helper to the parent)."""
+_state: Callable[[Item], _State] = operator.attrgetter(*_STATE_FIELDS)
+
+
+def _apply(it: Item, state: _State) -> None:
+    """Set what the helper found about an item (see :data:`_STATE_FIELDS`)."""
+    for name, value in zip(_STATE_FIELDS, state, strict=True):
+        setattr(it, name, value)
+    it.top = []
+
+
+def _reset(it: Item) -> None:
+    it.regular = False
+    it.obj, it.nodes, it.edit, it.top = None, [], None, []
+    it.generated = it.input_kind = it.workloadrun = False

@@ -1,0 +1,389 @@
+"""Read a ResourceList: cut it into items, classify them, hand the verdict to the caller.
+
+Invariants:
+    * For every accepted input the items, their dicts, flags and NodeInfos equal those of
+      the full path (``tests/test_fastio_parity.py``); an item's text is its input text.
+    * Malformed input never raises from here: the result is ``None`` (or an item handed to
+      PyYAML) and the full path reports the problem; inputs over
+      :data:`FAST_MAX_INPUT_BYTES` go to the full path (and its limits) as well.
+    * No output may be released before :meth:`FastList.confirm` (the strict grammar).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from krm_fn.io import yamlio
+from krm_fn.io.fastio import helper
+from krm_fn.io.fastio.edits import insert_local_config
+from krm_fn.io.fastio.extract import _classify_loaded
+from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _clean_chars
+from krm_fn.io.fastio.model import Item, _load_item, _reset
+from krm_fn.io.fastio.scalars import Irregular
+from krm_fn.io.fastio.units import Units
+from krm_fn.io.limits import MAX_INPUT_BYTES
+
+FAST_MAX_INPUT_BYTES = MAX_INPUT_BYTES
+"""Larger inputs go to the full path, which refuses them (:data:`krm_fn.io.limits.MAX_INPUT_BYTES`).
+
+The fast reader needs about 5 times its input in memory (parent and helper together), so
+this keeps a run near the 1 GiB the function is allowed.
+"""
+
+
+@dataclass
+class FastList:
+    """A ResourceList read by :func:`read_resource_list`.
+
+    Attributes:
+        text: The whole input text (item texts are slices of it); for a plain stream, the
+            stream rewritten as the items of a ResourceList (:func:`_stream_as_items`).
+        header: The document without its items (``items`` is ``None`` in it).
+        items: The items, in input order.
+        stream: The input was a plain multi-document stream (each document an item).
+        list_doc: The input is one ``v1 List`` document of Nodes read in place (no
+            rewriting): its entries are the items (see :func:`read`, ``documents``).
+
+    """
+
+    text: str
+    header: dict[str, Any]
+    items: list[Item]
+    _pending: tuple[list[int], Callable[[], list[int] | None], Callable[[], None]] | None = None
+    stream: bool = False
+    list_doc: bool = False
+
+    def confirm(self) -> bool | None:
+        """Wait for the strict-grammar check of the items read on the fast path.
+
+        Returns:
+            ``True`` when every item read on the fast path passed (nothing changes);
+            ``False`` when some did not and were read again by PyYAML (whatever was
+            computed from the items must be computed again); ``None`` when PyYAML cannot
+            read them one by one either (the caller must use the full path).
+
+        """
+        if self._pending is None:
+            return True
+        owners, verdict, _ = self._pending
+        self._pending = None
+        bad = verdict()
+        if bad is None:
+            return None
+        failed = {owners[i] for i in bad}
+        unchanged = True
+        try:
+            for it in self.items:
+                if it.regular and it.start in failed:
+                    # Everything the render uses; obj is parsed from the same text either way.
+                    before = (it.nodes, it.generated, it.input_kind, it.workloadrun)
+                    _reset(it)
+                    _classify_loaded(self, it)
+                    after = (it.nodes, it.generated, it.input_kind, it.workloadrun)
+                    unchanged = unchanged and before == after
+        except (Irregular, yamlio.YAMLInputError, RecursionError):
+            return None
+        return unchanged
+
+    def abandon(self) -> None:
+        """Stop waiting for the check (the input goes to the full path)."""
+        if self._pending is not None:
+            self._pending[2]()
+            self._pending = None
+
+    def item_text(self, item: Item) -> str:
+        """The exact input text of an item (without its prefix)."""
+        return self.text[item.start : item.end]
+
+    def load(self, item: Item, source: str = "<stdin>") -> dict[str, Any]:
+        """The item as a dict (parsed from its text once, then kept).
+
+        ``source`` names the input in messages; the item's index is added to it.
+        """
+        if item.obj is None:
+            try:
+                item.obj = _load_item(self.item_text(item))
+            except yamlio.YAMLInputError as exc:
+                where = "documents" if self.stream else "items"
+                msg = str(exc).removeprefix("<stdin>: ")
+                at = f"{where}[{self.items.index(item)}] (lines counted from its start)"
+                raise type(exc)(f"{source}: {at}: {msg}") from None
+        return item.obj
+
+    def edit(self, item: Item) -> tuple[int, int, str]:
+        """The edit that adds ``config.kubernetes.io/local-config: "true"`` to an item.
+
+        Returns:
+            ``(a, b, new)``: replace ``text[a:b]`` (absolute offsets, within the item) by
+            ``new``; ``(a, a, "")`` when the annotation is already there.
+
+        """
+        if item.regular and item.edit is not None:
+            return item.edit
+        old = self.item_text(item)
+        new = insert_local_config(old, self.load(item))
+        if new == old:
+            return item.start, item.start, ""
+        return item.start, item.end, new
+
+    def marked_text(self, item: Item) -> str:
+        """The item's text with ``config.kubernetes.io/local-config: "true"`` added."""
+        a, b, new = self.edit(item)
+        return self.text[item.start : a] + new + self.text[b : item.end]
+
+    def document_text(self, item: Item, mark: bool) -> str:
+        """A stream item as the document it was (``- `` and the indentation taken off)."""
+        text = self.marked_text(item) if mark else self.item_text(item)
+        return text[2:].replace("\n  ", "\n")
+
+
+_NEXT_TOP = re.compile(r"\n(?=[^ \n#])")
+
+
+@dataclass
+class Fallback:
+    """Why the whole input goes to the full reader (PyYAML), for the info result."""
+
+    reason: str
+
+
+_MIB = 1 << 20
+_RL_KIND = re.compile(r"kind: *['\"]?ResourceList['\"]? *")
+
+
+def _is_resource_list(text: str) -> bool:
+    """Whether a ``kind:`` line at column 0 says ``ResourceList`` (one per document to look at)."""
+    at = 0 if text.startswith("kind:") else text.find("\nkind:") + 1
+    while at > 0 or (at == 0 and text.startswith("kind:")):
+        end = text.find("\n", at)
+        if _RL_KIND.fullmatch(text, at, end) is not None:
+            return True
+        nxt = text.find("\nkind:", end - 1)
+        if nxt < 0:
+            return False
+        at = nxt + 1
+    return False
+
+
+def read_resource_list(
+    data: bytes | str,
+    meanwhile: Callable[[], object] | None = None,
+) -> FastList | None:
+    """:func:`read`, with ``None`` for a fallback (kept for callers that need no reason)."""
+    got = read(data, meanwhile)
+    return got if isinstance(got, FastList) else None
+
+
+def read(
+    data: bytes | str,
+    meanwhile: Callable[[], object] | None = None,
+    documents: bool = True,
+) -> FastList | Fallback:
+    """Read a YAML ResourceList or plain stream in the regular shape.
+
+    A ResourceList (a ``kind: ResourceList`` line at column 0) is read as it is; any other
+    input is read as a plain stream, each document one item (:func:`_stream_as_items`).
+
+    Args:
+        data: The raw input.
+        meanwhile: Work for this process while a helper classifies items (e.g. importing
+            the render); called at most once, never when the input is not regular. The
+            helper's share of the work adapts to however long it takes (see
+            :class:`krm_fn.io.fastio.helper._Helper`).
+        documents: The caller writes the documents back. When not (``render`` files, the
+            inventory option), a single ``v1 List`` document of Nodes (``kubectl get nodes
+            -o yaml``) is read in place, its entries as the items, without rewriting it.
+
+    Returns:
+        The header and the items, Nodes already extracted, or why the full reader must
+        read the input.
+
+    """
+    if len(data) > FAST_MAX_INPUT_BYTES:
+        return Fallback(f"the input is over the fast reader's {FAST_MAX_INPUT_BYTES // _MIB} MiB")
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    big = len(raw) >= helper.FORK_MIN_BYTES and hasattr(os, "fork") and helper._cpus() >= 2
+    if not big and not _clean_chars(raw):
+        return _UNCLEAN  # (a large input's characters are checked by the helper)
+    try:
+        text = raw.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError:
+        return Fallback("the input is not UTF-8")
+    if not text.endswith("\n"):
+        text += "\n"
+    if _is_resource_list(text):
+        return _read_items(text, raw, big, meanwhile, stream=False)
+    if not documents and "\n---" not in text and not text.startswith("---"):
+        got = _read_items(text, raw, big, meanwhile, stream=False)
+        if isinstance(got, FastList) and _node_list_doc(got):
+            got.list_doc = True
+            return got
+        if isinstance(got, FastList):
+            got.abandon()
+    items = _stream_as_items(text)
+    if isinstance(items, Fallback):
+        return items
+    del text
+    return _read_items(items, raw, big, meanwhile, stream=True)
+
+
+def _node_list_doc(fast: FastList) -> bool:
+    """Whether ``fast`` (read in place) is a ``v1 List`` of Nodes, all read as Nodes."""
+    head = fast.header
+    return (
+        head.get("apiVersion") == "v1"
+        and head.get("kind") in ("List", "NodeList")
+        and all(it.kind == "Node" and it.api_version == "v1" and it.nodes for it in fast.items)
+    )
+
+
+_UNCLEAN = Fallback("the input has tabs, carriage returns or other control characters")
+
+
+def _stream_as_items(text: str) -> str | Fallback:
+    """A plain stream rewritten as the items of a ResourceList (``items:`` then one per document).
+
+    Each document's lines are indented by two, its first line led by ``- ``; comment and
+    blank lines before a document stay at column 0 (they are the item's prefix); empty
+    lines stay empty. Indentation is relative in YAML, so the item reads as the document did.
+    """
+    if text.startswith(("%", "...", "--- ", "---\t")) or "\n..." in text or "\n%" in text:
+        return Fallback("the stream has directives, '...' markers or content on a '---' line")
+    bounds = [0]
+    at = text.find("\n---")
+    while at >= 0:
+        if not text.startswith("\n---\n", at):
+            return Fallback("the stream has content on a '---' line")
+        bounds.append(at + 1)
+        at = text.find("\n---", at + 1)
+    bounds.append(len(text))
+    out = ["items:\n"]
+    for a, b in itertools.pairwise(bounds):
+        if text.startswith("---\n", a):
+            a += 4
+        body = a
+        while body < b and text[body] in "#\n":
+            nl = text.find("\n", body, b)
+            body = b if nl < 0 else nl + 1
+        if body == b:
+            continue  # an empty document (comments only): nothing to read
+        out.append(text[a:body])
+        doc = text[body : b - 1].replace("\n", "\n  ")
+        while "\n  \n" in doc:
+            doc = doc.replace("\n  \n", "\n\n")
+        if doc.endswith("\n  "):
+            doc = doc[:-2]
+        out += ("- ", doc, "\n")
+    return "".join(out)
+
+
+def _read_items(
+    text: str,
+    raw: bytes,
+    big: bool,
+    meanwhile: Callable[[], object] | None,
+    stream: bool,
+) -> FastList | Fallback:
+    if text.startswith("items:\n"):
+        items_line = 0
+    else:
+        items_line = text.find("\nitems:\n") + 1
+        if items_line == 0:
+            return Fallback("the ResourceList has no 'items:' line at column 0")
+    pos = items_start = items_line + len("items:\n")
+    n = len(text)
+    items: list[Item] = []
+    first = _FIRST[2].match
+    entry = _ENTRY[2].match
+    prefix_start = pos
+    while pos < n:
+        c = text[pos]
+        if c == "-" and text.startswith("- ", pos):
+            m = first(text, pos)
+            end = m.end() if m is not None else pos
+            top = []
+            if m is not None:
+                top.append(m)
+                while True:
+                    m2 = entry(text, end)
+                    if m2 is None:
+                        break
+                    top.append(m2)
+                    end = m2.end()
+            item = Item(start=pos, end=end, prefix=text[prefix_start:pos], top=top)
+            if end == pos or (end < n and text[end] == " "):
+                item.regular = False
+                nxt = _NEXT_TOP.search(text, pos)
+                item.end = end = nxt.end() if nxt is not None else n
+            items.append(item)
+            pos = prefix_start = end
+        elif c in "#\n":
+            nl = text.find("\n", pos)
+            pos = n if nl < 0 else nl + 1
+        else:
+            break
+    tail = pos
+    header_text = text[:items_start] + text[tail:]
+    header = _header(header_text, text.count("\n", 0, items_line))
+    if header is None:
+        return Fallback("the ResourceList around its items is not in the regular shape")
+    fast = FastList(text=text, header=header, items=items, stream=stream)
+    units = Units(fast, [i for i, it in enumerate(items) if it.regular])
+    child = helper._Helper.start(units, raw, len(text))
+    if big and child is None and not _clean_chars(raw):
+        return _UNCLEAN
+    if meanwhile is not None:
+        meanwhile()
+    try:
+        count = len(units.sizes)
+        if child is None:
+            for k in range(count):
+                units.classify(k)
+        else:
+            split = child.split()
+            for k in range(split):
+                units.classify(k)
+            results = child.classified()
+            for k in range(split, count):
+                if k in results:
+                    units.apply(k, results[k])
+                else:  # the helper failed: do it here
+                    units.classify(k)
+        units.finish()
+        for it in items:
+            if not it.regular:
+                _classify_loaded(fast, it)
+    except (Irregular, yamlio.YAMLInputError, RecursionError):
+        if child is not None:
+            child.cancel()
+        return Fallback("an item cannot be read on its own (it is not a Kubernetes object)")
+    if child is not None:
+        fast._pending = (units.owner_starts(), child.verdict, child.cancel)
+    else:
+        fast._pending = (units.owner_starts(), units.check_all, _nothing)
+    return fast
+
+
+def _nothing() -> None:
+    pass
+
+
+def _header(text: str, items_line: int) -> dict[str, Any] | None:
+    """The document without its items; PyYAML must see ``items`` on the line we saw it."""
+    try:
+        node, doc = yamlio.compose_and_load(text)
+    except (yamlio.YAMLInputError, RecursionError):
+        return None
+    if not isinstance(node, yaml.MappingNode) or not isinstance(doc, dict):
+        return None
+    lines = [k.start_mark.line for k, _ in node.value if getattr(k, "value", None) == "items"]
+    if lines != [items_line] or doc.get("items") is not None:
+        return None
+    return doc

@@ -1,0 +1,144 @@
+"""The units of work of a fast read: whole items, and the parts of ``v1 List`` items.
+
+A ``v1 List`` item (``kubectl get nodes -o yaml``) can hold every Node of the fleet; as one
+unit it would keep one core busy while the other waits. So it is cut into its head (the
+keys before ``items``), one unit per Node entry and its tail (keys after ``items``), and
+those units are shared with the helper process like items are.
+
+Invariants:
+    * Every regular item is covered by its units exactly once; a unit's result depends on
+      its own text only (:meth:`Units.classify` may run in either process).
+    * A ``v1 List`` is split only when its ``items`` line is exactly ``  items:`` after an
+      ``apiVersion: v1`` first line and a ``kind: List`` (or ``NodeList``) line, and its
+      block starts with an entry; the strict grammar of every part (:meth:`Units.check`)
+      is what makes the cut exact.
+    * A List whose head or any entry is not a regular Node is read by PyYAML as a whole,
+      as it would be unsplit (:meth:`Units.finish`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from krm_fn.io.fastio.extract import _classify_or_reset, _list_entry, list_entries
+from krm_fn.io.fastio.grammar import strict_lines_ok, strict_ok
+from krm_fn.io.fastio.model import Item, _apply, _reset, _state
+from krm_fn.io.fastio.scalars import Irregular
+from krm_fn.io.nodes import NodeInfo
+
+if TYPE_CHECKING:
+    from krm_fn.io.fastio.reader import FastList
+
+WHOLE, LIST_HEAD, LIST_ENTRY, LIST_TAIL = range(4)
+_LIST_KINDS = ("List", "NodeList")
+
+
+def _list_parts(text: str, it: Item) -> tuple[int, list[tuple[int, int]], int] | None:
+    """``(end of the head, entry spans, start of the tail)`` of a splittable ``v1 List`` item."""
+    top = it.top
+    if len(top) < 3 or top[0].group(1) != "apiVersion" or top[0].group(2) != "v1":
+        return None
+    by_key = {m.group(1): m for m in top}
+    kind, items = by_key.get("kind"), by_key.get("items")
+    if kind is None or kind.group(2) not in _LIST_KINDS or items is None or items is top[0]:
+        return None
+    if items.group(2) is not None or len(by_key) != len(top):
+        return None
+    s, e = items.span(3)
+    if not text.startswith("  - ", s):
+        return None
+    return items.start(), list_entries(text, s, e), e
+
+
+class Units:
+    """The regular items of a fast read as units of work (see the module docstring).
+
+    Attributes:
+        kinds: Per unit, :data:`WHOLE`, :data:`LIST_HEAD`, :data:`LIST_ENTRY` or
+            :data:`LIST_TAIL`.
+        owners: Per unit, the index of its item in ``fast.items``.
+        spans: Per unit, its text span.
+        sizes: Per unit, its length (how the work is split between the processes).
+
+    """
+
+    def __init__(self, fast: FastList, regular: list[int]) -> None:
+        """Cut the regular items of ``fast`` into units."""
+        self.fast = fast
+        self.kinds: list[int] = []
+        self.owners: list[int] = []
+        self.spans: list[tuple[int, int]] = []
+        self.lists: dict[int, list[int]] = {}
+        self.nodes: dict[int, NodeInfo | None] = {}
+        text = fast.text
+        for i in regular:
+            it = fast.items[i]
+            parts = _list_parts(text, it)
+            if parts is None:
+                self._add(WHOLE, i, it.start, it.end)
+                continue
+            head_end, entries, tail = parts
+            self._add(LIST_HEAD, i, it.start, head_end)
+            first = len(self.kinds)
+            for s, e in entries:
+                self._add(LIST_ENTRY, i, s, e)
+            self.lists[i] = list(range(first, len(self.kinds)))
+            if tail < it.end:
+                self._add(LIST_TAIL, i, tail, it.end)
+        self.sizes = [e - s for s, e in self.spans]
+
+    def _add(self, kind: int, owner: int, s: int, e: int) -> None:
+        self.kinds.append(kind)
+        self.owners.append(owner)
+        self.spans.append((s, e))
+
+    def owner_starts(self) -> list[int]:
+        """Per unit, the start of its item (how a failed check names the item)."""
+        items = self.fast.items
+        return [items[i].start for i in self.owners]
+
+    def classify(self, k: int) -> Any:
+        """Read unit ``k`` (setting its item's fields); what the other process needs of it."""
+        kind = self.kinds[k]
+        if kind == LIST_ENTRY:
+            try:
+                node = _list_entry(self.fast.text, *self.spans[k])
+            except Irregular:
+                node = None
+            self.nodes[k] = node
+            return node
+        if kind == LIST_TAIL:
+            return None
+        it = self.fast.items[self.owners[k]]
+        _classify_or_reset(self.fast, it, split_list=kind == LIST_HEAD)
+        return _state(it)
+
+    def apply(self, k: int, state: Any) -> None:
+        """Set what the other process found about unit ``k``."""
+        kind = self.kinds[k]
+        if kind == LIST_ENTRY:
+            self.nodes[k] = state
+        elif kind != LIST_TAIL:
+            _apply(self.fast.items[self.owners[k]], state)
+
+    def finish(self) -> None:
+        """Give each split ``v1 List`` its Nodes, or hand it to PyYAML as a whole."""
+        items = self.fast.items
+        for i, entry_units in self.lists.items():
+            it = items[i]
+            nodes = [self.nodes.get(k) for k in entry_units]
+            if not it.regular or it.kind not in _LIST_KINDS or any(n is None for n in nodes):
+                _reset(it)
+            else:
+                it.nodes = [n for n in nodes if n is not None]
+
+    def check(self, k: int) -> bool:
+        """Whether unit ``k`` passes the strict grammar."""
+        s, e = self.spans[k]
+        if self.kinds[k] in (WHOLE, LIST_HEAD):
+            return strict_ok(self.fast.text, s, e)
+        return strict_lines_ok(self.fast.text, s, e)
+
+    def check_all(self) -> list[int]:
+        """The units failing the strict grammar."""
+        return [k for k in range(len(self.kinds)) if not self.check(k)]

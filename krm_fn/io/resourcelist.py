@@ -1,0 +1,579 @@
+"""Read the function's input (ResourceList or plain stream) and write its output in the same form.
+
+One entry point (:func:`parse_input`) reads every form: a ResourceList, a plain
+multi-document stream (function stdin, the kustomize legacy plugin, files given to
+``render``), a ``v1 List`` anywhere in them, in YAML or JSON. Three readers give the same
+items: the fast reader (:mod:`krm_fn.io.fastio`, YAML in the regular shape kpt, kubectl and
+kustomize write: Nodes are never turned into Python objects and every item keeps its text),
+``json`` for JSON (never through YAML), and the full reader (PyYAML over the whole input,
+for anything else; its reason is an info result once the input is large enough for the
+difference to show, :data:`FALLBACK_NOTE_BYTES`).
+
+Invariants:
+    * The input form decides the output form: a ``ResourceList`` is answered with a
+      ``ResourceList`` (``config.kubernetes.io/v1`` or the ``v1beta1`` it came as), a plain
+      multi-document stream with a plain stream; JSON input is answered in JSON (one item
+      or document per line), which every YAML reader reads too.
+    * Items read by the fast reader are written back as their input text (plus the
+      local-config annotation for consumed kinds); items read by the full reader are
+      written as PyYAML writes them (:mod:`krm_fn.io.fastdump`, byte-identical to it); items
+      read by ``json`` as ``json.dumps`` writes them.
+    * Nothing here edits an input item's dict except :func:`write_output_chunks` marking consumed
+      kinds local-config when asked to.
+    * Every malformed document is reported at once, with its index, and nothing is returned
+      for a malformed input.
+    * Output is returned only once the fast reader's check of the items is in
+      (:meth:`FunctionInput.confirm`, awaited after the text is built so that the check
+      overlaps the writing); a failed check raises :class:`StaleInput` and the caller
+      recomputes from the corrected items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from krm_fn.io import yamlio
+from krm_fn.io.results import Result, Results
+from krm_fn.keys import is_workloadrun_kind
+
+if TYPE_CHECKING:
+    from krm_fn.io.fastio import FastList, Item
+    from krm_fn.io.nodes import NodeInfo
+
+RL_KIND = "ResourceList"
+RL_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
+
+Form = Literal["resourcelist", "stream"]
+Encoding = Literal["yaml", "json"]
+
+FALLBACK_NOTE_BYTES = 1 << 20
+"""Inputs at least this large get an info result when the full reader reads them (smaller
+inputs read as fast either way, and the note would only be noise)."""
+
+
+class InputError(ValueError):
+    """The input cannot be read; ``results`` says why, for every document at once.
+
+    Attributes:
+        results: One result per problem.
+        echo: For a ResourceList whose items could be read but not used: the
+            ``apiVersion`` to answer with and the items to send back unchanged.
+
+    """
+
+    def __init__(self, results: list[Result], echo: tuple[str, list[Any]] | None = None) -> None:
+        """Keep the results that describe the problems."""
+        super().__init__("; ".join(r.message for r in results))
+        self.results = results
+        self.echo = echo
+
+
+class StaleInput(Exception):
+    """The fast reader's check found items it must read again: recompute, then write.
+
+    Attributes:
+        full: The items cannot be read one by one: read the whole input with PyYAML.
+        refusal: An item crosses a bound of :mod:`krm_fn.io.limits`: the input is refused
+            with this message (reading it again would only cross it again).
+
+    """
+
+    def __init__(self, full: bool, refusal: str | None = None) -> None:
+        """Say whether the whole input must be read again."""
+        super().__init__("input items changed after the fast reader's check")
+        self.full = full
+        self.refusal = refusal
+
+
+@dataclass
+class Entry:
+    """One input item as the pipeline sees it.
+
+    Attributes:
+        obj: The item's dict; ``None`` for an item the fast reader never had to parse
+            (Nodes, pass-through kinds) until :meth:`FunctionInput.load` asks for it.
+        nodes: The Nodes the item contributes (a Node: one; a Node ``List``: all of them).
+        generated: The item is one of ours from an earlier run (it is replaced).
+        input_kind: A WorkloadRun, Node or Node list (marked local-config on output).
+        workloadrun: A WorkloadRun (its ``obj`` is always set).
+        fast: The fast reader's record of the item (its text), or ``None``.
+
+    """
+
+    obj: dict[str, Any] | None
+    nodes: list[NodeInfo] = field(default_factory=list)
+    generated: bool = False
+    input_kind: bool = False
+    workloadrun: bool = False
+    fast: Item | None = None
+
+
+class FunctionInput:
+    """What the orchestrator handed us.
+
+    Attributes:
+        function_config: The ``functionConfig`` mapping, if any.
+        form: ``resourcelist`` or ``stream``.
+        api_version: The ResourceList ``apiVersion`` to answer with.
+        fast_list: The fast reader's result (``None`` when the full reader was used).
+        encoding: ``yaml`` or ``json`` (the output is written in the input's encoding).
+        notes: Info for the results: why the full reader read a large input.
+
+    """
+
+    def __init__(
+        self,
+        items: list[dict[str, Any]] | None = None,
+        function_config: dict[str, Any] | None = None,
+        form: Form = "resourcelist",
+        api_version: str = RL_API_VERSIONS[0],
+        fast_list: FastList | None = None,
+        encoding: Encoding = "yaml",
+        notes: Sequence[str] = (),
+        source: str = "<stdin>",
+    ) -> None:
+        """Wrap items read by the full reader, or the fast reader's result."""
+        self.encoding: Encoding = encoding
+        self.notes = list(notes)
+        self.source = source
+        self.function_config = function_config
+        self.form: Form = form
+        self.api_version = api_version
+        self.fast_list = fast_list
+        self._items = items
+        self._entries: list[Entry] | None = None
+
+    @property
+    def items(self) -> list[dict[str, Any]]:
+        """Every item as a dict (the fast reader's items are parsed on first use)."""
+        if self._items is None:
+            assert self.fast_list is not None
+            fl = self.fast_list
+            self._items = [fl.load(it) for it in fl.items]
+        return self._items
+
+    def entries(self) -> list[Entry]:
+        """The items as the pipeline sees them (see :class:`Entry`)."""
+        if self._entries is None:
+            self._entries = self._make_entries()
+        return self._entries
+
+    def _make_entries(self) -> list[Entry]:
+        if self.fast_list is not None:
+            return [
+                Entry(
+                    obj=it.obj,
+                    nodes=it.nodes,
+                    generated=it.generated,
+                    input_kind=it.input_kind,
+                    workloadrun=it.workloadrun,
+                    fast=it,
+                )
+                for it in self.fast_list.items
+            ]
+        from krm_fn.io.nodes import collect_nodes
+        from krm_fn.io.output import is_generated, is_input_kind
+
+        out = []
+        for obj in self.items:
+            gen = is_generated(obj)
+            api = obj.get("apiVersion")
+            out.append(
+                Entry(
+                    obj=obj,
+                    nodes=[] if gen else collect_nodes([obj]),
+                    generated=gen,
+                    input_kind=is_input_kind(obj),
+                    workloadrun=is_workloadrun_kind(api, obj.get("kind")),
+                )
+            )
+        return out
+
+    def load(self, entry: Entry) -> dict[str, Any]:
+        """The entry's dict (parsed from its text if it was never needed before).
+
+        Raises:
+            StaleInput: With ``full=True`` when the item's text is not what the fast
+                reader took it for (the full reader then reports the problem).
+
+        """
+        if entry.obj is None:
+            assert self.fast_list is not None and entry.fast is not None
+            from krm_fn.io import fastio
+
+            try:
+                entry.obj = self.fast_list.load(entry.fast, self.source)
+            except yamlio.YAMLLimitError as exc:
+                raise StaleInput(full=True, refusal=str(exc)) from None
+            except (fastio.Irregular, yamlio.YAMLInputError, RecursionError):
+                raise StaleInput(full=True) from None
+        return entry.obj
+
+    def confirm(self) -> None:
+        """Make sure the fast reader's check agrees with what was read.
+
+        Raises:
+            StaleInput: Some items were misread on the fast path; they have been read
+                again (``full=False``: recompute from :meth:`entries`), or cannot be
+                (``full=True``: read the whole input with the full reader).
+
+        """
+        if self.fast_list is None:
+            return
+        verdict = self.fast_list.confirm()
+        if verdict is True:
+            return
+        self._entries = None
+        self._items = None
+        raise StaleInput(full=verdict is None)
+
+
+def parse_input(
+    text: str | bytes,
+    source: str = "<stdin>",
+    fast: bool = True,
+    meanwhile: Callable[[], object] | None = None,
+    documents: bool = True,
+) -> FunctionInput:
+    """Parse an input in any form into a :class:`FunctionInput`.
+
+    Args:
+        text: The raw input: a ResourceList or a plain stream, YAML or JSON.
+        source: Name used in messages.
+        fast: Try the fast reader (YAML) or ``json`` (JSON) first.
+        meanwhile: Work to overlap with the fast reader's helper process (see
+            :func:`krm_fn.io.fastio.read`); not called on the full path.
+        documents: The input items will be written back (see :func:`krm_fn.io.fastio.read`).
+
+    Raises:
+        InputError: With one result per problem found.
+        yamlio.YAMLInputError: When the YAML (or JSON) itself is malformed or over a limit.
+
+    """
+    from krm_fn.io import limits
+
+    try:
+        limits.check_size(len(text))
+    except limits.LimitExceeded as exc:
+        raise yamlio.YAMLInputError(f"{source}: {exc}") from None
+    notes: list[str] = []
+    if fast and _looks_like_json(text):
+        got_json = _parse_json(text, source)
+        if got_json is not None:
+            return got_json
+        notes.append("the input starts like JSON but is not JSON; read as YAML")
+    elif fast:
+        got = _parse_fast(text, meanwhile, source, documents)
+        if isinstance(got, FunctionInput):
+            return got
+        notes.append(got)
+    if len(text) < FALLBACK_NOTE_BYTES:
+        notes = []
+    notes = [f"{source}: read with the full YAML reader (slower, more memory): {n}" for n in notes]
+    docs = [d for d in yamlio.load_all(text, source) if d is not None]
+    if len(docs) == 1 and isinstance(docs[0], dict) and docs[0].get("kind") == RL_KIND:
+        got_rl = _from_resource_list(docs[0], source)
+        got_rl.notes = notes
+        return got_rl
+    return FunctionInput(items=check_items(docs, source), form="stream", notes=notes)
+
+
+def _looks_like_json(text: str | bytes) -> bool:
+    head = text[:64].lstrip()
+    return head[:1] in ("{", b"{")
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object has the same key twice (YAML refuses that; so does JSON here)."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(repr(k))
+            seen.add(k)
+    return obj
+
+
+def _parse_json(text: str | bytes, source: str) -> FunctionInput | None:
+    """Read a JSON input with ``json``; ``None`` when it is not JSON (YAML reads it then).
+
+    Bounds: the size limit of every input; nesting is bounded by ``json``'s recursion
+    check; there are no aliases to expand.
+    """
+    import json
+
+    try:
+        doc = json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        raise yamlio.YAMLInputError(f"{source}: malformed JSON: duplicate key {exc}") from None
+    except RecursionError:
+        raise yamlio.YAMLInputError(f"{source}: JSON nested too deeply") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if isinstance(doc, dict) and doc.get("kind") == RL_KIND:
+        got = _from_resource_list(doc, source)
+        got.encoding = "json"
+        return got
+    return FunctionInput(items=check_items([doc], source), form="stream", encoding="json")
+
+
+def _parse_fast(
+    text: str | bytes, meanwhile: Callable[[], object] | None, source: str, documents: bool
+) -> FunctionInput | str:
+    """The fast reader's result, or why the full reader must read the input."""
+    from krm_fn.io import fastio
+
+    fl = fastio.read(text, meanwhile, documents)
+    if isinstance(fl, fastio.Fallback):
+        return fl.reason
+    if fl.stream or fl.list_doc:
+        return FunctionInput(form="stream", fast_list=fl, source=source)
+    head = fl.header
+    api_version = head.get("apiVersion")
+    fc = head.get("functionConfig")
+    if (
+        head.get("kind") != RL_KIND
+        or api_version not in RL_API_VERSIONS
+        or (fc is not None and not isinstance(fc, dict))
+    ):
+        fl.abandon()
+        return "the ResourceList header is not a regular one"  # the full reader says why
+    return FunctionInput(
+        function_config=fc,
+        form="resourcelist",
+        api_version=str(api_version),
+        fast_list=fl,
+        source=source,
+    )
+
+
+def _from_resource_list(rl: dict[str, Any], source: str) -> FunctionInput:
+    problems = Results()
+    api_version = rl.get("apiVersion")
+    if api_version not in RL_API_VERSIONS:
+        problems.error(
+            f"{source}: ResourceList apiVersion {api_version!r} is not supported; "
+            f"expected one of {', '.join(RL_API_VERSIONS)}"
+        )
+    if "items" not in rl:
+        problems.error(f"{source}: ResourceList has no 'items' (required by the KRM spec)")
+        raise InputError(problems.items)
+    items = rl.get("items")
+    if items is None:
+        items = []
+    if not isinstance(items, list):
+        problems.error(f"{source}: ResourceList 'items' must be a list, got {type(items).__name__}")
+        raise InputError(problems.items)
+    fc = rl.get("functionConfig")
+    if fc is not None and not isinstance(fc, dict):
+        problems.error(f"{source}: ResourceList 'functionConfig' must be a mapping")
+    try:
+        checked = check_items(items, f"{source} items")
+    except InputError as exc:
+        problems.items.extend(exc.results)
+        checked = []
+    if problems.has_errors:
+        echo = (
+            (str(api_version), list(items))
+            if api_version in RL_API_VERSIONS and not isinstance(fc, str)
+            else None
+        )
+        raise InputError(problems.items, echo)
+    return FunctionInput(
+        items=checked,
+        function_config=fc if isinstance(fc, dict) else None,
+        form="resourcelist",
+        api_version=str(api_version),
+    )
+
+
+def check_items(docs: list[Any], where: str) -> list[dict[str, Any]]:
+    """Check that every document is a Kubernetes object (mapping with apiVersion and kind).
+
+    Nodes (and the Nodes of a ``v1`` ``List``) must also be usable as inventory: see
+    :func:`krm_fn.io.nodes.node_problems`.
+    """
+    problems = Results()
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, dict):
+            problems.error(
+                f"{where}[{i}]: document is a {type(doc).__name__}, not a Kubernetes object mapping"
+            )
+            continue
+        missing = [k for k in ("apiVersion", "kind") if not isinstance(doc.get(k), str)]
+        if missing:
+            problems.error(f"{where}[{i}]: object has no string {' or '.join(missing)}")
+            continue
+        meta = doc.get("metadata")
+        if meta is not None and not isinstance(meta, dict):
+            problems.error(f"{where}[{i}]: metadata of {doc['kind']} must be a mapping")
+            continue
+        for message in _node_problems(doc, f"{where}[{i}]"):
+            problems.error(message)
+    if problems.has_errors:
+        raise InputError(problems.items)
+    return docs
+
+
+def _node_problems(doc: dict[str, Any], at: str) -> list[str]:
+    from krm_fn.io.nodes import node_problems
+
+    if doc.get("apiVersion") != "v1":
+        return []
+    kind = doc.get("kind")
+    if kind == "Node":
+        return [f"{at}: Node{_named(doc)}: {p}" for p in node_problems(doc)]
+    if kind not in ("List", "NodeList"):
+        return []
+    subs = doc.get("items")
+    if subs is not None and not isinstance(subs, list):
+        return [f"{at}: {kind} items must be a list, got {type(subs).__name__}"]
+    out = []
+    for j, sub in enumerate(subs or ()):
+        if isinstance(sub, dict) and sub.get("kind", "Node") == "Node":
+            out += [f"{at}.items[{j}]: Node{_named(sub)}: {p}" for p in node_problems(sub)]
+    return out
+
+
+def _named(doc: dict[str, Any]) -> str:
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, dict) else None
+    return f" {name}" if isinstance(name, str) and name else ""
+
+
+def _fast_items(fl: FastList, entries: Sequence[Entry], mark: bool, out: list[str]) -> None:
+    """The fast reader's items as their input text: whole runs of it, sliced once."""
+    text = fl.text
+    seg = end = -1
+    for e in entries:
+        it = e.fast
+        assert it is not None
+        start = it.start - len(it.prefix)
+        if start != end:  # a gap: items were dropped in between
+            if seg >= 0:
+                out.append(text[seg:end])
+            seg = start
+        end = it.end
+        if mark and e.input_kind:
+            a, b, new = fl.edit(it)
+            if new or a != b:
+                out.append(text[seg:a])
+                out.append(new)
+                seg = b
+    if seg >= 0:
+        out.append(text[seg:end])
+
+
+def write_output_chunks(
+    inp: FunctionInput,
+    entries: Sequence[Entry],
+    generated: Sequence[dict[str, Any]],
+    results: list[Result],
+    mark: bool,
+) -> list[str]:
+    """Serialise the output in the form the input came in, as pieces to write in order.
+
+    At fleet size the output is over 100 MB: writing the pieces one after the other
+    saves joining them into one string and encoding that string in one piece (two full
+    copies, and on these machines fresh memory costs more than the copying itself).
+
+    Args:
+        inp: The input (its form, ResourceList version and fast reader's text).
+        entries: The input items to write back, in order.
+        generated: New objects, written after the input items.
+        results: Results (ResourceList form only).
+        mark: Mark consumed kinds (:attr:`Entry.input_kind`) local-config.
+
+    Raises:
+        StaleInput: See :meth:`FunctionInput.confirm` (checked before the pieces are
+            returned).
+
+    """
+    chunks = _write(inp, entries, generated, results, mark)
+    inp.confirm()
+    return chunks
+
+
+def _write(
+    inp: FunctionInput,
+    entries: Sequence[Entry],
+    generated: Sequence[dict[str, Any]],
+    results: list[Result],
+    mark: bool,
+) -> list[str]:
+    from krm_fn.io import fastdump
+    from krm_fn.io.output import mark_local_config
+
+    fl = inp.fast_list
+    if inp.encoding == "json":
+        return _write_json(inp, entries, generated, results, mark)
+    if inp.form == "stream":
+        docs: list[str] = []
+        for e in entries:
+            if fl is not None and e.fast is not None:
+                docs.append(fl.document_text(e.fast, mark and e.input_kind))
+                continue
+            obj = inp.load(e)
+            if mark and e.input_kind:
+                mark_local_config(obj)
+            docs.append(fastdump.dump(obj))
+        docs.extend(fastdump.dump(obj) for obj in generated)
+        return ["---\n" + d if i else d for i, d in enumerate(docs)]
+    pieces = [f"apiVersion: {fastdump.scalar_value(inp.api_version)}\nkind: {RL_KIND}\n"]
+    body: list[str] = []
+    if fl is not None:
+        _fast_items(fl, entries, mark, body)
+    else:
+        for e in entries:
+            obj = inp.load(e)
+            if mark and e.input_kind:
+                mark_local_config(obj)
+            body.append(fastdump.dump_item(obj))
+    body.extend(fastdump.dump_item(obj) for obj in generated)
+    if body:
+        pieces.append("items:\n")
+        pieces.extend(body)
+    else:
+        pieces.append("items: []\n")
+    if results:
+        pieces.append(fastdump.dump({"results": [r.to_krm() for r in results]}))
+    return pieces
+
+
+def _write_json(
+    inp: FunctionInput,
+    entries: Sequence[Entry],
+    generated: Sequence[dict[str, Any]],
+    results: list[Result],
+    mark: bool,
+) -> list[str]:
+    """The output of a JSON input in JSON: one item (or document) per line."""
+    import json
+
+    from krm_fn.io.output import mark_local_config
+
+    def dumps(obj: Any) -> str:
+        return json.dumps(obj, ensure_ascii=False)
+
+    objs: list[dict[str, Any]] = []
+    for e in entries:
+        obj = inp.load(e)
+        if mark and e.input_kind:
+            mark_local_config(obj)
+        objs.append(obj)
+    objs.extend(generated)
+    if inp.form == "stream":
+        return [("---\n" if i else "") + dumps(o) + "\n" for i, o in enumerate(objs)]
+    pieces = [f'{{"apiVersion": {dumps(inp.api_version)}, "kind": "{RL_KIND}", "items": [']
+    pieces.extend(("\n" if i == 0 else ",\n") + dumps(o) for i, o in enumerate(objs))
+    pieces.append("\n]" if objs else "]")
+    if results:
+        pieces.append(', "results": ' + dumps([r.to_krm() for r in results]))
+    pieces.append("}\n")
+    return pieces

@@ -1,0 +1,326 @@
+"""Resolve platform, GPU architecture, per-node counts and the platform overlay for one run.
+
+Invariants:
+    * Detection reads only the run's eligible nodes; ``platform``/``gpuArch`` options win.
+    * GPUs per node, first that answers: ``spec.gpusPerNode``; the count every eligible node
+      that reports one agrees on (allocatable ``nvidia.com/gpu``, else the
+      ``nvidia.com/gpu.count`` label, else its ResourceSlice devices, see :mod:`krm_fn.platforms.node_gpus`),
+      and an error when they disagree; the catalog's shape entries; the GPU defaults table.
+      NICs follow NVCRE's layering: GPU defaults, catalog shape entries, ``spec.mlnxPerNode``
+      (an explicit 0 NICs opts out of the request).
+    * Every detection the render cannot fully vouch for is a warning: a GPU model outside the
+      table, no model at all, a providerID no rule knows, a hostname NVCRE would read as Forge.
+    * Offline preview: with no Node in the input and a forced platform or GPU architecture,
+      ``numNodes`` synthetic nodes stand in, so partitioning and every override are still
+      exercised; the caller says so in an info result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from krm_fn.api import models
+from krm_fn.api.config import FunctionOptions
+from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, NodeInfo, node_info
+from krm_fn.platforms import catalog as pcat
+from krm_fn.platforms import detect as pdetect
+from krm_fn.platforms import gpu as pgpu
+from krm_fn.platforms import node_gpus as fleet
+
+SYNTHETIC_PREFIX = "synthetic-node-"
+_PROVIDER_PREFIX = {
+    "aws": "aws:///synthetic/i-0",
+    "gcp": "gce://synthetic/zone/",
+    "azure": "azure:///subscriptions/synthetic/",
+    "oci": "ocid1.instance.oc1.synthetic.",
+}
+_PRODUCT = {
+    "a100": "NVIDIA-A100-SXM4-80GB",
+    "h100": "NVIDIA-H100-80GB-HBM3",
+    "h200": "NVIDIA-H200",
+    "b200": "NVIDIA-B200",
+    "b300": "NVIDIA-B300",
+    "gb200": "NVIDIA-GB200",
+    "gb300": "NVIDIA-GB300",
+    "l40": "NVIDIA-L40",
+    "l40s": "NVIDIA-L40S",
+    "rtxpro6000": "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformPlan:
+    """What detection and the catalog resolved for one run."""
+
+    platform: str
+    gpu_architecture: str
+    gpus_per_node: int
+    nics_per_node: int
+    mnnvl: bool
+    overlay: pcat.ResolvedOverlay
+    products: tuple[str, ...]
+    model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
+    gpus_from: str = ""  # where gpus_per_node comes from, for the summary
+    counts_disagree: bool = False  # the nodes report different GPU counts (already an error)
+
+
+def _topology_keys() -> list[str]:
+    """Every topology label the catalog may partition by (synthetic nodes share one domain)."""
+    cat = pcat.load_catalog()
+    return sorted({e.topology_key for e in cat.entries if e.topology_key})
+
+
+def target_gpu_product(target: models.Target | None) -> str | None:
+    """The GPU product a target names, as NVCRE's offline render reads it.
+
+    ``target.nodeSelector["nvidia.com/gpu.product"]``, else the first value of an ``In``
+    expression on that label; ``None`` when the target names none.
+    """
+    if target is None:
+        return None
+    product = target.node_selector.get(GPU_PRODUCT_LABEL)
+    if product:
+        return product
+    for r in target.match_expressions:
+        if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values:
+            return r.values[0]
+    return None
+
+
+def _target_labels(target: models.Target | None) -> dict[str, str]:
+    """Labels a node needs to satisfy the target's nodeSelector and expressions."""
+    if target is None:
+        return {}
+    labels = dict(target.node_selector)
+    for r in target.match_expressions:
+        if r.key in labels:
+            continue
+        if r.operator == "In" and r.values:
+            labels[r.key] = r.values[0]
+        elif r.operator == "Exists":
+            labels[r.key] = "synthetic"
+        elif r.operator in ("Gt", "Lt") and r.values and r.values[0].lstrip("-").isdigit():
+            labels[r.key] = str(int(r.values[0]) + (1 if r.operator == "Gt" else -1))
+    return labels
+
+
+def synthetic_nodes(
+    count: int,
+    platform: str | None,
+    arch: str | None,
+    target: models.Target | None = None,
+) -> list[NodeInfo]:
+    """Stand-in nodes for an offline preview (``render --platform X [--gpu-arch Y]``).
+
+    As NVCRE's offline render: the GPU product is ``arch``'s, else the one the target names
+    (:func:`target_gpu_product`). The nodes satisfy the target: its nodeSelector, its ``In``
+    (first value), ``Exists``, ``Gt``/``Lt`` expressions, its taintSelectors (as taints) and
+    its nodeNames (as names). They carry every topology label of the catalog with one shared
+    value, so a platform default topology key partitions them as one domain instead of failing.
+    """
+    names = (
+        list(target.node_names)
+        if target is not None and target.node_names
+        else [f"{SYNTHETIC_PREFIX}{i}" for i in range(count)]
+    )
+    product = _PRODUCT.get(arch, arch) if arch else target_gpu_product(target)
+    wanted = _target_labels(target)
+    taints = [
+        {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
+        for t in (target.taint_selectors if target is not None else [])
+    ]
+    nodes = []
+    for i, name in enumerate(names):
+        labels = {"kubernetes.io/hostname": name, GPU_PRESENT_LABEL: "true"}
+        labels.update(wanted)
+        if product:
+            labels[GPU_PRODUCT_LABEL] = product
+        if platform == "coreweave":
+            labels["node.coreweave.cloud/type"] = "synthetic"
+        for key in _topology_keys():
+            labels.setdefault(key, "synthetic-domain-0")
+        provider = _PROVIDER_PREFIX.get(platform or "", "")
+        spec: dict[str, Any] = {"providerID": f"{provider}{i}"} if provider else {}
+        if taints:
+            spec["taints"] = [dict(t, effect=t.get("effect", "NoSchedule")) for t in taints]
+        obj: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": name, "labels": labels},
+            "spec": spec,
+        }
+        nodes.append(node_info(obj))
+    return nodes
+
+
+def check_forced_names(options: FunctionOptions) -> list[tuple[str, str]]:
+    """Unknown ``platform``/``gpuArch`` option values, with the valid lists."""
+    out = []
+    if options.platform:
+        try:
+            pdetect.check_platform_name(options.platform)
+        except ValueError as exc:
+            out.append(("platform", str(exc)))
+    if options.gpu_arch:
+        try:
+            pgpu.check_gpu_arch_name(options.gpu_arch)
+        except ValueError as exc:
+            out.append(("gpuArch", str(exc)))
+    return out
+
+
+def resolve_platform(
+    spec: models.WorkloadRunSpec,
+    eligible: Sequence[NodeInfo],
+    options: FunctionOptions,
+    err: Any,
+    warn: Any,
+    slices: Mapping[str, fleet.SliceGpus] | None = None,
+) -> PlatformPlan:
+    """Detect and resolve; problems are reported through ``err``/``warn``."""
+    raws = [n.raw for n in eligible]
+    platform, arch, gdet = _detect(raws, options, err, warn)
+    node_gpus, gpus_from, disagree = _node_gpus(spec, eligible, slices or {}, err)
+    cat = pcat.load_catalog()
+    ctx = pcat.make_context(
+        cat,
+        platform=platform,
+        gpu_architecture=arch,
+        framework=spec.framework.name,
+        nodes=raws,
+        gpus_per_node=spec.gpus_per_node if spec.gpus_per_node is not None else node_gpus,
+        nics_per_node=spec.mlnx_per_node,
+        mnnvl=spec.enable_mnnvl,
+    )
+    if not gpus_from:
+        counts = pcat.default_node_counts(
+            cat,
+            platform=platform,
+            gpu_architecture=arch,
+            framework=spec.framework.name,
+            instance_types=ctx.instance_types,
+            gke_accelerators=ctx.gke_accelerators,
+        )
+        gpus_from = (
+            f"catalog entry {counts.gpus_from}"
+            if counts.gpus_from != "gpu-defaults"
+            else f"the GPU defaults for {arch}"
+        )
+    overlay = pcat.resolve(cat, ctx)
+    _warn_gpu_model(arch, gdet.model_products, ctx, gpus_from, warn)
+    if not options.platform and platform == pdetect.DEFAULT_PLATFORM:
+        _warn_platform_guesses(raws, overlay, warn)
+    return PlatformPlan(
+        platform=platform,
+        gpu_architecture=arch,
+        gpus_per_node=ctx.gpus_per_node,
+        nics_per_node=ctx.nics_per_node,
+        mnnvl=ctx.mnnvl,
+        overlay=overlay,
+        products=tuple(gdet.products),
+        model_products=tuple(gdet.model_products),
+        gpus_from=gpus_from,
+        counts_disagree=disagree,
+    )
+
+
+def _detect(
+    raws: Sequence[Mapping[str, Any]], options: FunctionOptions, err: Any, warn: Any
+) -> tuple[str, str, pgpu.GpuDetection]:
+    """Platform and GPU architecture of the nodes (forced options win), and the detection."""
+    pdet = pdetect.detect_fleet_platform(raws)
+    if pdet.error and not options.platform:
+        err(pdet.error, "spec.target")
+    platform = (
+        pdetect.check_platform_name(options.platform) if options.platform else pdet.platform
+    ) or "unknown"
+    gdet = pgpu.detect_gpu_architecture(raws, strict=options.strict_gpu_arch)
+    if gdet.error and not options.gpu_arch:
+        err(gdet.error, "spec.target")
+    elif gdet.warning and not options.gpu_arch:
+        warn(gdet.warning, "spec.target")
+    arch = pgpu.check_gpu_arch_name(options.gpu_arch) if options.gpu_arch else gdet.architecture
+    return platform, arch, gdet
+
+
+def _node_gpus(
+    spec: models.WorkloadRunSpec,
+    eligible: Sequence[NodeInfo],
+    slices: Mapping[str, fleet.SliceGpus],
+    err: Any,
+) -> tuple[int | None, str, bool]:
+    """(GPUs per node the nodes agree on, where it comes from, whether they disagree)."""
+    if spec.gpus_per_node is not None:
+        return None, "spec.gpusPerNode", False
+    counted = fleet.fleet_gpu_count(eligible, slices)
+    if len(counted.by_count) <= 1:
+        return counted.count, counted.source, False
+    groups = {f"{c} GPU{'' if c == 1 else 's'}": n for c, n in counted.by_count.items()}
+    err(
+        "the eligible nodes report different numbers of GPUs per node ("
+        + pdetect.summarize_node_groups(groups)
+        + "), and every worker pod of a run requests the same number; set "
+        "spec.gpusPerNode (nodes with fewer are then left out) or narrow spec.target to "
+        "nodes with one count (e.g. matchExpressions on nvidia.com/gpu.count)",
+        "spec.gpusPerNode",
+    )
+    return counted.count, counted.source, True
+
+
+_FROM_TABLE = ("the GPU defaults for ", "catalog entry ")
+
+
+def _warn_gpu_model(
+    arch: str, products: Sequence[str], ctx: pcat.PlatformContext, gpus_from: str, warn: Any
+) -> None:
+    """Say when the GPU model is unknown or outside the table, and what that means for sizing."""
+    guessed = gpus_from.startswith(_FROM_TABLE)
+    sizing = (
+        f"; the job is sized as gpusPerNode={ctx.gpus_per_node} mlnxPerNode={ctx.nics_per_node}: "
+        "set spec.gpusPerNode and spec.mlnxPerNode if the nodes differ"
+        if guessed
+        else f"; {ctx.gpus_per_node} GPU(s) per node from {gpus_from}"
+    )
+    path = "spec.gpusPerNode" if guessed else "spec.target"
+    if arch == pgpu.UNKNOWN_ARCH:
+        warn(
+            "no eligible node names its GPU model (label nvidia.com/gpu.product, label "
+            "cloud.google.com/gke-accelerator, or a gpu.nvidia.com ResourceSlice in the input), "
+            "so no GPU-specific settings apply; set the gpuArch option to choose them" + sizing,
+            path,
+        )
+    elif arch not in pgpu.GPU_ARCHITECTURES:
+        named = f" ({', '.join(products)})" if products else ""
+        warn(
+            f"GPU model {arch!r}{named} has no entry in the GPU defaults, so no GPU-specific "
+            "settings apply" + sizing,
+            path,
+        )
+
+
+def _warn_platform_guesses(
+    raws: Sequence[Mapping[str, Any]], overlay: pcat.ResolvedOverlay, warn: Any
+) -> None:
+    """Name onprem nodes whose providerID no rule knows, and those NVCRE would call forge."""
+    applied = ", ".join(f"catalog:{name}" for name in overlay.applied)
+    settings = f"the onprem settings apply ({applied})" if applied else "no platform settings apply"
+    for scheme, names in pdetect.unrecognised_provider_ids(raws).items():
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        warn(
+            f"providerID scheme {scheme!r} (node(s) {shown}) is not a platform this function "
+            f"knows, so the nodes count as onprem, as in NVCRE, and {settings}; set the "
+            "platform option if another platform fits",
+            "spec.target",
+        )
+    forge = pdetect.forge_by_hostname_only(raws)
+    if forge:
+        shown = ", ".join(forge[:3]) + (f" and {len(forge) - 3} more" if len(forge) > 3 else "")
+        warn(
+            f"node(s) {shown} have no providerID and a hostname containing 'forge': NVCRE calls "
+            "them forge, but a hostname never decides the platform here (only the label "
+            f"nke.nvidia.com/site-name does), so they count as onprem and {settings}; set the "
+            "platform option to forge if they are Forge nodes",
+            "spec.target",
+        )
