@@ -14,19 +14,17 @@ from typing import Any
 
 from krm_fn.api.models import FrameworkName
 from krm_fn.builders.nccl_env import Env
+from krm_fn.keys import ANN_FRAMEWORK as ANN_FRAMEWORK
+from krm_fn.keys import ANN_GPU_ARCH as ANN_GPU_ARCH
+from krm_fn.keys import ANN_GROUP_NODES as ANN_GROUP_NODES
+from krm_fn.keys import ANN_PLATFORM as ANN_PLATFORM
+from krm_fn.keys import LABEL_GROUP as LABEL_GROUP
+from krm_fn.keys import LABEL_MANAGED_BY as LABEL_MANAGED_BY
+from krm_fn.keys import LABEL_RUN as LABEL_RUN
+from krm_fn.keys import LABEL_WAVE as LABEL_WAVE
+from krm_fn.keys import PATCH_MANAGER as PATCH_MANAGER
 
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
-PATCH_MANAGER = "nvcre.nvidia.com/workloadrun-fn"
-
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
-LABEL_RUN = "nvcre.nvidia.com/workload-run"
-LABEL_GROUP = "nvcre.nvidia.com/group"
-ANN_GROUP_NODES = "nvcre.nvidia.com/group-nodes"
-ANN_PLATFORM = "nvcre.nvidia.com/detected-platform"
-ANN_GPU_ARCH = "nvcre.nvidia.com/detected-gpu-architecture"
-ANN_FRAMEWORK = "nvcre.nvidia.com/framework"
-ANN_OVERLAPS = "nvcre.nvidia.com/runs-after"
-LABEL_WAVE = "nvcre.nvidia.com/wave"
 
 
 @dataclass(frozen=True, slots=True)

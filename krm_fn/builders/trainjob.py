@@ -17,7 +17,6 @@ from typing import Any
 
 from krm_fn.builders import group_nodes, pods
 from krm_fn.builders.plan import (
-    ANN_OVERLAPS,
     LABEL_GROUP,
     LABEL_WAVE,
     PATCH_MANAGER,
@@ -26,6 +25,7 @@ from krm_fn.builders.plan import (
 )
 from krm_fn.fleet.inventory import HOSTNAME_LABEL
 from krm_fn.fleet.partition import Group
+from krm_fn.keys import ANN_RUNS_AFTER
 
 
 def build_trainjob(
@@ -56,7 +56,7 @@ def build_trainjob(
     if group.nodes:
         group_nodes.annotate(ann, group.nodes)
     if runs_after:
-        ann[ANN_OVERLAPS] = runs_after
+        ann[ANN_RUNS_AFTER] = runs_after
     spec: dict[str, Any] = {
         "runtimeRef": {
             "apiGroup": "trainer.kubeflow.org",

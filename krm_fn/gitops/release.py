@@ -28,8 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-LABEL_RUN = "nvcre.nvidia.com/workload-run"
-LABEL_WAVE = "nvcre.nvidia.com/wave"
+from krm_fn.keys import LABEL_RUN, LABEL_WAVE
 
 EXIT_DONE = 0
 EXIT_FAILED = 1

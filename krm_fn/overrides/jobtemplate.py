@@ -39,6 +39,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from krm_fn.keys import ANN_BANDWIDTH as ANN_BANDWIDTH
+from krm_fn.keys import ANN_GOODPUT as ANN_GOODPUT
+from krm_fn.keys import ANN_THRESHOLDS as ANN_THRESHOLDS
+from krm_fn.keys import LABEL_MANAGED_BY
+from krm_fn.keys import RESERVED_PREFIX as RESERVED_PREFIX
+
+CONTROLLER_LABEL: Final = LABEL_MANAGED_BY
+
 __all__ = [
     "ANN_BANDWIDTH",
     "ANN_GOODPUT",
@@ -51,12 +59,7 @@ __all__ = [
     "to_view",
 ]
 
-ANN_THRESHOLDS: Final = "nvcre.nvidia.com/thresholds"
-ANN_BANDWIDTH: Final = "nvcre.nvidia.com/bandwidth-measurement"
-ANN_GOODPUT: Final = "nvcre.nvidia.com/goodput-measurement"
 
-CONTROLLER_LABEL: Final = "app.kubernetes.io/managed-by"
-RESERVED_PREFIX: Final = "nvcre.nvidia.com/"
 MAX_WORKLOAD_LABELS: Final = 32
 HEALTH_MONITOR_EXPRESSION: Final = "node.spec.unschedulable == true"
 """NVCRE's job-level nodeHealthMonitor for a WorkloadRun (reference §2.11)."""

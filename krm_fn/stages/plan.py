@@ -13,6 +13,10 @@ from __future__ import annotations
 from krm_fn.api import models
 from krm_fn.builders.plan import ANN_FRAMEWORK, ANN_GPU_ARCH, ANN_PLATFORM, RunPlan
 from krm_fn.builders.run_plan import PlanInputs, WorkerEnv, build_plan
+from krm_fn.keys import (
+    ANN_APPLIED,
+    ANN_GPU_PRODUCT,
+)
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.stages.checks import RunChecks
 from krm_fn.stages.nodes import NodeSelection
@@ -20,8 +24,6 @@ from krm_fn.stages.overrides import MatchedOverrides
 from krm_fn.stages.partitioning import Partitioned
 from krm_fn.stages.platform import ResolvedPlatform
 
-ANN_APPLIED = "nvcre.nvidia.com/applied-overrides"
-ANN_GPU_PRODUCT = "nvcre.nvidia.com/detected-gpu-product"
 """The nodes' own product names, on runs whose GPU model is outside the defaults table."""
 
 
