@@ -21,10 +21,10 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from krm_fn.fleet.inventory import collect_nodes, node_info, node_view
 
 from krm_fn.builders.plan import LABEL_MANAGED_BY
 from krm_fn.entry.run import run_krm
+from krm_fn.fleet.inventory import collect_nodes, node_info, node_view
 from krm_fn.io import fastdump, fastio, yamlio
 from krm_fn.io import resourcelist as rl
 from krm_fn.io.fastio import helper as fastio_helper

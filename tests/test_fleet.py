@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
-from krm_fn.fleet.inventory import node_info, select_nodes
 
 from krm_fn.entry.run import run_krm
+from krm_fn.fleet.inventory import node_info, select_nodes
 from krm_fn.io.output import is_generated, is_input_kind
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.detect import forge_by_hostname_only, unrecognised_provider_ids

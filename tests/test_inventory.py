@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from krm_fn.fleet.inventory import collect_nodes, node_info, select_nodes, tolerates
 
 from krm_fn.api.models import Target
+from krm_fn.fleet.inventory import collect_nodes, node_info, select_nodes, tolerates
 
 
 def node(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:

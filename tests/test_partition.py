@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from krm_fn.fleet.partition import PartitionError, partition_simple
 from krm_fn.fleet.topology import run_waves
 

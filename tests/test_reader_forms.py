@@ -24,9 +24,9 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from krm_fn.fleet.inventory import collect_nodes
 
 from krm_fn.entry.run import run_krm
+from krm_fn.fleet.inventory import collect_nodes
 from krm_fn.io import fastio, limits, yamlio
 from krm_fn.io import resourcelist as rl
 from krm_fn.io.fastio import helper as fastio_helper

@@ -11,6 +11,7 @@ from typing import Literal
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from krm_fn.fleet.partition import Group, Partition, PartitionError
 from krm_fn.fleet.topology import (
     TopologyGroup,

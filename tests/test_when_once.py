@@ -10,9 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from krm_fn.fleet.inventory import node_info
-
 from krm_fn.api.config import FunctionOptions
+from krm_fn.fleet.inventory import node_info
 from krm_fn.io.results import Results
 from krm_fn.overrides.apply import apply_overrides
 from krm_fn.render import render_all

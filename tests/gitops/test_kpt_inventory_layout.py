@@ -171,7 +171,6 @@ status:
 def _full_reader(path: Path) -> list[object]:
     """The Nodes as PyYAML (the full reader) gives them."""
     from krm_fn.fleet.inventory import collect_nodes
-
     from krm_fn.io.resourcelist import parse_input
 
     inp = parse_input(path.read_bytes(), path.name, fast=False, documents=False)
