@@ -12,6 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 MANAGER: Final = "workloadrun-fn"
@@ -44,7 +45,7 @@ ANN_GOODPUT: Final = "nvcre.nvidia.com/goodput-measurement"
 
 def is_workloadrun(obj: Any) -> bool:
     """Whether ``obj`` (a mapping) is a WorkloadRun of any ``nvcre.nvidia.com`` version."""
-    if not isinstance(obj, dict):
+    if not isinstance(obj, Mapping):
         return False
     return is_workloadrun_kind(obj.get("apiVersion"), obj.get("kind"))
 

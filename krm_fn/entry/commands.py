@@ -287,7 +287,8 @@ def inventory_cmd(
 
     extra = list(keep_label)
     if for_files:
-        from krm_fn.entry.inputs import expand_paths, is_workloadrun, load_files
+        from krm_fn.entry.inputs import expand_paths, load_files
+        from krm_fn.keys import is_workloadrun
 
         runs = [o for o, _ in load_files(expand_paths(for_files)).items if is_workloadrun(o)]
         if not runs:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from krm_fn import keys
 from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.io import yamlio
 from krm_fn.io.output import INDEX_KEYS, PATH_KEYS
@@ -119,11 +118,6 @@ def file_ref_of(item: dict[str, Any]) -> FileRef | None:
         return FileRef(path, int(idx))
     except ValueError:
         return FileRef(path, 0)
-
-
-def is_workloadrun(item: dict[str, Any]) -> bool:
-    """Whether an item is a WorkloadRun (any nvcre.nvidia.com version)."""
-    return keys.is_workloadrun(item)
 
 
 def is_function_config(item: dict[str, Any]) -> bool:

@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from krm_fn import keys
 from krm_fn.api.config import CONFIG_KIND, options_from_config
 from krm_fn.entry.inputs import (
     Loaded,
     add_input,
     expand_paths,
     is_function_config,
-    is_workloadrun,
     load_files,
 )
 from krm_fn.fleet.inventory import collect_nodes
@@ -84,7 +84,7 @@ def preview(
     overrides = {k: v for k, v in (("platform", platform), ("gpu_arch", gpu_arch)) if v}
     if overrides:
         options = options.model_copy(update=overrides)
-    runs = [(o, f) for o, f in items if is_workloadrun(o)]
+    runs = [(o, f) for o, f in items if keys.is_workloadrun(o)]
     if not runs:
         results.error("no WorkloadRun found in the input files")
     nodes = [*loaded.nodes, *collect_nodes([o for o, _ in items])]

@@ -204,7 +204,7 @@ def _render(
         if e.workloadrun:
             obj = inp.load(e)
             runs.append((obj, file_ref_of(obj)))
-    if fc_dict and _is_workloadrun(fc_dict):
+    if fc_dict and keys.is_workloadrun(fc_dict):
         key = _key(fc_dict)
         if not any(_key(r) == key for r, _ in runs):
             runs.append((fc_dict, file_ref_of(fc_dict)))
@@ -234,7 +234,7 @@ def _render(
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
     offline = options.platform or options.gpu_arch  # a preview on synthetic nodes
-    if config_path and fc_dict and _is_workloadrun(fc_dict) and not nodes and not offline:
+    if config_path and fc_dict and keys.is_workloadrun(fc_dict) and not nodes and not offline:
         _generator_without_nodes(fc_dict, config_path, results)
         return _failed(results, b"", inp)
     # Objects runs may refer to (PersistentVolumeClaims, LogProfiles): every input item but
@@ -310,10 +310,6 @@ def _plugin_config_problem(fc: Mapping[str, Any], config_path: str) -> str | Non
         "resources: (transformer) or name them in the WorkloadRun's annotation "
         "fn.nvcre.nvidia.com/inventory (generator)"
     )
-
-
-def _is_workloadrun(item: Mapping[str, Any]) -> bool:
-    return keys.is_workloadrun_kind(item.get("apiVersion"), item.get("kind"))
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[Any, Any]:

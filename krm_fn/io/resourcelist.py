@@ -508,7 +508,6 @@ def _write(
     mark: bool,
 ) -> list[str]:
     from krm_fn.io import fastdump
-    from krm_fn.io.output import mark_local_config
 
     fl = inp.fast_list
     if inp.encoding == "json":
@@ -519,10 +518,7 @@ def _write(
             if fl is not None and e.fast is not None:
                 docs.append(fl.document_text(e.fast, mark and e.input_kind))
                 continue
-            obj = inp.load(e)
-            if mark and e.input_kind:
-                mark_local_config(obj)
-            docs.append(fastdump.dump(obj))
+            docs.append(fastdump.dump(_loaded(inp, e, mark)))
         docs.extend(fastdump.dump(obj) for obj in generated)
         return ["---\n" + d if i else d for i, d in enumerate(docs)]
     pieces = [f"apiVersion: {fastdump.scalar_value(inp.api_version)}\nkind: {RL_KIND}\n"]
@@ -530,11 +526,7 @@ def _write(
     if fl is not None:
         _fast_items(fl, entries, mark, body)
     else:
-        for e in entries:
-            obj = inp.load(e)
-            if mark and e.input_kind:
-                mark_local_config(obj)
-            body.append(fastdump.dump_item(obj))
+        body.extend(fastdump.dump_item(_loaded(inp, e, mark)) for e in entries)
     body.extend(fastdump.dump_item(obj) for obj in generated)
     if body:
         pieces.append("items:\n")
@@ -544,6 +536,16 @@ def _write(
     if results:
         pieces.append(fastdump.dump({"results": [r.to_krm() for r in results]}))
     return pieces
+
+
+def _loaded(inp: FunctionInput, e: Entry, mark: bool) -> dict[str, Any]:
+    """The entry's object, marked local-config when it is an input kind being written back."""
+    from krm_fn.io.output import mark_local_config
+
+    obj = inp.load(e)
+    if mark and e.input_kind:
+        mark_local_config(obj)
+    return obj
 
 
 def _write_json(
@@ -556,17 +558,10 @@ def _write_json(
     """The output of a JSON input in JSON: one item (or document) per line."""
     import json
 
-    from krm_fn.io.output import mark_local_config
-
     def dumps(obj: Any) -> str:
         return json.dumps(obj, ensure_ascii=False)
 
-    objs: list[dict[str, Any]] = []
-    for e in entries:
-        obj = inp.load(e)
-        if mark and e.input_kind:
-            mark_local_config(obj)
-        objs.append(obj)
+    objs = [_loaded(inp, e, mark) for e in entries]
     objs.extend(generated)
     if inp.form == "stream":
         return [("---\n" if i else "") + dumps(o) + "\n" for i, o in enumerate(objs)]

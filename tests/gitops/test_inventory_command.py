@@ -18,10 +18,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from krm_fn.entry.inputs import is_workloadrun
 from krm_fn.entry.run import run_krm
 from krm_fn.gitops import compact_inventory as ci
 from krm_fn.io.output import is_generated
+from krm_fn.keys import is_workloadrun
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden"

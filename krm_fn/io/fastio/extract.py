@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from krm_fn.io.fastio.edits import _edit_or_none
 from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _SEQFLAT, _Patterns
-from krm_fn.io.fastio.model import _MANAGED_BY, _MANAGER, Item, _reset
+from krm_fn.io.fastio.model import Item, _reset
 from krm_fn.io.fastio.scalars import _KEY_CACHE, _STR_CACHE, Irregular, _any, _key, _str
 from krm_fn.io.nodes import NodeInfo, collect_nodes, node_problems
-from krm_fn.keys import is_workloadrun_kind
+from krm_fn.keys import LABEL_MANAGED_BY, MANAGER, is_workloadrun_kind
 
 if TYPE_CHECKING:
     from krm_fn.io.fastio.reader import FastList
@@ -229,7 +229,7 @@ def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
     meta = _items_of(text, meta_m, 4) if meta_m is not None else None
     if api == "v1" and kind == "Node":
         node = _node(text, top, meta, 2, api, kind)
-        it.generated = node.labels.get(_MANAGED_BY) == _MANAGER
+        it.generated = node.labels.get(LABEL_MANAGED_BY) == MANAGER
         it.input_kind = True
         if not it.generated:
             it.nodes = [node]
@@ -243,7 +243,7 @@ def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
     labels_m = meta.get("labels") if meta else None
     if labels_m is not None:
         labels = _flat_map(text, labels_m, 6, strings=False)
-        it.generated = labels.get(_MANAGED_BY) == _MANAGER
+        it.generated = labels.get(LABEL_MANAGED_BY) == MANAGER
     is_run = is_workloadrun_kind(api, kind)
     if it.generated:
         if api == "v1" and kind in ("List", "NodeList"):
@@ -452,7 +452,7 @@ def _list_entry(text: str, s: int, e: int) -> NodeInfo | None:
     sub_meta_m = sub.get("metadata")
     sub_meta = _items_of(text, sub_meta_m, 6) if sub_meta_m is not None else None
     node = _node(text, sub, sub_meta, 4, api, kind)
-    if node.labels.get(_MANAGED_BY) == _MANAGER:
+    if node.labels.get(LABEL_MANAGED_BY) == MANAGER:
         return None
     return node
 

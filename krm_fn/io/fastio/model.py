@@ -18,12 +18,9 @@ from typing import Any
 from krm_fn.io import yamlio
 from krm_fn.io.fastio.scalars import Irregular
 from krm_fn.io.nodes import NodeInfo
-from krm_fn.keys import LABEL_MANAGED_BY, MANAGER
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 _LOCAL_LINE = f"{LOCAL_CONFIG}: 'true'\n"
-_MANAGED_BY = LABEL_MANAGED_BY
-_MANAGER = MANAGER
 
 
 @dataclass
