@@ -635,3 +635,34 @@ def test_fastdump_writes_what_pyyaml_writes(obj: Any) -> None:
     if isinstance(obj, dict):
         assert fastdump.dump(obj) == yamlio.dump(obj)
     assert fastdump.dump_all([obj, obj]) == yamlio.dump_all([obj, obj])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "8",
+        "4096",
+        "0x1F",
+        "0o17",
+        "1_000",
+        "1.5",
+        "1e3",
+        "12:30",
+        "true",
+        "No",
+        "off",
+        "null",
+        "2024-01-01",
+        "group-3",
+        "a:b",
+        "fleet-allreduce-group-4857",
+        "nvidia.com/gpu",
+    ],
+    ids=lambda t: f"simple-string-{t}",
+)
+def test_a_simple_string_is_written_plain_or_single_quoted_as_pyyaml_writes_it(text: str) -> None:
+    fastdump._VALUES.pop(text, None)
+    fastdump._KEYS.pop(text, None)
+    obj = {"metadata": {"labels": {text: text}}, "args": ["-n", text, text, text]}
+    assert fastdump.dump(obj) == yamlio.dump(obj)
+    assert yaml.safe_load(fastdump.dump(obj)) == obj

@@ -4,8 +4,9 @@ The job: serialise the function's output objects (thousands of TrainJobs for a l
 without running PyYAML's representer, serializer and emitter over every node. The layout
 rules of PyYAML's block style (``default_flow_style=False``, indent 2, sequences inside
 mappings not indented, empty collections as ``{}``/``[]``) are reproduced here; the spelling
-of each distinct scalar is either proven plain by a strict test or asked from
-:mod:`krm_fn.io.yamlio` once and cached.
+of each distinct scalar is either proven by a strict test (plain, or single-quoted for a
+simple string the resolver would read as another type, such as ``'8'`` or ``'true'``) or
+asked from :mod:`krm_fn.io.yamlio` once and cached.
 
 Invariants:
     * ``dump(doc) == yamlio.dump(doc)``, ``dump_item(obj) == yamlio.dump([obj])`` and
@@ -54,13 +55,24 @@ def _resolves_to_str(text: str) -> bool:
     return bool(tag == _STR_TAG)
 
 
+def _simple_spelling(text: str) -> str:
+    """How PyYAML writes a :data:`_SIMPLE` string: plain, or single-quoted when plain would
+    read back as another type (a number, a boolean, ``null``, a date, ...).
+
+    Such a string has no character that rules out single quotes (no quote, space, line
+    break or non-printable character), so PyYAML's emitter picks single quotes, the first
+    style it tries after plain.
+    """
+    return text if _resolves_to_str(text) else f"'{text}'"
+
+
 def _value(text: str) -> str:
     """The spelling of a string as a block mapping value or sequence entry."""
     spelled = _VALUES.get(text)
     if spelled is not None:
         return spelled
-    if _SIMPLE.fullmatch(text) and text[-1] != ":" and _resolves_to_str(text):
-        spelled = text
+    if _SIMPLE.fullmatch(text) and text[-1] != ":":
+        spelled = _simple_spelling(text)
     else:
         out = yamlio.dump([text])
         if not out.startswith("- ") or out.count("\n") != 1:
@@ -75,13 +87,8 @@ def _key(text: str) -> str:
     spelled = _KEYS.get(text)
     if spelled is not None:
         return spelled
-    if (
-        len(text) <= _MAX_SIMPLE_KEY
-        and _SIMPLE.fullmatch(text)
-        and text[-1] != ":"
-        and _resolves_to_str(text)
-    ):
-        spelled = text
+    if len(text) <= _MAX_SIMPLE_KEY and _SIMPLE.fullmatch(text) and text[-1] != ":":
+        spelled = _simple_spelling(text)
     else:
         out = yamlio.dump({text: None})
         if out.startswith("?") or out.count("\n") != 1 or not out.endswith(": null\n"):
