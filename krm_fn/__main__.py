@@ -1,5 +1,5 @@
 """``python -m krm_fn`` runs the command line."""
 
-from krm_fn.entry.cli import main
+from krm_fn.entry.cli import run
 
-main()
+run()

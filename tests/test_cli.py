@@ -138,3 +138,46 @@ def test_missing_file_is_a_clear_error() -> None:
     proc = run(["render", "nope.yaml"])
     assert proc.returncode == 2, "a missing file is a usage error"
     assert b"nope.yaml" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+_RUN_WITH = """
+import sys
+from krm_fn.entry import cli
+
+def fake_main():
+    sys.stdout.write("x" * 5_000_000 + "\\n")  # buffered: only a flush gets it out
+    sys.stderr.write("a line on stderr\\n")
+    {action}
+
+cli.main = fake_main
+cli.run()
+"""
+
+
+@pytest.mark.parametrize(
+    ("action", "code", "stderr_tail"),
+    [
+        ("return None", 0, ""),
+        ("sys.exit()", 0, ""),
+        ("sys.exit(3)", 3, ""),
+        ("sys.exit('workloadrun-fn: a message')", 1, "workloadrun-fn: a message\n"),
+    ],
+    ids=["returning-is-0", "exit-none-is-0", "an-int-is-kept", "a-message-is-printed-and-is-1"],
+)
+def test_the_console_script_leaves_without_a_teardown_but_flushes_everything_first(
+    action: str, code: int, stderr_tail: str
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUN_WITH.format(action=action)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == code
+    assert proc.stdout == b"x" * 5_000_000 + b"\n"
+    assert proc.stderr.decode() == "a line on stderr\n" + stderr_tail
+
+
+def test_the_installed_script_and_python_m_use_the_run_entry_point() -> None:
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert 'workloadrun-fn = "krm_fn.entry.cli:run"' in pyproject
+    assert "run()" in (REPO / "krm_fn" / "__main__.py").read_text()

@@ -13,15 +13,20 @@ Invariants:
       2), except in kustomize's generator form, where kustomize sends nothing.
     * Shell completion is click's (``_WORKLOADRUN_FN_COMPLETE=bash_source|zsh_source|
       fish_source workloadrun-fn``): with that variable set the command line goes to click.
+    * The console script (:func:`run`) flushes stdout and stderr, then leaves with
+      ``os._exit``: tearing down a fleet-sized heap and the imported modules costs 30 ms of
+      every cold start and 0.1 s at 10,000 Nodes, for nothing (as mypy's command line does).
+      :func:`main` itself returns or raises ``SystemExit`` as usual, for callers in-process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 SUBCOMMANDS = (
     "render",
@@ -123,8 +128,33 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(70)
 
 
+def run() -> NoReturn:
+    """The ``workloadrun-fn`` console script: :func:`main`, then leave without a teardown.
+
+    The exit status and what ``SystemExit`` carries are kept: ``None`` is 0, an ``int`` is
+    itself, anything else is printed to stderr and is 1 (as the interpreter does).
+    """
+    code: Any = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        sys.stderr.write(f"{code}\n")
+        code = 1
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):  # the reader went away, or stdout is closed
+        code = code or 1
+    with contextlib.suppress(BrokenPipeError, ValueError):
+        sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()
 
 
-__all__ = ["SUBCOMMANDS", "main", "run_function"]
+__all__ = ["SUBCOMMANDS", "main", "run", "run_function"]
