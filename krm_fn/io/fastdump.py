@@ -56,10 +56,10 @@ def _resolves_to_str(text: str) -> bool:
 
 
 def _simple_spelling(text: str) -> str:
-    """How PyYAML writes a :data:`_SIMPLE` string: plain, or single-quoted when plain would
-    read back as another type (a number, a boolean, ``null``, a date, ...).
+    """How PyYAML writes a :data:`_SIMPLE` string: plain, or single-quoted.
 
-    Such a string has no character that rules out single quotes (no quote, space, line
+    Single-quoted when plain would read back as another type (a number, a boolean,
+    ``null``, a date, ...). Such a string has no character that rules out single quotes (no quote, space, line
     break or non-printable character), so PyYAML's emitter picks single quotes, the first
     style it tries after plain.
     """
