@@ -392,3 +392,38 @@ def test_a_kubectl_list_file_is_read_in_place_when_not_written_back(
     )
     inp = rl.parse_input(mixed, documents=False)
     assert inp.fast_list is not None and not inp.fast_list.list_doc
+
+
+def test_render_keeps_nothing_computed_from_a_fast_read_its_deferred_check_refuses(
+    tmp_path: Path, gpu_nodes: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from krm_fn.entry import inputs
+    from krm_fn.entry.preview import preview
+
+    for n in gpu_nodes:
+        n["metadata"]["labels"]["nvidia.com/gpu.present"] = "true"
+    run = tmp_path / "run.yaml"
+    run.write_text(RUN_DOC)
+    (tmp_path / "nodes.yaml").write_text(kubectl_list(gpu_nodes))
+    args = ([str(run), str(tmp_path / "nodes.yaml")], None, None, None, "yaml")
+    expected = preview(*args)
+    assert expected[0] == 0, expected[2]
+
+    # A misreading fast reader: its deferred check (run while the render ran) refuses it.
+    read_input, passes = inputs.read_input, []
+
+    def misread(data: bytes, name: str, pending: Any = None) -> Any:
+        got = read_input(data, name, pending)
+        passes.append(pending is not None)
+        if pending is not None and name.endswith("nodes.yaml"):
+            entry = got[0][0]
+            entry.nodes = entry.nodes[:-1]  # one Node lost
+            pending[-1].confirm = _refuses
+        return got
+
+    def _refuses() -> None:
+        raise rl.StaleInput(full=False)
+
+    monkeypatch.setattr(inputs, "read_input", misread)
+    assert preview(*args) == expected
+    assert passes == [True, True, False, False]  # deferred, refused, read again confirmed

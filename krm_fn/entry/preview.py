@@ -39,15 +39,38 @@ def preview(
     gpu_arch: str | None,
     fmt: str,
 ) -> tuple[int, str, list[str]]:
-    """Render ``files``; returns (exit code, stdout text, stderr lines)."""
+    """Render ``files``; returns (exit code, stdout text, stderr lines).
+
+    The fast reader's grammar check runs in its helper process while the render runs; only
+    once it agrees is the result returned. When it finds a misread item, everything is
+    read again with the check waited for, and rendered again.
+    """
+    stdin = sys.stdin.buffer.read() if "-" in files else None
+    for deferred in (True, False):
+        loaded = Loaded()
+        got = _preview(files, stdin, config_file, platform, gpu_arch, fmt, loaded, deferred)
+        if loaded.confirm():
+            return got
+    raise AssertionError("unreachable: the second pass confirms every input as it reads it")
+
+
+def _preview(
+    files: list[str],
+    stdin: bytes | None,
+    config_file: str | None,
+    platform: str | None,
+    gpu_arch: str | None,
+    fmt: str,
+    loaded: Loaded,
+    deferred: bool,
+) -> tuple[int, str, list[str]]:
     results = Results()
     items: list[tuple[dict[str, Any], FileRef]] = []
-    loaded = Loaded()
     try:
         paths = [p for p in files if p != "-"]
-        loaded = load_files(expand_paths(paths))
-        if "-" in files:
-            add_input(loaded, sys.stdin.buffer.read(), "<stdin>")
+        load_files(expand_paths(paths), deferred=deferred, into=loaded)
+        if stdin is not None:
+            add_input(loaded, stdin, "<stdin>", deferred)
         items = loaded.items
         fc: dict[str, Any] | None = None
         if config_file:
