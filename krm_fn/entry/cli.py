@@ -80,6 +80,7 @@ def run_function(config_path: str | None) -> int:
     # the cold start, bench/results.md). The process is short-lived: nothing is re-enabled.
     gc.disable()
     from krm_fn.entry.run import run_krm
+    from krm_fn.io.resourcelist import write_chunks
 
     stdin = sys.stdin.buffer.read()
     if config_path is None and (not stdin or stdin.isspace()):  # isspace: no copy
@@ -89,10 +90,8 @@ def run_function(config_path: str | None) -> int:
         )
         return 2
     outcome = run_krm(stdin, config_path=config_path)
-    out = sys.stdout
-    for chunk in outcome.chunks:  # not joined: the output of a fleet is over 100 MB
-        out.write(chunk)
-    out.flush()
+    sys.stdout.flush()
+    write_chunks(outcome.chunks, sys.stdout.buffer)  # not joined: a fleet's output is >100 MB
     for line in outcome.stderr:
         sys.stderr.write(line + "\n")
     return outcome.exit_code

@@ -27,9 +27,11 @@ from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.io import yamlio
 from krm_fn.io.output import PATH_KEYS
 from krm_fn.io.resourcelist import (
+    Chunk,
     FunctionInput,
     InputError,
     StaleInput,
+    chunks_text,
     parse_input,
     write_output_chunks,
 )
@@ -47,7 +49,7 @@ class RunOutcome:
     outputs), the command line writes them one by one.
     """
 
-    chunks: list[str]
+    chunks: list[Chunk]
     stderr: list[str]
     exit_code: int
     render: RenderOutput | None = None
@@ -55,7 +57,7 @@ class RunOutcome:
     @property
     def stdout(self) -> str:
         """The whole standard output."""
-        return "".join(self.chunks)
+        return chunks_text(self.chunks)
 
 
 _RL_HINT = re.compile(rb"kind:\s*['\"]?ResourceList")
@@ -347,7 +349,7 @@ def _failed(
         )
     elif inp is not None:
         text = (
-            "".join(write_output_chunks(inp, inp.entries(), [], results.safe_items(), False))
+            chunks_text(write_output_chunks(inp, inp.entries(), [], results.safe_items(), False))
             if inp.form == "resourcelist"
             else ""
         )

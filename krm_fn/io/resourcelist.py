@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from krm_fn.io import yamlio
 from krm_fn.io.results import Result, Results
@@ -447,9 +447,9 @@ def _named(doc: dict[str, Any]) -> str:
     return f" {name}" if isinstance(name, str) and name else ""
 
 
-def _fast_items(fl: FastList, entries: Sequence[Entry], mark: bool, out: list[str]) -> None:
+def _fast_items(fl: FastList, entries: Sequence[Entry], mark: bool, out: list[Chunk]) -> None:
     """The fast reader's items as their input text: whole runs of it, sliced once."""
-    text = fl.text
+    text = fl.text_slice
     seg = end = -1
     for e in entries:
         it = e.fast
@@ -457,17 +457,49 @@ def _fast_items(fl: FastList, entries: Sequence[Entry], mark: bool, out: list[st
         start = it.start - len(it.prefix)
         if start != end:  # a gap: items were dropped in between
             if seg >= 0:
-                out.append(text[seg:end])
+                out.append(text(seg, end))
             seg = start
         end = it.end
         if mark and e.input_kind:
             a, b, new = fl.edit(it)
             if new or a != b:
-                out.append(text[seg:a])
+                out.append(text(seg, a))
                 out.append(new)
                 seg = b
     if seg >= 0:
-        out.append(text[seg:end])
+        out.append(text(seg, end))
+
+
+Chunk = str | memoryview
+"""A piece of output: text, or a slice of the input's bytes (ASCII) written as it was."""
+
+_BATCH_BYTES = 1 << 20
+
+
+def chunks_text(chunks: Sequence[Chunk]) -> str:
+    """The pieces joined as one string (tests, small outputs)."""
+    return "".join(c if isinstance(c, str) else str(c, "ascii") for c in chunks)
+
+
+def write_chunks(chunks: Sequence[Chunk], out: BinaryIO) -> None:
+    """Write the pieces to a binary stream, joined in batches of about a megabyte.
+
+    Measured on 120 MB of output through a pipe: writing the pieces one by one through
+    the text layer took 0.2-0.5 s; batches of bytes, 0.04 s (one copy, few system calls).
+    """
+    batch: list[bytes | memoryview] = []
+    size = 0
+    for chunk in chunks:
+        piece = chunk.encode("utf-8", "surrogatepass") if isinstance(chunk, str) else chunk
+        batch.append(piece)
+        size += len(piece)
+        if size >= _BATCH_BYTES:
+            out.write(b"".join(batch))
+            batch.clear()
+            size = 0
+    if batch:
+        out.write(b"".join(batch))
+    out.flush()
 
 
 def write_output_chunks(
@@ -476,7 +508,7 @@ def write_output_chunks(
     generated: Sequence[dict[str, Any]],
     results: list[Result],
     mark: bool,
-) -> list[str]:
+) -> list[Chunk]:
     """Serialise the output in the form the input came in, as pieces to write in order.
 
     At fleet size the output is over 100 MB: writing the pieces one after the other
@@ -506,23 +538,30 @@ def _write(
     generated: Sequence[dict[str, Any]],
     results: list[Result],
     mark: bool,
-) -> list[str]:
+) -> list[Chunk]:
     from krm_fn.io import fastdump
 
     fl = inp.fast_list
     if inp.encoding == "json":
         return _write_json(inp, entries, generated, results, mark)
     if inp.form == "stream":
-        docs: list[str] = []
+        docs: list[Chunk] = []
         for e in entries:
+            if docs:
+                docs.append("---\n")
             if fl is not None and e.fast is not None:
-                docs.append(fl.document_text(e.fast, mark and e.input_kind))
-                continue
-            docs.append(fastdump.dump(_loaded(inp, e, mark)))
-        docs.extend(fastdump.dump(obj) for obj in generated)
-        return ["---\n" + d if i else d for i, d in enumerate(docs)]
-    pieces = [f"apiVersion: {fastdump.scalar_value(inp.api_version)}\nkind: {RL_KIND}\n"]
-    body: list[str] = []
+                docs += fl.document_pieces(e.fast, mark and e.input_kind)
+            else:
+                docs.append(fastdump.dump(_loaded(inp, e, mark)))
+        for obj in generated:
+            if docs:
+                docs.append("---\n")
+            docs.append(fastdump.dump(obj))
+        return docs
+    pieces: list[Chunk] = [
+        f"apiVersion: {fastdump.scalar_value(inp.api_version)}\nkind: {RL_KIND}\n"
+    ]
+    body: list[Chunk] = []
     if fl is not None:
         _fast_items(fl, entries, mark, body)
     else:
@@ -554,7 +593,7 @@ def _write_json(
     generated: Sequence[dict[str, Any]],
     results: list[Result],
     mark: bool,
-) -> list[str]:
+) -> list[Chunk]:
     """The output of a JSON input in JSON: one item (or document) per line."""
     import json
 
@@ -565,7 +604,9 @@ def _write_json(
     objs.extend(generated)
     if inp.form == "stream":
         return [("---\n" if i else "") + dumps(o) + "\n" for i, o in enumerate(objs)]
-    pieces = [f'{{"apiVersion": {dumps(inp.api_version)}, "kind": "{RL_KIND}", "items": [']
+    pieces: list[Chunk] = [
+        f'{{"apiVersion": {dumps(inp.api_version)}, "kind": "{RL_KIND}", "items": ['
+    ]
     pieces.extend(("\n" if i == 0 else ",\n") + dumps(o) for i, o in enumerate(objs))
     pieces.append("\n]" if objs else "]")
     if results:

@@ -11,7 +11,6 @@ Invariants:
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from typing import Any
 import yaml
 
 from krm_fn.io import yamlio
-from krm_fn.io.fastio import helper
+from krm_fn.io.fastio import helper, streams
 from krm_fn.io.fastio.edits import insert_local_config
 from krm_fn.io.fastio.extract import _classify_loaded
 from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _clean_chars
@@ -44,12 +43,19 @@ class FastList:
 
     Attributes:
         text: The whole input text (item texts are slices of it); for a plain stream, the
-            stream rewritten as the items of a ResourceList (:func:`_stream_as_items`).
+            stream rewritten as the items of a ResourceList
+            (:func:`krm_fn.io.fastio.streams.stream_as_items`).
         header: The document without its items (``items`` is ``None`` in it).
         items: The items, in input order.
         stream: The input was a plain multi-document stream (each document an item).
         list_doc: The input is one ``v1 List`` document of Nodes read in place (no
             rewriting): its entries are the items (see :func:`read`, ``documents``).
+        text_bytes: :attr:`text` itself as bytes, when the input is ASCII (offsets in one
+            are offsets in the other): the output is written from slices of it, not copies.
+        documents: A plain stream's items (by start) with where each document lies in
+            :attr:`source` (:attr:`krm_fn.io.fastio.streams.StreamItems.spans`), when
+            each document became one item.
+        source: A plain stream's input bytes, when ASCII (see :meth:`document_pieces`).
 
     """
 
@@ -59,6 +65,9 @@ class FastList:
     _pending: tuple[list[int], Callable[[], list[int] | None], Callable[[], None]] | None = None
     stream: bool = False
     list_doc: bool = False
+    text_bytes: bytes | None = None
+    documents: dict[int, tuple[int, int, int] | None] | None = None
+    source: bytes | None = None
 
     def confirm(self) -> bool | None:
         """Wait for the strict-grammar check of the items read on the fast path.
@@ -138,10 +147,26 @@ class FastList:
         a, b, new = self.edit(item)
         return self.text[item.start : a] + new + self.text[b : item.end]
 
+    def text_slice(self, a: int, b: int) -> str | memoryview:
+        """``text[a:b]`` for the output: a slice of :attr:`text_bytes` when there is one."""
+        if self.text_bytes is not None:
+            return memoryview(self.text_bytes)[a:b]
+        return self.text[a:b]
+
+    def document_pieces(self, item: Item, mark: bool) -> list[str | memoryview]:
+        """A stream item as the document it was, marked local-config if ``mark``.
+
+        The input's own bytes where it can be sliced (:func:`streams.document_pieces`).
+        """
+        span = self.documents.get(item.start) if self.documents is not None else None
+        edit = self.edit(item) if mark else None
+        return streams.document_pieces(self.text, item.start, item.end, edit, self.source, span)
+
     def document_text(self, item: Item, mark: bool) -> str:
-        """A stream item as the document it was (``- `` and the indentation taken off)."""
-        text = self.marked_text(item) if mark else self.item_text(item)
-        return text[2:].replace("\n  ", "\n")
+        """:meth:`document_pieces` joined."""
+        return "".join(
+            p if isinstance(p, str) else str(p, "ascii") for p in self.document_pieces(item, mark)
+        )
 
 
 _NEXT_TOP = re.compile(r"\n(?=[^ \n#])")
@@ -189,7 +214,8 @@ def read(
     """Read a YAML ResourceList or plain stream in the regular shape.
 
     A ResourceList (a ``kind: ResourceList`` line at column 0) is read as it is; any other
-    input is read as a plain stream, each document one item (:func:`_stream_as_items`).
+    input is read as a plain stream, each document one item
+    (:func:`krm_fn.io.fastio.streams.stream_as_items`).
 
     Args:
         data: The raw input.
@@ -219,19 +245,30 @@ def read(
     if not text.endswith("\n"):
         text += "\n"
     if _is_resource_list(text):
-        return _read_items(text, raw, big, meanwhile, stream=False)
+        return _with_bytes(_read_items(text, raw, big, meanwhile, stream=False), raw)
     if not documents and "\n---" not in text and not text.startswith("---"):
         got = _read_items(text, raw, big, meanwhile, stream=False)
         if isinstance(got, FastList) and _node_list_doc(got):
             got.list_doc = True
-            return got
+            return _with_bytes(got, raw)
         if isinstance(got, FastList):
             got.abandon()
-    items = _stream_as_items(text)
-    if isinstance(items, Fallback):
-        return items
+    items = streams.stream_as_items(text)
+    if isinstance(items, str):
+        return Fallback(items)
     del text
-    return _read_items(items, raw, big, meanwhile, stream=True)
+    got = _read_items(items.text, raw, big, meanwhile, stream=True)
+    if isinstance(got, FastList) and len(got.items) == len(items.spans) and raw.isascii():
+        got.documents = {it.start: span for it, span in zip(got.items, items.spans, strict=True)}
+        got.source = raw
+    return got
+
+
+def _with_bytes(got: FastList | Fallback, raw: bytes) -> FastList | Fallback:
+    """``got`` knowing :attr:`FastList.text_bytes` when ``raw`` is its text in ASCII."""
+    if isinstance(got, FastList) and len(raw) == len(got.text) and raw.isascii():
+        got.text_bytes = raw
+    return got
 
 
 def _node_list_doc(fast: FastList) -> bool:
@@ -245,43 +282,6 @@ def _node_list_doc(fast: FastList) -> bool:
 
 
 _UNCLEAN = Fallback("the input has tabs, carriage returns or other control characters")
-
-
-def _stream_as_items(text: str) -> str | Fallback:
-    """A plain stream rewritten as the items of a ResourceList (``items:`` then one per document).
-
-    Each document's lines are indented by two, its first line led by ``- ``; comment and
-    blank lines before a document stay at column 0 (they are the item's prefix); empty
-    lines stay empty. Indentation is relative in YAML, so the item reads as the document did.
-    """
-    if text.startswith(("%", "...", "--- ", "---\t")) or "\n..." in text or "\n%" in text:
-        return Fallback("the stream has directives, '...' markers or content on a '---' line")
-    bounds = [0]
-    at = text.find("\n---")
-    while at >= 0:
-        if not text.startswith("\n---\n", at):
-            return Fallback("the stream has content on a '---' line")
-        bounds.append(at + 1)
-        at = text.find("\n---", at + 1)
-    bounds.append(len(text))
-    out = ["items:\n"]
-    for a, b in itertools.pairwise(bounds):
-        if text.startswith("---\n", a):
-            a += 4
-        body = a
-        while body < b and text[body] in "#\n":
-            nl = text.find("\n", body, b)
-            body = b if nl < 0 else nl + 1
-        if body == b:
-            continue  # an empty document (comments only): nothing to read
-        out.append(text[a:body])
-        doc = text[body : b - 1].replace("\n", "\n  ")
-        while "\n  \n" in doc:
-            doc = doc.replace("\n  \n", "\n\n")
-        if doc.endswith("\n  "):
-            doc = doc[:-2]
-        out += ("- ", doc, "\n")
-    return "".join(out)
 
 
 def _read_items(

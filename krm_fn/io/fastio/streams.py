@@ -1,0 +1,179 @@
+"""A plain YAML stream as the items of a ResourceList, and each item back as its document.
+
+The fast reader understands items (``- `` at column 0, keys at 2). A plain stream (the
+kustomize legacy plugin's stdin, ``render`` files) is rewritten into that shape once, and
+each document it writes back is its input text again.
+
+Invariants:
+    * :func:`stream_as_items` indents every line of a document by two and leads its first
+      line with ``- ``; comment and blank lines before a document stay at column 0 (its
+      prefix), empty lines stay empty; empty documents are left out.
+    * :attr:`StreamItems.spans` holds, per item written, where its document's text lies
+      in the input (``text[start:end]``, its last newline included).
+    * :func:`document_pieces` joined equals :func:`_reindented` (the item's text with the
+      indentation taken off) for every item and edit; it slices the input's bytes instead
+      of rewriting the item (no copy: the output is written from those slices) only where
+      the item is exactly its document's lines, each two columns deeper.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class StreamItems:
+    """A plain stream rewritten as ResourceList items.
+
+    Attributes:
+        text: ``items:`` then one item per non-empty document.
+        spans: Per item, ``(start, end, length)``: where its document lies in the input
+            text and how long the item is; ``None`` when the document has an empty line
+            (the rewrite keeps those empty, so the item is not the document two columns
+            deeper line for line).
+
+    """
+
+    text: str
+    spans: list[tuple[int, int, int] | None]
+
+
+def _bounds(text: str) -> list[int] | str:
+    """The start of each document's ``---`` line (and 0 and the end), or why not regular."""
+    if text.startswith(("%", "...", "--- ", "---\t")) or "\n..." in text or "\n%" in text:
+        return "the stream has directives, '...' markers or content on a '---' line"
+    bounds = [0]
+    at = text.find("\n---")
+    while at >= 0:
+        if not text.startswith("\n---\n", at):
+            return "the stream has content on a '---' line"
+        bounds.append(at + 1)
+        at = text.find("\n---", at + 1)
+    bounds.append(len(text))
+    return bounds
+
+
+def _bodies(text: str, bounds: list[int]) -> list[tuple[int, int, int]]:
+    """Per non-empty document: start of its prefix, start of its first line, its end."""
+    out = []
+    for a, b in itertools.pairwise(bounds):
+        if text.startswith("---\n", a):
+            a += 4
+        body = a
+        while body < b and text[body] in "#\n":
+            nl = text.find("\n", body, b)
+            body = b if nl < 0 else nl + 1
+        if body < b:  # else an empty document (comments only): nothing to read
+            out.append((a, body, b))
+    return out
+
+
+def _stream_as_items_by_document(
+    text: str, docs: list[tuple[int, int, int]]
+) -> tuple[str, list[tuple[int, int, int] | None]]:
+    """The rewrite, one document at a time.
+
+    Measured at 10,000 Nodes (108 MB): 0.33 s, against 0.59 s for a few whole-text
+    ``str.replace`` passes (each pass over the whole text leaves the cache and takes fresh
+    memory; a document's 11 KB stays in it).
+    """
+    out = ["items:\n"]
+    spans: list[tuple[int, int, int] | None] = []
+    for a, body, b in docs:
+        out.append(text[a:body])
+        doc = text[body : b - 1].replace("\n", "\n  ")
+        clean = True
+        while "\n  \n" in doc:
+            doc = doc.replace("\n  \n", "\n\n")
+            clean = False
+        if doc.endswith("\n  "):
+            doc = doc[:-2]
+            clean = False
+        out += ("- ", doc, "\n")
+        spans.append((body, b, len(doc) + 3) if clean else None)
+    return "".join(out), spans
+
+
+def stream_as_items(text: str) -> StreamItems | str:
+    """``text`` (a plain stream ending with a newline) as items, or why it cannot be.
+
+    Indentation is relative in YAML, so each item reads as its document did.
+    """
+    bounds = _bounds(text)
+    if isinstance(bounds, str):
+        return bounds
+    return StreamItems(*_stream_as_items_by_document(text, _bodies(text, bounds)))
+
+
+def _reindented(item_text: str) -> str:
+    """An item's text as its document: ``- `` and each line's two columns taken off."""
+    return item_text[2:].replace("\n  ", "\n")
+
+
+def _to_document(text: str, start: int, p: int) -> int | None:
+    """Where offset ``p`` of the item starting at ``start`` lies in its document.
+
+    ``None`` when ``p`` falls inside the two columns the rewrite added to a line.
+    """
+    lines_before = text.count("\n", start, p)
+    line_start = text.rfind("\n", start, p) + 1 if lines_before else start
+    column = p - line_start
+    if column == 0 and lines_before:
+        return p - start - 2 * lines_before
+    if column < 2:
+        return None
+    return p - start - 2 * (lines_before + 1)
+
+
+def _dedent(new: str, at_line_start: bool) -> str | None:
+    """Inserted item text as document text; ``None`` when a line is not two columns deep."""
+    lines = new.split("\n")
+    first = 0 if at_line_start else 1
+    for i in range(first, len(lines)):
+        line = lines[i]
+        if line and not line.startswith("  "):
+            return None
+        if line:
+            lines[i] = line[2:]
+    return "\n".join(lines)
+
+
+def document_pieces(
+    text: str,
+    start: int,
+    end: int,
+    edit: tuple[int, int, str] | None,
+    source: bytes | None,
+    span: tuple[int, int, int] | None,
+) -> list[str | memoryview]:
+    """The document an item was (``text[start:end]``), ``edit`` applied, as output pieces.
+
+    Slices of the input's bytes where the item is exactly its document's lines, each two
+    columns deeper (ASCII input, no empty line, the item as long as the rewrite made it:
+    an item read by PyYAML may reach past its document, over the next one's comments);
+    else the item's text with the indentation taken off (:func:`_reindented`).
+
+    Args:
+        text: The rewritten stream (:attr:`StreamItems.text`).
+        start: The item's offset in ``text``.
+        end: Just past the item.
+        edit: ``(a, b, new)``: ``text[a:b]`` replaced by ``new`` (absolute offsets).
+        source: The input's bytes when they are ASCII (offsets are character offsets).
+        span: The item's document in ``source`` (:attr:`StreamItems.spans`).
+
+    """
+    if source is not None and span is not None and end - start == span[2]:
+        doc_start, doc_end, _ = span
+        whole = memoryview(source)
+        if edit is None or (edit[0] == edit[1] and not edit[2]):
+            return [whole[doc_start:doc_end]]
+        a, b, new = edit
+        qa, qb = _to_document(text, start, a), _to_document(text, start, b)
+        moved = _dedent(new, text[a - 1] == "\n") if a > start else None
+        if qa is not None and qb is not None and moved is not None:
+            return [whole[doc_start : doc_start + qa], moved, whole[doc_start + qb : doc_end]]
+    if edit is None:
+        return [_reindented(text[start:end])]
+    a, b, new = edit
+    return [_reindented(text[start:a] + new + text[b:end])]
