@@ -26,6 +26,8 @@ NOT_ON_THE_RENDER_PATH = (
     "hashlib",  # only names over the length limits need it
     "importlib.metadata",
     "krm_fn.report",
+    "krm_fn.overrides",  # only a run with spec.overrides needs it
+    "krm_fn.expressions",  # only a `when.expression` or a threshold needs it
     "ruamel",
 )
 

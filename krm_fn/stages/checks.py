@@ -17,7 +17,7 @@ from typing import Any
 
 from krm_fn.api import models, naming, rules
 from krm_fn.api.durations import parse_go_duration
-from krm_fn.overrides.jobtemplate import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
+from krm_fn.keys import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
 

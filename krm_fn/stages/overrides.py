@@ -9,23 +9,23 @@ Invariants:
     * Matching overrides' ``mpiArgs`` and ``preCommand`` come after the platform's, in
       override order; ``applied`` lists the catalog entries then the matching overrides.
     * Applying never mutates its input; any override error fails the run.
+    * The :mod:`krm_fn.overrides` package is imported only by a run that has overrides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from krm_fn.api import models
 from krm_fn.builders.plan import RunPlan
-from krm_fn.overrides import jobtemplate as jt
-from krm_fn.overrides.apply import apply_overrides
-from krm_fn.overrides.placement import Expect
-from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.partitioning import Partitioned
 from krm_fn.stages.platform import ResolvedPlatform
+
+if TYPE_CHECKING:
+    from krm_fn.overrides.when import WhenContext
 
 _FIELDS = (
     ("jobTemplate", "job_template"),
@@ -79,18 +79,21 @@ def match(
     diag: RunDiagnostics,
 ) -> MatchedOverrides:
     """Evaluate every ``when`` once; collect the matching overrides' arguments."""
-    ctx = WhenContext(
-        platform=platform.platform,
-        gpu_architecture=platform.arch,
-        topology_mode=partitioned.topology_mode,
-        domain_count=partitioned.domains,
-    )
     overlay = platform.overlay
     overrides = tuple(override_mapping(ov) for ov in spec.overrides)
     matched: list[bool] = []
     args: list[str] = []
     pre_command: list[str] = list(overlay.pre_command) if overlay else []
     applied = [f"catalog:{n}" for n in (overlay.applied if overlay else ())]
+    if overrides:
+        from krm_fn.overrides.when import WhenContext
+
+        ctx = WhenContext(
+            platform=platform.platform,
+            gpu_architecture=platform.arch,
+            topology_mode=partitioned.topology_mode,
+            domain_count=partitioned.domains,
+        )
     for i, ov in enumerate(overrides):
         hit = i not in bad_whens and _matches(i, ov["when"], ctx, platform, diag)
         matched.append(hit)
@@ -107,6 +110,8 @@ def _matches(
     i: int, when: dict[str, Any], ctx: WhenContext, platform: ResolvedPlatform, diag: RunDiagnostics
 ) -> bool:
     """Whether override ``i`` matches; a non-match is a warning, a bad ``when`` an error."""
+    from krm_fn.overrides.when import WhenError, describe, matches
+
     try:
         hit = matches(when, ctx)
     except WhenError as exc:
@@ -132,6 +137,10 @@ def apply(
     """Apply the matching overrides to the generated objects; ``None`` on an error."""
     if not matched.overrides:
         return list(objects)
+    from krm_fn.overrides import jobtemplate as jt
+    from krm_fn.overrides.apply import apply_overrides
+    from krm_fn.overrides.placement import Expect
+
     gang = (
         (plan.gang.scheduler_name, plan.gang.queue_label_key, plan.gang.queue)
         if plan.gang

@@ -21,7 +21,6 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.api.validate import parse_workloadrun
 from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.io.results import FileRef, ResourceRef, Results
-from krm_fn.overrides.when import WhenError, parse_expression
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.resolve import check_forced_names
 
@@ -166,6 +165,8 @@ def _check_whens(
     for i, when in enumerate(_validated_whens(wr, raw)):
         if when is None or when.expression is None:
             continue
+        from krm_fn.overrides.when import WhenError, parse_expression  # only runs with overrides
+
         try:
             parse_expression(when.expression)
         except WhenError as exc:
