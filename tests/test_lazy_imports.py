@@ -26,6 +26,7 @@ NOT_ON_THE_RENDER_PATH = (
     "hashlib",  # only names over the length limits need it
     "importlib.metadata",
     "krm_fn.report",
+    "krm_fn.platforms.catalog_file",  # only a YAML catalog (custom, or a stale snapshot) needs it
     "ruamel",
 )
 
