@@ -32,7 +32,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from krm_fn.platforms.catalog import (
@@ -229,11 +229,121 @@ def _to_mpi_args(items: Iterable[EnvVarSpec], variables: Mapping[str, int]) -> l
     return [arg for name, value in env.items() for arg in ("-x", f"{name}={value}")]
 
 
+@dataclass(slots=True)
+class _Merge:
+    """The settings of the entries merged so far, in the module docstring's rules.
+
+    Mutable, private to :func:`resolve`, which freezes it into a :class:`ResolvedOverlay`.
+    """
+
+    variables: Mapping[str, int]
+    mpi: bool
+    applied: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    forward_env: dict[str, str] = field(default_factory=dict)
+    trainer_env: dict[str, str] = field(default_factory=dict)
+    mpi_args: list[str] = field(default_factory=list)
+    resources: dict[str, dict[str, str | int | None]] = field(default_factory=dict)
+    volumes: tuple[dict[str, Any], ...] = ()
+    volume_mounts: tuple[dict[str, Any], ...] = ()
+    security_context: dict[str, Any] = field(default_factory=dict)
+    tolerations: tuple[dict[str, Any], ...] = ()
+    pod_annotations: dict[str, str] = field(default_factory=dict)
+    topology_key: str | None = None
+    pre_command: list[str] = field(default_factory=list)
+    nic_resource_name: str | None = None
+    compute_domain: bool = False
+    claims: dict[str, ClaimTemplate | None] = field(default_factory=dict)
+
+    def add(self, entry: CatalogEntry) -> None:
+        """Merge one matching entry (entries come in catalog order)."""
+        self.applied.append(entry.name)
+        self._add_env(entry)
+        self._add_resources(entry)
+        self._add_pod(entry)
+        self._add_dra(entry)
+
+    def _add_env(self, entry: CatalogEntry) -> None:
+        variables = self.variables
+        _merge_env(self.env, entry.env or (), variables)
+        _merge_env(self.trainer_env, entry.trainer_env or (), variables)
+        if self.mpi:
+            # NVCRE prepends each matching entry's mpiArgs to the ones before it
+            # (applyWRPreTemplateOverrides), so a later entry's arguments come first.
+            own = [render(arg, variables) for arg in entry.mpi_args or ()]
+            own += _to_mpi_args(entry.forward_env or (), variables)
+            self.mpi_args[:0] = own
+            _merge_env(self.forward_env, entry.forward_env or (), variables)
+        else:
+            _merge_env(self.trainer_env, entry.forward_env or (), variables)
+        if entry.pre_command is not None:
+            self.pre_command += [render(line, variables) for line in entry.pre_command]
+
+    def _add_resources(self, entry: CatalogEntry) -> None:
+        if entry.resources is None:
+            return
+        for section in ("limits", "requests"):
+            for name, raw in getattr(entry.resources, section).items():
+                target = self.resources.setdefault(section, {})
+                if raw is None:
+                    target[name] = None  # deletes the name on the container
+                    continue
+                rendered = render_resource(raw, self.variables)
+                if rendered is None:
+                    target.pop(name, None)
+                else:
+                    target[name] = rendered
+        if entry.nic_resource_name is not None:
+            self.nic_resource_name = entry.nic_resource_name
+
+    def _add_pod(self, entry: CatalogEntry) -> None:
+        if entry.volumes is not None and entry.volume_mounts is not None:
+            self.volumes = tuple([_clone(v) for v in entry.volumes])
+            self.volume_mounts = tuple([_clone(m) for m in entry.volume_mounts])
+        if entry.security_context is not None:
+            _deep_merge(self.security_context, entry.security_context)
+        if entry.tolerations is not None:
+            self.tolerations = tuple([_clone(t) for t in entry.tolerations])
+        for key, value in (entry.pod_annotations or {}).items():
+            self.pod_annotations[key] = render(value, self.variables)
+        if entry.topology_key is not None:
+            self.topology_key = entry.topology_key
+
+    def _add_dra(self, entry: CatalogEntry) -> None:
+        self.compute_domain = self.compute_domain or entry.compute_domain
+        for spec in entry.claim_templates or ():
+            count = render_resource(spec.count, self.variables)
+            self.claims[spec.claim] = (
+                replace(spec, count=count) if isinstance(count, int) and count > 0 else None
+            )
+
+    def overlay(self) -> ResolvedOverlay:
+        """The merged settings as the immutable overlay."""
+        return ResolvedOverlay(
+            applied=tuple(self.applied),
+            env=tuple(EnvVar(k, v) for k, v in self.env.items()),
+            forward_env=tuple(EnvVar(k, v) for k, v in self.forward_env.items()),
+            mpi_args=tuple(self.mpi_args),
+            resources={section: values for section, values in self.resources.items() if values},
+            volumes=self.volumes,
+            volume_mounts=self.volume_mounts,
+            security_context=self.security_context,
+            tolerations=self.tolerations,
+            pod_annotations=self.pod_annotations,
+            topology_key=self.topology_key,
+            pre_command=tuple(self.pre_command),
+            nic_resource_name=self.nic_resource_name,
+            trainer_env=tuple(EnvVar(k, v) for k, v in self.trainer_env.items()),
+            compute_domain=self.compute_domain,
+            claim_templates=tuple(c for c in self.claims.values() if c is not None),
+        )
+
+
 def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
     """Merge every catalog entry matching ``ctx`` into one overlay.
 
     Args:
-        catalog: The catalog (see :func:`load_catalog`).
+        catalog: The catalog (see :func:`~krm_fn.platforms.load.load_catalog`).
         ctx: Platform, GPU architecture, framework, node shape and node counts.
 
     Returns:
@@ -245,89 +355,10 @@ def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
         "nicsPerNode": ctx.nics_per_node,
         "enableMNNVL": 1 if ctx.mnnvl else 0,
     }
-    mpi = ctx.framework == "mpi"
-    applied: list[str] = []
-    env: dict[str, str] = {}
-    forward_env: dict[str, str] = {}
-    trainer_env: dict[str, str] = {}
-    mpi_args: list[str] = []
-    resources: dict[str, dict[str, str | int | None]] = {}
-    volumes: tuple[dict[str, Any], ...] = ()
-    volume_mounts: tuple[dict[str, Any], ...] = ()
-    security_context: dict[str, Any] = {}
-    tolerations: tuple[dict[str, Any], ...] = ()
-    pod_annotations: dict[str, str] = {}
-    topology_key: str | None = None
-    pre_command: list[str] = []
-    nic_resource_name: str | None = None
-    compute_domain = False
-    claims: dict[str, ClaimTemplate | None] = {}
-
+    merge = _Merge(variables, mpi=ctx.framework == "mpi")
     for entry in matching_entries(catalog, ctx):
-        applied.append(entry.name)
-        _merge_env(env, entry.env or (), variables)
-        _merge_env(trainer_env, entry.trainer_env or (), variables)
-        if mpi:
-            # NVCRE prepends each matching entry's mpiArgs to the ones before it
-            # (applyWRPreTemplateOverrides), so a later entry's arguments come first.
-            own = [render(arg, variables) for arg in entry.mpi_args or ()]
-            own += _to_mpi_args(entry.forward_env or (), variables)
-            mpi_args[:0] = own
-            _merge_env(forward_env, entry.forward_env or (), variables)
-        else:
-            _merge_env(trainer_env, entry.forward_env or (), variables)
-        if entry.resources is not None:
-            for section in ("limits", "requests"):
-                for name, raw in getattr(entry.resources, section).items():
-                    target = resources.setdefault(section, {})
-                    if raw is None:
-                        target[name] = None  # deletes the name on the container
-                        continue
-                    rendered = render_resource(raw, variables)
-                    if rendered is None:
-                        target.pop(name, None)
-                    else:
-                        target[name] = rendered
-        if entry.volumes is not None and entry.volume_mounts is not None:
-            volumes = tuple([_clone(v) for v in entry.volumes])
-            volume_mounts = tuple([_clone(m) for m in entry.volume_mounts])
-        if entry.security_context is not None:
-            _deep_merge(security_context, entry.security_context)
-        if entry.tolerations is not None:
-            tolerations = tuple([_clone(t) for t in entry.tolerations])
-        for key, value in (entry.pod_annotations or {}).items():
-            pod_annotations[key] = render(value, variables)
-        if entry.topology_key is not None:
-            topology_key = entry.topology_key
-        if entry.pre_command is not None:
-            pre_command += [render(line, variables) for line in entry.pre_command]
-        if entry.nic_resource_name is not None:
-            nic_resource_name = entry.nic_resource_name
-        compute_domain = compute_domain or entry.compute_domain
-        for spec in entry.claim_templates or ():
-            count = render_resource(spec.count, variables)
-            claims[spec.claim] = (
-                replace(spec, count=count) if isinstance(count, int) and count > 0 else None
-            )
-
-    return ResolvedOverlay(
-        applied=tuple(applied),
-        env=tuple(EnvVar(k, v) for k, v in env.items()),
-        forward_env=tuple(EnvVar(k, v) for k, v in forward_env.items()),
-        mpi_args=tuple(mpi_args),
-        resources={section: values for section, values in resources.items() if values},
-        volumes=volumes,
-        volume_mounts=volume_mounts,
-        security_context=security_context,
-        tolerations=tolerations,
-        pod_annotations=pod_annotations,
-        topology_key=topology_key,
-        pre_command=tuple(pre_command),
-        nic_resource_name=nic_resource_name,
-        trainer_env=tuple(EnvVar(k, v) for k, v in trainer_env.items()),
-        compute_domain=compute_domain,
-        claim_templates=tuple(c for c in claims.values() if c is not None),
-    )
+        merge.add(entry)
+    return merge.overlay()
 
 
 # --------------------------------------------------------------------------- contexts
