@@ -8,13 +8,16 @@ scanner is checked against the regular expression it replaces.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 import textwrap
+from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from krm_fn.api.fields import fields_of
@@ -770,6 +773,38 @@ def test_the_file_schema_declares_exactly_the_fields_of_the_catalog_values() -> 
     claim_fields = [f.name for f in dataclasses.fields(values.ClaimTemplate)]
     assert claim_keys == [*claim_fields[:3], "device_class_name", "count"]
     assert claim_fields[3] == "device_class"
+
+
+_BUNDLED: dict[str, Any] = yaml.safe_load(
+    Path(values.DEFAULT_CATALOG_PATH).read_text(encoding="utf-8")
+)
+_KEEP = {"name", "source", "inferred", "when"}
+
+
+def _label(entry: Any, index: int) -> str:
+    name = entry.get("name")
+    return f"entry {name!r} (#{index})" if isinstance(name, str) else f"entry #{index}"
+
+
+@settings(max_examples=40, deadline=None)
+@given(index=st.integers(0, len(_BUNDLED["entries"]) - 1), name=st.sampled_from(["keep", "7"]))
+def test_every_broken_setting_of_a_bundled_entry_is_reported_naming_that_entry(
+    index: int, name: str
+) -> None:
+    """Each setting of one real entry replaced by a float: one problem per setting, all at
+    once, each naming the entry (by its name, or its number when the name is broken too)."""
+    document = copy.deepcopy(_BUNDLED)
+    entry = document["entries"][index]
+    settings_of_entry = sorted(key for key in entry if key not in _KEEP)
+    for key in settings_of_entry:
+        entry[key] = 1.5
+    if name == "7":
+        entry["name"] = 7
+    problems = validate_catalog_data(document)
+    label = _label(entry, index)
+    assert all(p.startswith(label + ": field '") for p in problems), problems
+    fields = sorted(p.removeprefix(label + ": field '").split("'", 1)[0] for p in problems)
+    assert fields == sorted([*settings_of_entry, *(["name"] if name == "7" else [])])
 
 
 def test_a_valid_document_has_no_problems() -> None:
