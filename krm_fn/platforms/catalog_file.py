@@ -40,6 +40,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
     PlainValidator,
     ValidationError,
     field_validator,
@@ -429,11 +430,13 @@ class CatalogFile(_File):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _names_are_unique(cls, data: Any, handler: Any) -> CatalogFile:
+    def _names_are_unique(
+        cls, data: Any, handler: ModelWrapValidatorHandler[CatalogFile]
+    ) -> CatalogFile:
         """Add the duplicate names to the other problems, so all are reported at once."""
         duplicates = _duplicate_names(data.get("entries") if isinstance(data, dict) else None)
         try:
-            result: CatalogFile = handler(data)
+            result = handler(data)
         except ValidationError as exc:
             raise ValidationError.from_exception_data(
                 cls.__name__, [*_as_init_errors(exc), *duplicates]
