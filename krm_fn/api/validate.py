@@ -9,14 +9,17 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from krm_fn.api import models
 from krm_fn.api.fields import fields_of, iter_models
 from krm_fn.io.results import FileRef, ResourceRef, Results
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 
 def field_path(loc: Sequence[int | str]) -> str:
@@ -56,43 +59,63 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def error_message(err: ErrorDetails, unknown_field: Callable[[tuple[int | str, ...]], str]) -> str:
+    """One pydantic error as the sentence a user reads: what is wrong, the value, what is allowed.
+
+    Shared by every pydantic model of user input (the WorkloadRun here, the platform catalog
+    file in :mod:`krm_fn.platforms.catalog_file`), so they word their errors alike.
+
+    Args:
+        err: One item of :meth:`pydantic.ValidationError.errors`.
+        unknown_field: Words an ``extra_forbidden`` error, given its location (each model
+            knows its own fields and where a misplaced one belongs).
+
+    Returns:
+        The message, without the field path.
+
+    """
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return unknown_field(tuple(err["loc"]))
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "literal_error":
+        allowed = err.get("ctx", {}).get("expected", "")
+        return f"value {_short(err.get('input'))} is not allowed; expected {allowed}"
+    if kind == "value_error":
+        return err["msg"].removeprefix("Value error, ")
+    got = err.get("input")
+    return f"{err['msg']}; got {type(got).__name__} {_short(got)}"
+
+
+def _unknown_workloadrun_field(loc: tuple[int | str, ...]) -> str:
+    global _KNOWN
+    if _KNOWN is None:
+        _KNOWN = _known_fields()
+    path = field_path(loc)
+    leaf = str(loc[-1]) if loc else ""
+    parent = field_path(loc[:-1])
+    if leaf in _KNOWN:
+        homes = ", ".join(p for p in _KNOWN[leaf] if p != path)
+        hint = f"; {leaf!r} belongs under {homes}" if homes else ""
+        return f"unknown field {leaf!r} in {parent or 'the object'}{hint}"
+    import difflib  # only unknown-field errors need it
+
+    close = difflib.get_close_matches(leaf, list(_KNOWN), n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown field {leaf!r}: not part of the WorkloadRun API{hint}"
+
+
 def parse_workloadrun(
     obj: dict[str, Any], results: Results, file: FileRef | None
 ) -> models.WorkloadRun | None:
     """Validate one WorkloadRun; on failure record results and return ``None``."""
-    global _KNOWN
     ref = ResourceRef.of(obj)
     try:
         return models.WorkloadRun.model_validate(obj)
     except ValidationError as exc:
         for err in exc.errors(include_url=False):
-            loc = err["loc"]
-            path = field_path(loc)
-            kind = err["type"]
-            if kind == "extra_forbidden":
-                if _KNOWN is None:
-                    _KNOWN = _known_fields()
-                leaf = str(loc[-1]) if loc else ""
-                parent = field_path(loc[:-1])
-                if leaf in _KNOWN:
-                    homes = ", ".join(p for p in _KNOWN[leaf] if p != path)
-                    hint = f"; {leaf!r} belongs under {homes}" if homes else ""
-                    msg = f"unknown field {leaf!r} in {parent or 'the object'}{hint}"
-                else:
-                    import difflib  # only unknown-field errors need it
-
-                    close = difflib.get_close_matches(leaf, list(_KNOWN), n=1, cutoff=0.75)
-                    hint = f"; did you mean {close[0]!r}?" if close else ""
-                    msg = f"unknown field {leaf!r}: not part of the WorkloadRun API{hint}"
-            elif kind == "missing":
-                msg = "required field is missing"
-            elif kind == "literal_error":
-                allowed = err.get("ctx", {}).get("expected", "")
-                msg = f"value {_short(err.get('input'))} is not allowed; expected {allowed}"
-            elif kind == "value_error":
-                msg = err["msg"].removeprefix("Value error, ")
-            else:
-                got = err.get("input")
-                msg = f"{err['msg']}; got {type(got).__name__} {_short(got)}"
+            msg = error_message(err, _unknown_workloadrun_field)
+            path = field_path(err["loc"])
             results.error(msg, resource=ref, field_path=path or None, file=file)
         return None

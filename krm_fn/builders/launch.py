@@ -45,7 +45,7 @@ def mpi_argv(
     """(command, args) of the MPI launcher.
 
     ``platform_args`` are the catalog's mpiArgs, its ``-x`` pairs included, already in NVCRE's
-    order (see :func:`krm_fn.platforms.catalog.resolve`).
+    order (see :func:`krm_fn.platforms.overlay.resolve`).
     """
     explicit = [*platform_args, *override_args, *mpi.mpi_args]
     args = [

@@ -23,7 +23,7 @@ from krm_fn.builders.launch import framework_argv, mpi_argv, wrap_pre_command
 from krm_fn.builders.nccl_env import Env, merge_named
 from krm_fn.builders.plan import LABEL_MANAGED_BY, LABEL_RUN, GangPlan, RunPlan
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL
-from krm_fn.platforms.catalog import ResolvedOverlay
+from krm_fn.platforms.overlay import ResolvedOverlay
 
 
 @dataclass(frozen=True)

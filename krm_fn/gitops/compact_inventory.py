@@ -66,9 +66,9 @@ CORE_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 def catalog_label_keys() -> frozenset[str]:
     """Every ``topologyKey`` the platform catalog may partition by."""
-    from krm_fn.platforms import catalog as pcat
+    from krm_fn.platforms.load import load_catalog
 
-    return frozenset(e.topology_key for e in pcat.load_catalog().entries if e.topology_key)
+    return frozenset(e.topology_key for e in load_catalog().entries if e.topology_key)
 
 
 def target_label_keys(workloadruns: Iterable[Mapping[str, Any]]) -> set[str]:

@@ -24,10 +24,11 @@ from typing import Any
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, NodeInfo, node_info
-from krm_fn.platforms import catalog as pcat
 from krm_fn.platforms import detect as pdetect
 from krm_fn.platforms import gpu as pgpu
 from krm_fn.platforms import node_gpus as fleet
+from krm_fn.platforms import overlay as poverlay
+from krm_fn.platforms.load import load_catalog
 
 SYNTHETIC_PREFIX = "synthetic-node-"
 _PROVIDER_PREFIX = {
@@ -59,7 +60,7 @@ class PlatformPlan:
     gpus_per_node: int
     nics_per_node: int
     mnnvl: bool
-    overlay: pcat.ResolvedOverlay
+    overlay: poverlay.ResolvedOverlay
     products: tuple[str, ...]
     model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
     gpus_from: str = ""  # where gpus_per_node comes from, for the summary
@@ -68,7 +69,7 @@ class PlatformPlan:
 
 def _topology_keys() -> list[str]:
     """Every topology label the catalog may partition by (synthetic nodes share one domain)."""
-    cat = pcat.load_catalog()
+    cat = load_catalog()
     return sorted({e.topology_key for e in cat.entries if e.topology_key})
 
 
@@ -183,8 +184,8 @@ def resolve_platform(
     raws = [n.raw for n in eligible]
     platform, arch, gdet = _detect(raws, options, err, warn)
     node_gpus, gpus_from, disagree = _node_gpus(spec, eligible, slices or {}, err)
-    cat = pcat.load_catalog()
-    ctx = pcat.make_context(
+    cat = load_catalog()
+    ctx = poverlay.make_context(
         cat,
         platform=platform,
         gpu_architecture=arch,
@@ -195,7 +196,7 @@ def resolve_platform(
         mnnvl=spec.enable_mnnvl,
     )
     if not gpus_from:
-        counts = pcat.default_node_counts(
+        counts = poverlay.default_node_counts(
             cat,
             platform=platform,
             gpu_architecture=arch,
@@ -208,7 +209,7 @@ def resolve_platform(
             if counts.gpus_from != "gpu-defaults"
             else f"the GPU defaults for {arch}"
         )
-    overlay = pcat.resolve(cat, ctx)
+    overlay = poverlay.resolve(cat, ctx)
     _warn_gpu_model(arch, gdet.model_products, ctx, gpus_from, warn)
     if not options.platform and platform == pdetect.DEFAULT_PLATFORM:
         _warn_platform_guesses(raws, overlay, warn)
@@ -273,7 +274,7 @@ _FROM_TABLE = ("the GPU defaults for ", "catalog entry ")
 
 
 def _warn_gpu_model(
-    arch: str, products: Sequence[str], ctx: pcat.PlatformContext, gpus_from: str, warn: Any
+    arch: str, products: Sequence[str], ctx: poverlay.PlatformContext, gpus_from: str, warn: Any
 ) -> None:
     """Say when the GPU model is unknown or outside the table, and what that means for sizing."""
     guessed = gpus_from.startswith(_FROM_TABLE)
@@ -301,7 +302,7 @@ def _warn_gpu_model(
 
 
 def _warn_platform_guesses(
-    raws: Sequence[Mapping[str, Any]], overlay: pcat.ResolvedOverlay, warn: Any
+    raws: Sequence[Mapping[str, Any]], overlay: poverlay.ResolvedOverlay, warn: Any
 ) -> None:
     """Name onprem nodes whose providerID no rule knows, and those NVCRE would call forge."""
     applied = ", ".join(f"catalog:{name}" for name in overlay.applied)

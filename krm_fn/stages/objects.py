@@ -29,7 +29,7 @@ from krm_fn.builders import (
 )
 from krm_fn.builders.plan import RunPlan
 from krm_fn.builders.run_plan import WorkerEnv
-from krm_fn.platforms.catalog import ResolvedOverlay
+from krm_fn.platforms.overlay import ResolvedOverlay
 from krm_fn.stages.waves import Schedule
 
 

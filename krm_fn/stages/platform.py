@@ -17,7 +17,7 @@ from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, Exclusion, NodeInfo
 from krm_fn.platforms import node_gpus as fleet
-from krm_fn.platforms.catalog import ResolvedOverlay
+from krm_fn.platforms.overlay import ResolvedOverlay
 from krm_fn.platforms.resolve import PlatformPlan, resolve_platform
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.nodes import NodeSelection

@@ -2,7 +2,7 @@
 
 ``krm_fn/data/platforms.json`` is generated from ``krm_fn/data/platforms.yaml``; rewrite it
 with ``pytest tests/platforms --update-golden`` (or ``UPDATE_GOLDEN=1``, or
-``python -m krm_fn.platforms.catalog``).
+``python -m krm_fn.platforms.snapshot``).
 """
 
 from __future__ import annotations
@@ -21,17 +21,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from krm_fn.platforms import catalog as pcat
-from krm_fn.platforms.catalog import (
-    Catalog,
-    CatalogError,
-    load_catalog,
-    parse_catalog,
-    resolve,
-    snapshot_text,
-    validate_catalog_data,
-    write_snapshot,
-)
+from krm_fn.platforms import load, snapshot
+from krm_fn.platforms.catalog import Catalog, CatalogError
+from krm_fn.platforms.catalog_file import parse_catalog, validate_catalog_data
+from krm_fn.platforms.load import load_catalog
+from krm_fn.platforms.overlay import make_context, resolve
+from krm_fn.platforms.snapshot import snapshot_text, write_snapshot
 
 REPO = Path(__file__).resolve().parents[2]
 YAML_FILE = REPO / "krm_fn" / "data" / "platforms.yaml"
@@ -45,7 +40,7 @@ def yaml_text() -> str:
 @pytest.fixture
 def fresh_default(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Forget the cached bundled catalog (restored afterwards)."""
-    monkeypatch.setattr(pcat, "_DEFAULT", None)
+    monkeypatch.setattr(load, "_DEFAULT", None)
     yield
 
 
@@ -59,20 +54,20 @@ def test_snapshot_is_generated_from_the_yaml(update_golden: bool) -> None:
     actual = JSON_FILE.read_text(encoding="utf-8") if JSON_FILE.exists() else ""
     assert actual == wanted, (
         "krm_fn/data/platforms.json is stale: rerun with --update-golden "
-        "(or python -m krm_fn.platforms.catalog)"
+        "(or python -m krm_fn.platforms.snapshot)"
     )
 
 
 def test_snapshot_holds_exactly_the_parsed_yaml() -> None:
-    snapshot = json.loads(JSON_FILE.read_text(encoding="utf-8"))
-    assert set(snapshot) == {"comment", "yaml", "catalog"}
-    assert snapshot["yaml"] == yaml_text()
-    assert snapshot["catalog"] == yaml.load(yaml_text(), Loader=yaml.SafeLoader)
+    data = json.loads(JSON_FILE.read_text(encoding="utf-8"))
+    assert set(data) == {"comment", "yaml", "catalog"}
+    assert data["yaml"] == yaml_text()
+    assert data["catalog"] == yaml.load(yaml_text(), Loader=yaml.SafeLoader)
 
 
 def test_snapshot_data_passes_the_full_validation() -> None:
-    snapshot = json.loads(JSON_FILE.read_text(encoding="utf-8"))
-    assert validate_catalog_data(snapshot["catalog"]) == []
+    data = json.loads(JSON_FILE.read_text(encoding="utf-8"))
+    assert validate_catalog_data(data["catalog"]) == []
 
 
 def test_bundled_catalog_equals_the_validated_yaml(fresh_default: None) -> None:
@@ -96,7 +91,7 @@ def test_write_snapshot_reports_whether_it_changed(tmp_path: Path) -> None:
 
 
 def test_no_snapshot_is_made_of_an_invalid_catalog() -> None:
-    with pytest.raises(CatalogError, match="field 'version': Input should be 1"):
+    with pytest.raises(CatalogError, match="field 'version': value 2 is not allowed; expected 1"):
         snapshot_text("version: 2\nentries: []\n")
 
 
@@ -112,9 +107,9 @@ def _tiny_snapshot(yaml_of_snapshot: str) -> str:
 def test_a_current_snapshot_is_what_gets_loaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_default: None
 ) -> None:
-    snapshot = tmp_path / "platforms.json"
-    snapshot.write_text(_tiny_snapshot(yaml_text()), encoding="utf-8")
-    monkeypatch.setattr(pcat, "SNAPSHOT_PATH", str(snapshot))
+    path = tmp_path / "platforms.json"
+    path.write_text(_tiny_snapshot(yaml_text()), encoding="utf-8")
+    monkeypatch.setattr(snapshot, "SNAPSHOT_PATH", str(path))
     assert load_catalog().names == ("from-snapshot",)
 
 
@@ -130,10 +125,10 @@ def test_a_current_snapshot_is_what_gets_loaded(
 def test_an_unusable_snapshot_falls_back_to_the_validated_yaml(
     content: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_default: None
 ) -> None:
-    snapshot = tmp_path / "platforms.json"
+    path = tmp_path / "platforms.json"
     if content is not None:
-        snapshot.write_text(content, encoding="utf-8")
-    monkeypatch.setattr(pcat, "SNAPSHOT_PATH", str(snapshot))
+        path.write_text(content, encoding="utf-8")
+    monkeypatch.setattr(snapshot, "SNAPSHOT_PATH", str(path))
     assert load_catalog() == parse_catalog(yaml_text())
 
 
@@ -148,8 +143,10 @@ def test_a_custom_catalog_is_always_validated(tmp_path: Path) -> None:
         load_catalog(path)
     assert str(info.value).startswith(f"invalid platform catalog {path}:")
     assert info.value.problems == (
-        "entry 'a' (#0): field 'topologykey': Extra inputs are not permitted",
-        "entry 'b' (#1): field 'gpusPerNode': Input should be greater than or equal to 1",
+        "entry 'a' (#0): field 'topologykey': unknown field 'topologykey': did you mean "
+        "'topologyKey'?",
+        "entry 'b' (#1): field 'gpusPerNode': Input should be greater than or equal to 1; "
+        "got int 0",
     )
 
 
@@ -157,7 +154,7 @@ def test_a_custom_catalog_is_always_validated(tmp_path: Path) -> None:
 
 _PROBE = """
 import json, sys
-from krm_fn.platforms.catalog import load_catalog, make_context, resolve
+from krm_fn.platforms import load_catalog, make_context, resolve
 catalog = load_catalog()
 ctx = make_context(catalog, platform="aws", gpu_architecture="h100", framework="mpi")
 resolve(catalog, ctx)
@@ -181,6 +178,8 @@ def loaded_modules() -> list[str]:
         pytest.param("pydantic", id="no-pydantic"),
         pytest.param("pydantic_core", id="no-pydantic-core"),
         pytest.param("yaml", id="no-yaml-parse-of-the-bundled-catalog"),
+        pytest.param("krm_fn.platforms.catalog_file", id="no-catalog-file-schema"),
+        pytest.param("krm_fn.api", id="no-api-models-or-error-wording"),
         pytest.param("importlib.resources", id="no-importlib-resources"),
         pytest.param("importlib.metadata", id="no-importlib-metadata"),
     ],
@@ -210,11 +209,11 @@ def test_catalog_objects_are_frozen_values() -> None:
 
 def test_overlays_compare_and_copy_by_value() -> None:
     catalog: Catalog = load_catalog()
-    ctx = pcat.make_context(catalog, platform="aws", gpu_architecture="h100", framework="mpi")
+    ctx = make_context(catalog, platform="aws", gpu_architecture="h100", framework="mpi")
     overlay = resolve(catalog, ctx)
     assert overlay == resolve(catalog, ctx)
     assert pickle.loads(pickle.dumps(overlay)) == overlay
     assert overlay != resolve(
         catalog,
-        pcat.make_context(catalog, platform="gcp", gpu_architecture="h100", framework="mpi"),
+        make_context(catalog, platform="gcp", gpu_architecture="h100", framework="mpi"),
     )

@@ -6,17 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from krm_fn.platforms.catalog import (
-    Catalog,
-    CatalogError,
-    EnvVar,
-    PlatformContext,
-    default_node_counts,
-    load_catalog,
-    make_context,
-    resolve,
-)
+from krm_fn.platforms.catalog import Catalog, CatalogError, EnvVar
 from krm_fn.platforms.detect import PLATFORMS
+from krm_fn.platforms.load import load_catalog
+from krm_fn.platforms.overlay import PlatformContext, default_node_counts, make_context, resolve
 
 from ._nodes import make_node
 

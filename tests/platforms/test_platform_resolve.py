@@ -1,4 +1,4 @@
-"""Resolver semantics and catalog validation, on small synthetic catalogs."""
+"""Resolver semantics on small synthetic catalogs."""
 
 from __future__ import annotations
 
@@ -6,14 +6,9 @@ import textwrap
 
 import pytest
 
-from krm_fn.platforms.catalog import (
-    Catalog,
-    CatalogError,
-    EnvVar,
-    PlatformContext,
-    parse_catalog,
-    resolve,
-)
+from krm_fn.platforms.catalog import Catalog, EnvVar
+from krm_fn.platforms.catalog_file import parse_catalog
+from krm_fn.platforms.overlay import PlatformContext, resolve
 
 SYNTHETIC = """
 version: 1
@@ -257,183 +252,14 @@ def test_invalid_context_is_refused(kwargs: dict[str, object], message: str) -> 
         ctx(**kwargs)  # type: ignore[arg-type]
 
 
-# --------------------------------------------------------------------------- validation
+# --------------------------------------------------------------------------- templates
+# (the catalog file's validation: tests/platforms/test_catalog_validation.py)
 
 
 def catalog_with(entry: str) -> str:
     return "version: 1\nentries:\n  - {name: ok, source: s, topologyKey: k}\n" + textwrap.indent(
         textwrap.dedent(entry).strip(), "  "
     )
-
-
-INVALID = [
-    pytest.param(
-        "- {name: bad, source: s, when: {platform: awz}, topologyKey: k}",
-        "entry 'bad' (#1): field 'when.platform': unknown platform 'awz': must be one of aws,",
-        id="unknown-platform",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, when: {gpuArchitecture: [h100, v100]}, topologyKey: k}",
-        "entry 'bad' (#1): field 'when.gpuArchitecture': unknown GPU architecture 'v100'",
-        id="unknown-arch",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, when: {frameworks: [slurm]}, topologyKey: k}",
-        "entry 'bad' (#1): field 'when.frameworks[0]'",
-        id="unknown-framework",
-    ),
-    pytest.param(
-        "- {name: bad, source: '  ', topologyKey: k}",
-        "entry 'bad' (#1): field 'source': source must cite where the values come from",
-        id="empty-source",
-    ),
-    pytest.param(
-        "- {name: bad, topologyKey: k}",
-        "entry 'bad' (#1): field 'source': Field required",
-        id="missing-source",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, topologykey: k}",
-        "entry 'bad' (#1): field 'topologykey': Extra inputs are not permitted",
-        id="misspelt-field",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, env: [{name: X, value: 1}]}",
-        "entry 'bad' (#1): field 'env[0].value': Input should be a valid string (got 1; quote",
-        id="unquoted-env-value",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, forwardEnv: [{name: X-Y, value: a}]}",
-        "entry 'bad' (#1): field 'forwardEnv[0].name': invalid environment variable name 'X-Y'",
-        id="bad-env-name",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, env: [{name: X, value: a}, {name: X, value: b}]}",
-        "entry 'bad' (#1): field 'env': X is set twice",
-        id="duplicate-env",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, mpiArgs: ['-x', 'N={gpuPerNode}']}",
-        "entry 'bad' (#1): field 'mpiArgs': unknown template placeholder '{gpuPerNode}'",
-        id="misspelt-placeholder",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, env: [{name: X, value: '{nicsPerNode|int}'}]}",
-        "entry 'bad' (#1): field 'env[0].value': '{nicsPerNode|int}': the '|int' filter is only",
-        id="int-filter-outside-resources",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, resources: {limits: {rdma/ib: 'x{nicsPerNode|int}'}}}",
-        "entry 'bad' (#1): field 'resources.limits': rdma/ib: 'x{nicsPerNode|int}'",
-        id="int-filter-not-whole-value",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, resources: {limits: {rdma/ib: true}}}",
-        "entry 'bad' (#1): field 'resources.limits.rdma/ib",
-        id="boolean-resource",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, resources: {limit: {rdma/ib: 1}}}",
-        "entry 'bad' (#1): field 'resources.limit': Extra inputs are not permitted",
-        id="misspelt-resources-section",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, volumeMounts: [{name: v, mountPath: /v}]}",
-        "entry 'bad' (#1): field 'volumes' and field 'volumeMounts' must be set together",
-        id="mount-without-volume",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, volumes: [{name: a}], volumeMounts: [{name: b, mountPath: /b}]}",
-        "entry 'bad' (#1): field 'volumeMounts': mount 'b' names no volume of this entry",
-        id="mount-names-unknown-volume",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, volumes: [{name: a}], volumeMounts: [{name: a}]}",
-        "entry 'bad' (#1): field 'volumeMounts': item 0 of volumeMounts needs a non-empty string 'mountPath'",
-        id="mount-without-path",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, securityContext: {privilegd: true}}",
-        "entry 'bad' (#1): field 'securityContext': unknown container securityContext field(s): privilegd",
-        id="misspelt-security-context",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, tolerations: [{key: a, operator: Equals}]}",
-        "entry 'bad' (#1): field 'tolerations': item 0: unknown operator 'Equals'",
-        id="bad-toleration-operator",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, nicsPerNode: -1}",
-        "entry 'bad' (#1): field 'nicsPerNode': Input should be greater than or equal to 0",
-        id="negative-nics",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, gpusPerNode: '8'}",
-        "entry 'bad' (#1): field 'gpusPerNode': Input should be a valid integer (got '8')",
-        id="string-gpus",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, when: {defaultShape: true}, topologyKey: k}",
-        "entry 'bad' (#1): field 'when': defaultShape needs instanceTypes or gkeAccelerator",
-        id="default-shape-without-shape",
-    ),
-    pytest.param(
-        "- {name: bad, source: s, when: {platform: aws}}",
-        "entry 'bad' (#1): entry sets nothing",
-        id="entry-sets-nothing",
-    ),
-    pytest.param(
-        "- {name: Bad_Name, source: s, topologyKey: k}",
-        "entry 'Bad_Name' (#1): field 'name': invalid entry name 'Bad_Name'",
-        id="bad-entry-name",
-    ),
-    pytest.param(
-        "- {name: ok, source: s, topologyKey: k}",
-        "entry 'ok' (#1): field 'name': duplicate entry name (first used by entry #0)",
-        id="duplicate-entry-name",
-    ),
-    pytest.param(
-        "- {source: s, topologyKey: k}",
-        "entry #1: field 'name': Field required",
-        id="unnamed-entry-is-numbered",
-    ),
-]
-
-
-@pytest.mark.parametrize(("entry", "message"), INVALID)
-def test_invalid_catalog_names_entry_and_field(entry: str, message: str) -> None:
-    with pytest.raises(CatalogError) as info:
-        parse_catalog(catalog_with(entry), "bad.yaml")
-    assert str(info.value).startswith("invalid platform catalog bad.yaml:\n  ")
-    assert any(problem.startswith(message) for problem in info.value.problems), info.value.problems
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        pytest.param("entries: [", "not valid YAML", id="malformed-yaml"),
-        pytest.param("- a\n- b\n", "the document must be a mapping", id="not-a-mapping"),
-        pytest.param(
-            "version: 2\nentries: []\n", "field 'version': Input should be 1", id="wrong-version"
-        ),
-        pytest.param("version: 1\n", "field 'entries': Field required", id="missing-entries"),
-    ],
-)
-def test_invalid_catalog_document(text: str, message: str) -> None:
-    with pytest.raises(CatalogError, match=message):
-        parse_catalog(text)
-
-
-def test_all_problems_are_reported_at_once() -> None:
-    text = catalog_with(
-        """
-        - {name: a, source: s, when: {platform: x}, topologyKey: k}
-        - {name: b, source: s, env: [{name: '1X', value: v}]}
-        """
-    )
-    with pytest.raises(CatalogError) as info:
-        parse_catalog(text)
-    assert [p.split(":", 1)[0] for p in info.value.problems] == ["entry 'a' (#1)", "entry 'b' (#2)"]
 
 
 def test_shell_variables_are_not_placeholders() -> None:
@@ -468,35 +294,3 @@ def test_null_resource_deletes_and_claims_render_counts() -> None:
     assert overlay.resources == {"limits": {"nvidia.com/gpu": None}}
     assert overlay.compute_domain
     assert [(c.claim, c.count) for c in overlay.claim_templates] == [("gpu", 4)]
-
-
-@pytest.mark.parametrize(
-    ("text", "problem"),
-    [
-        (
-            "{name: a, source: s, claimTemplates: [{claim: x, suffix: x, request: x,"
-            " deviceClassName: 'Bad_Class', count: 1}]}",
-            "field 'claimTemplates[0].deviceClassName': 'Bad_Class' is not a DNS subdomain",
-        ),
-        (
-            "{name: a, source: s, claimTemplates: [{claim: x, suffix: x, request: x,"
-            " deviceClassName: c.example.com, count: 0}]}",
-            "field 'claimTemplates[0].count': Input should be greater than or equal to 1",
-        ),
-        (
-            "{name: a, source: s, claimTemplates: [{claim: x, suffix: x, request: x,"
-            " deviceClassName: c.example.com, count: '{gpusPerNode}'}]}",
-            "field 'claimTemplates[0].count': use an integer or '{gpusPerNode|int}'",
-        ),
-        ("{name: a, source: s, computeDomain: false}", "set it to true or leave it out"),
-        (
-            "{name: a, source: s, env: [{name: X, value: v, whenGpusPerNode: [0]}]}",
-            "field 'env[0].whenGpusPerNode[0]': Input should be greater than or equal to 1",
-        ),
-    ],
-    ids=["device-class-not-dns", "zero-count", "count-not-int-template", "cd-false", "gpus-0"],
-)
-def test_dra_and_env_condition_fields_are_checked(text: str, problem: str) -> None:
-    with pytest.raises(CatalogError) as info:
-        parse_catalog(f"version: 1\nentries:\n  - {text}\n")
-    assert any(problem in p for p in info.value.problems), info.value.problems
