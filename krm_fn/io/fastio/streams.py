@@ -39,10 +39,21 @@ class StreamItems:
     spans: list[tuple[int, int, int] | None]
 
 
+_IRREGULAR = "the stream has directives, '...' markers or content on a '---' line"
+
+
 def _bounds(text: str) -> list[int] | str:
-    """The start of each document's ``---`` line (and 0 and the end), or why not regular."""
-    if text.startswith(("%", "...", "--- ", "---\t")) or "\n..." in text or "\n%" in text:
-        return "the stream has directives, '...' markers or content on a '---' line"
+    r"""The start of each document's ``---`` line (and 0 and the end), or why not regular.
+
+    A directive line is looked for only when there is a ``%`` at all (one ``memchr``
+    pass; a search for the two characters ``\n%`` takes 0.1 s at 10,000 Nodes).
+    """
+    if (
+        text.startswith(("%", "...", "--- ", "---\t"))
+        or "\n..." in text
+        or ("%" in text and "\n%" in text)
+    ):
+        return _IRREGULAR
     bounds = [0]
     at = text.find("\n---")
     while at >= 0:
