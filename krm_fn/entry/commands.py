@@ -171,8 +171,8 @@ def render_cmd(
     code, out, err = preview(list(files), config_file, platform, gpu_arch, fmt)
     if out:
         click.echo(out, nl=False)
-    for line in err:
-        click.echo(line, err=True)
+    if err:  # one write: a fleet's summary is thousands of lines
+        click.echo("\n".join(err), err=True)
     sys.exit(code)
 
 
