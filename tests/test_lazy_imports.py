@@ -25,6 +25,7 @@ NOT_ON_THE_RENDER_PATH = (
     "krm_fn.platforms.catalog_file",  # only a YAML catalog (custom, or a stale snapshot) needs it
     "difflib",  # only unknown-field errors need it
     "hashlib",  # only names over the length limits need it
+    "pickle",  # only the fast reader's helper process (inputs of 4 MiB or more) needs it
     "importlib.metadata",
     "krm_fn.report",
     "krm_fn.overrides",  # only a run with spec.overrides needs it

@@ -8,14 +8,14 @@ Invariants:
     * Shared memory holds four counters, each written by one side only and moving one way;
       a stale read only makes both sides do an item twice.
     * A helper that is no longer needed is stopped and reaped (:meth:`_Helper.cancel`).
+    * ``pickle``, ``bisect`` and ``mmap`` load only when a helper is started (a small
+      input, and every cold start, never needs them).
 """
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import os
-import pickle
 from typing import TYPE_CHECKING, Any
 
 from krm_fn.io.fastio.grammar import _clean_chars
@@ -84,6 +84,7 @@ class _Helper:
         if size < FORK_MIN_BYTES or not hasattr(os, "fork") or _cpus() < 2:
             return None
         import mmap
+        import pickle
 
         n = len(units.sizes)
         try:
@@ -126,6 +127,8 @@ class _Helper:
         ``extra``: the child's additional cost per byte it handled (pickling its results),
         as a fraction of the cost of the job; the split evens both sides out.
         """
+        import bisect
+
         shared, cum = self._shared, self._cum
         left = shared[done]
         left = min(max(left, 0), len(cum) - 1)
@@ -141,6 +144,8 @@ class _Helper:
         return self._split
 
     def _frame(self) -> Any:
+        import pickle
+
         if not self._ok:
             return None
         try:
