@@ -10,7 +10,7 @@ import yaml
 from krm_fn.api import models
 from krm_fn.entry.preview import preview
 from krm_fn.fleet.inventory import select_nodes
-from krm_fn.platforms.resolve import synthetic_nodes, target_gpu_product
+from krm_fn.platforms.run_platform import synthetic_nodes, target_gpu_product
 
 MPI = {"mpirunPath": "/usr/local/mpi/bin/mpirun", "binary": "/b"}
 

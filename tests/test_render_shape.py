@@ -1,7 +1,7 @@
 """The render stays a pipeline of small stages (issue 13): an AST check of its modules.
 
 Every function on the render path (``krm_fn/render.py``, the stage modules under
-``krm_fn/stages/``, the builders, ``krm_fn/platforms/resolve.py`` with the catalog's
+``krm_fn/stages/``, the builders, ``krm_fn/platforms/run_platform.py`` with the catalog's
 ``overlay``, ``templates`` and ``load``, and ``krm_fn/overrides/apply.py``) is at most
 :data:`MAX_LINES` lines long, docstring included, and every stage module states its
 invariants in a Google-style module docstring.
@@ -19,7 +19,7 @@ MAX_LINES = 60
 RENDER_PATH = sorted(
     [
         REPO / "krm_fn" / "render.py",
-        REPO / "krm_fn" / "platforms" / "resolve.py",
+        REPO / "krm_fn" / "platforms" / "run_platform.py",
         REPO / "krm_fn" / "platforms" / "overlay.py",
         REPO / "krm_fn" / "platforms" / "templates.py",
         REPO / "krm_fn" / "platforms" / "load.py",

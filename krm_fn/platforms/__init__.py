@@ -11,7 +11,7 @@ settings apply to it" for the render pipeline.
 * :mod:`krm_fn.platforms.snapshot` — the bundled catalog's JSON snapshot.
 * :mod:`krm_fn.platforms.load` — loading a catalog (the bundled one from its snapshot).
 * :mod:`krm_fn.platforms.overlay` — matching entries to a context and merging them.
-* :mod:`krm_fn.platforms.resolve` — the render's platform stage (detection + overlay).
+* :mod:`krm_fn.platforms.run_platform` — the render's platform stage (detection + overlay).
 
 Invariants: importing this package imports no third-party package. Detection and GPU
 helpers are imported eagerly; the catalog names are imported on first use, and the bundled

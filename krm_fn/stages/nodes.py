@@ -21,7 +21,7 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import Exclusion, NodeInfo, select_nodes
 from krm_fn.io.results import ResourceRef, Results
 from krm_fn.platforms import node_gpus as fleet
-from krm_fn.platforms.resolve import synthetic_nodes
+from krm_fn.platforms.run_platform import synthetic_nodes
 from krm_fn.stages.parse import InputContext
 
 

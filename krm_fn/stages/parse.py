@@ -22,7 +22,7 @@ from krm_fn.api.validate import parse_workloadrun
 from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.io.results import FileRef, ResourceRef, Results
 from krm_fn.platforms import node_gpus as fleet
-from krm_fn.platforms.resolve import check_forced_names
+from krm_fn.platforms.run_platform import check_forced_names
 
 OWN_KINDS = ("WorkloadRun", "LogProfile")
 

@@ -1,7 +1,7 @@
 """Stage 3, resolve platform: detect platform and GPU, apply the capacity filter.
 
 Invariants:
-    * Detection reads only the eligible nodes (:func:`krm_fn.platforms.resolve.resolve_platform`);
+    * Detection reads only the eligible nodes (:func:`krm_fn.platforms.run_platform.resolve_platform`);
       with no eligible node nothing is detected and the run fails with the reason.
     * Nodes with fewer GPUs than each pod requests are left out (NVCRE's capacity filter),
       unless the nodes disagree on their counts (already an error).
@@ -18,7 +18,7 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, Exclusion, NodeInfo
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.overlay import ResolvedOverlay
-from krm_fn.platforms.resolve import PlatformPlan, resolve_platform
+from krm_fn.platforms.run_platform import PlatformPlan, resolve_platform
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.nodes import NodeSelection
 from krm_fn.stages.parse import InputContext

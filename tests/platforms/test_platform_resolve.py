@@ -294,3 +294,15 @@ def test_null_resource_deletes_and_claims_render_counts() -> None:
     assert overlay.resources == {"limits": {"nvidia.com/gpu": None}}
     assert overlay.compute_domain
     assert [(c.claim, c.count) for c in overlay.claim_templates] == [("gpu", 4)]
+
+
+def test_the_packages_resolve_stays_the_function_after_the_render_imported_everything() -> None:
+    import importlib
+
+    import krm_fn.platforms as platforms
+    import krm_fn.render  # noqa: F401  (imports every platforms submodule the render uses)
+
+    for name in ("run_platform", "overlay", "load", "templates", "snapshot"):
+        importlib.import_module(f"krm_fn.platforms.{name}")
+    assert callable(platforms.resolve)
+    assert platforms.resolve.__module__ == "krm_fn.platforms.overlay"
