@@ -420,11 +420,26 @@ def main(argv: list[str] | None = None) -> int:
         imports = importtime_top(python, env)
     info["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     text, ok = report(args, info, sizes, forms, fn, lim, size_mb, shares, cold, imports)
-    Path(args.out).write_text(text)
+    Path(args.out).write_text(with_kept_part(text, Path(args.out)))
     print()
     print(text)
     print(f"written to {args.out}")
     return 0 if ok else 1
+
+
+KEPT = "<!-- kept: everything below is kept when bench/run.py rewrites this file -->"
+
+
+def with_kept_part(text: str, out: Path) -> str:
+    """``text`` followed by the kept part of the results file already at ``out``.
+
+    Below :data:`KEPT` live the measured decisions written by hand (a hand-written
+    replacement of a library needs its measured reason recorded here) and the section
+    bench/kpt_compact.py maintains; a new run replaces only what is above it.
+    """
+    old = out.read_text() if out.exists() else ""
+    kept = old[old.index(KEPT) :] if KEPT in old else KEPT + "\n"
+    return text.rstrip("\n") + "\n\n" + kept
 
 
 def report(
