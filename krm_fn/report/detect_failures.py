@@ -30,7 +30,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -119,6 +119,7 @@ _EXCEPTION_RE = re.compile(
 )
 _OOM_RE = re.compile(r"CUDA out of memory|OutOfMemoryError")
 _ECC_RE = re.compile(r"uncorrectable ECC error", re.IGNORECASE)
+_WARN_HARDWARE_RE = re.compile(r"(?i:uncorrectable ECC error)|NET/IB")
 _MPIRUN_SIGNAL_RE = re.compile(
     r"mpirun noticed that process rank (?P<rank>\d+) with PID \d+ on node (?P<host>\S+) "
     r"exited on signal (?P<signal>\d+)"
@@ -139,68 +140,92 @@ def _host_before(text: str, end: int) -> str | None:
     return matches[-1].group("host") if matches else None
 
 
+def _describe_ib_completion(found: re.Match[str], message: str) -> tuple[str, str | None]:
+    """Name the InfiniBand work-completion status and the peer of a ``NET/IB`` error."""
+    code = int(found.group("code"))
+    meaning = _IB_WC_STATUS.get(code, f"error {code}")
+    peer = f"{found.group('peer')}:{found.group('port')}"
+    return f"NET/IB completion error {code}, {meaning}, from peer {peer}: {message}", peer
+
+
+def _describe_ofi_error(found: re.Match[str], message: str) -> tuple[str, str | None]:
+    """Keep what the OFI plugin says after its request error."""
+    return f"NET/OFI request completed with error:{found.group('rest')}", None
+
+
+def _describe_connect(found: re.Match[str], message: str) -> tuple[str, str | None]:
+    """Name the peer a connection failed to, and why."""
+    peer = f"{found.group('peer')}:{found.group('port')}"
+    return f"connect to {peer} failed: {found.group('why').strip()}", peer
+
+
+def _describe_plugin_init(found: re.Match[str], message: str) -> tuple[str, str | None]:
+    """Say that the network plugin failed, which may leave NCCL on sockets."""
+    return f"network plugin failed to initialise (NCCL may fall back to sockets): {message}", None
+
+
+def _describe_warn(found: re.Match[str] | None, message: str) -> tuple[str, str | None]:
+    """Quote the warning as NCCL printed it."""
+    return f"NCCL WARN {message}", None
+
+
+@dataclass(frozen=True)
+class _WarnRule:
+    """How one family of ``NCCL WARN`` messages becomes a finding.
+
+    Attributes:
+        pattern: what the message (after ``NCCL WARN``) contains.
+        reason: the finding's reason.
+        kind: the finding's kind.
+        describe: ``(match, message) -> (finding message, peer or None)``.
+
+    """
+
+    pattern: re.Pattern[str]
+    reason: Reason
+    kind: str
+    describe: Callable[[re.Match[str], str], tuple[str, str | None]]
+
+
+_WARN_RULES: tuple[_WarnRule, ...] = (
+    _WarnRule(
+        _IB_COMPLETION_RE,
+        "HardwareFailureDetected",
+        "nccl-warn-ib-completion",
+        _describe_ib_completion,
+    ),
+    _WarnRule(
+        _OFI_ERROR_RE, "HardwareFailureDetected", "nccl-warn-ofi-request-error", _describe_ofi_error
+    ),
+    _WarnRule(_CONNECT_RE, "WorkloadFailed", "nccl-warn-connect-failed", _describe_connect),
+    _WarnRule(
+        _PLUGIN_INIT_RE, "WorkloadFailed", "nccl-warn-net-plugin-init", _describe_plugin_init
+    ),
+    _WarnRule(_WARN_HARDWARE_RE, "HardwareFailureDetected", "nccl-warn-hardware", _describe_warn),
+)
+"""``NCCL WARN`` families, first match wins; any other warning is a ``nccl-warn`` finding."""
+
+
 def _warn_finding(line: LogLine, text: str, message: str) -> Finding:
+    """Turn one ``NCCL WARN`` message into a finding by the first :data:`_WARN_RULES` match.
+
+    Args:
+        line: the line the warning starts on.
+        text: the line without its log prefixes (names the host before the message).
+        message: the warning, with its wrapped continuation.
+
+    Returns:
+        The finding, ``WorkloadFailed``/``nccl-warn`` when no rule matches.
+
+    """
     host = _host_before(text, len(text) - len(message))
-    ib = _IB_COMPLETION_RE.search(message)
-    if ib is not None:
-        code = int(ib.group("code"))
-        meaning = _IB_WC_STATUS.get(code, f"error {code}")
-        peer = f"{ib.group('peer')}:{ib.group('port')}"
-        return Finding(
-            "HardwareFailureDetected",
-            "nccl-warn-ib-completion",
-            f"NET/IB completion error {code}, {meaning}, from peer {peer}: {message}",
-            host,
-            peer,
-            line.source,
-            line.number,
-        )
-    ofi = _OFI_ERROR_RE.search(message)
-    if ofi is not None:
-        return Finding(
-            "HardwareFailureDetected",
-            "nccl-warn-ofi-request-error",
-            f"NET/OFI request completed with error:{ofi.group('rest')}",
-            host,
-            None,
-            line.source,
-            line.number,
-        )
-    connect = _CONNECT_RE.search(message)
-    if connect is not None:
-        peer = f"{connect.group('peer')}:{connect.group('port')}"
-        return Finding(
-            "WorkloadFailed",
-            "nccl-warn-connect-failed",
-            f"connect to {peer} failed: {connect.group('why').strip()}",
-            host,
-            peer,
-            line.source,
-            line.number,
-        )
-    if _PLUGIN_INIT_RE.search(message):
-        return Finding(
-            "WorkloadFailed",
-            "nccl-warn-net-plugin-init",
-            f"network plugin failed to initialise (NCCL may fall back to sockets): {message}",
-            host,
-            None,
-            line.source,
-            line.number,
-        )
-    if _ECC_RE.search(message) or "NET/IB" in message:
-        return Finding(
-            "HardwareFailureDetected",
-            "nccl-warn-hardware",
-            f"NCCL WARN {message}",
-            host,
-            None,
-            line.source,
-            line.number,
-        )
-    return Finding(
-        "WorkloadFailed", "nccl-warn", f"NCCL WARN {message}", host, None, line.source, line.number
-    )
+    for rule in _WARN_RULES:
+        found = rule.pattern.search(message)
+        if found is not None:
+            said, peer = rule.describe(found, message)
+            return Finding(rule.reason, rule.kind, said, host, peer, line.source, line.number)
+    said, peer = _describe_warn(None, message)
+    return Finding("WorkloadFailed", "nccl-warn", said, host, peer, line.source, line.number)
 
 
 def _mask(message: str) -> str:
