@@ -127,6 +127,8 @@ _MPIRUN_SIGNAL_RE = re.compile(
 _SEGV_RE = re.compile(r"Segmentation fault|core dumped")
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
 _PID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]|\bpid \d+|\bPID \d+|\brank \d+\b")
+_TRACEBACK_LOOKAHEAD = 200
+"""How many lines after ``Traceback`` are searched for the exception line."""
 _TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
 
 
@@ -250,6 +252,199 @@ def _benign(message: str) -> bool:
     return any(pattern.search(message) for _, pattern in BENIGN_WARNINGS)
 
 
+@dataclass(frozen=True)
+class _PhraseRule:
+    """A failure one line reports by a phrase anywhere in it.
+
+    Attributes:
+        pattern: the phrase.
+        reason: the finding's reason.
+        kind: the finding's kind.
+        label: the start of the finding's message (the line follows it).
+
+    """
+
+    pattern: re.Pattern[str]
+    reason: Reason
+    kind: str
+    label: str
+
+
+_PHRASE_RULES: tuple[_PhraseRule, ...] = (
+    _PhraseRule(_ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error"),
+    _PhraseRule(_OOM_RE, "WorkloadFailed", "cuda-out-of-memory", "CUDA out of memory"),
+    _PhraseRule(_REFUSED_RE, "WorkloadFailed", "connection-refused", "connection refused"),
+    _PhraseRule(_SEGV_RE, "WorkloadFailed", "segmentation-fault", "segmentation fault"),
+)
+"""Phrases checked last, outside ``NCCL INFO`` lines; first match wins."""
+
+
+def _phrase_finding(line: LogLine, text: str, rule: _PhraseRule) -> Finding:
+    """A phrase finding quoting the line without its ``host:pid:tid [dev]`` prefixes."""
+    return Finding(
+        rule.reason,
+        rule.kind,
+        f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}",
+        _host_before(text, len(text)),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _test_failure_finding(line: LogLine, test: re.Match[str], frames: list[str]) -> Finding:
+    """A ``Test NCCL/CUDA failure`` finding, listing the stack lines folded into it."""
+    where = f" at {test.group('where')}" if test.group("where") else ""
+    trail = f" (stack: {', '.join(frames)})" if frames else ""
+    return Finding(
+        "WorkloadFailed",
+        f"nccl-tests-{test.group('what').lower()}-failure",
+        f"Test {test.group('what')} failure{where}: {test.group('msg').strip(' /')}{trail}",
+        test.group("host"),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _stack_finding(line: LogLine, stack: re.Match[str]) -> Finding:
+    """A nccl-tests failure known only by a stack line (its message line is missing)."""
+    return Finding(
+        "WorkloadFailed",
+        "nccl-tests-failure",
+        f"nccl-tests failure at {stack.group('where')}",
+        stack.group("host"),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _traceback_finding(line: LogLine, after: list[LogLine]) -> Finding:
+    """A Python traceback, named by the first exception line among the lines after it."""
+    exception = "Python traceback"
+    for later in after:
+        found = _EXCEPTION_RE.match(_clean(later).strip())
+        if found is not None:
+            exception = f"{found.group('name')}: {found.group('msg') or ''}".strip(": ")
+            break
+    return Finding(
+        "WorkloadFailed",
+        "python-traceback",
+        f"Python traceback: {exception}",
+        None,
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _result_finding(line: LogLine, text: str, result: re.Match[str]) -> Finding:
+    """An ``nccl*Error`` result name, with what follows it and the host before it."""
+    return Finding(
+        "WorkloadFailed",
+        f"nccl-result-{result.group('name')}",
+        f"{result.group('name')}: {result.group('msg').strip()}".strip(": "),
+        _host_before(text, result.start()),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _signal_finding(line: LogLine, signal: re.Match[str]) -> Finding:
+    """A rank that mpirun says exited on a signal."""
+    return Finding(
+        "WorkloadFailed",
+        "mpirun-rank-signal",
+        f"rank {signal.group('rank')} exited on signal {signal.group('signal')}",
+        signal.group("host"),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+class _Scan:
+    """One pass over the lines; a finding may consume the lines that continue it.
+
+    Attributes:
+        items: the lines.
+        index: the next line to read.
+        in_test_failure: the previous lines were a nccl-tests failure or its stack, so a
+            stack line that follows is part of it.
+        findings: what was found so far, unmerged.
+
+    """
+
+    def __init__(self, lines: Iterable[LogLine]) -> None:
+        self.items = list(lines)
+        self.index = 0
+        self.in_test_failure = False
+        self.findings: list[Finding] = []
+
+    def run(self) -> list[Finding]:
+        """Read every line; return the findings in order."""
+        while self.index < len(self.items):
+            line = self.items[self.index]
+            self.index += 1
+            self.read(line, _clean(line))
+        return self.findings
+
+    def read(self, line: LogLine, text: str) -> None:
+        """Classify one line (without prefixes): the one call the scan makes per line."""
+        warn = _WARN_RE.search(text)
+        if warn is not None:
+            self.read_warn(line, text, warn.group("msg").strip())
+            return
+        test = _TEST_FAILURE_RE.search(text)
+        if test is not None:
+            self.in_test_failure = True
+            self.findings.append(_test_failure_finding(line, test, self.fold_stack()))
+            return
+        stack = _TEST_STACK_RE.search(text)
+        if stack is not None:
+            if not self.in_test_failure:
+                self.findings.append(_stack_finding(line, stack))
+                self.in_test_failure = True
+            return
+        self.in_test_failure = False
+        if _TRACEBACK_RE.search(text):
+            after = self.items[self.index : self.index + _TRACEBACK_LOOKAHEAD]
+            self.findings.append(_traceback_finding(line, after))
+        elif (result := _NCCL_RESULT_RE.search(text)) is not None:
+            self.findings.append(_result_finding(line, text, result))
+        elif (signal := _MPIRUN_SIGNAL_RE.search(text)) is not None:
+            self.findings.append(_signal_finding(line, signal))
+        elif "NCCL INFO" not in text:  # e.g. "connect returned Connection refused, retrying"
+            for rule in _PHRASE_RULES:
+                if rule.pattern.search(text):
+                    self.findings.append(_phrase_finding(line, text, rule))
+                    break
+
+    def read_warn(self, line: LogLine, text: str, message: str) -> None:
+        """Record an ``NCCL WARN`` unless benign, joining its wrapped continuation line."""
+        if _benign(message):
+            return
+        if self.index < len(self.items):
+            follow = _clean(self.items[self.index])
+            if not _NEW_RECORD_RE.match(follow) and not _WARN_RE.search(follow):
+                message = f"{message} {follow.strip()}"
+                self.index += 1
+        self.findings.append(_warn_finding(line, text, message))
+
+    def fold_stack(self) -> list[str]:
+        """Consume the stack lines that follow a test failure; return their places."""
+        frames: list[str] = []
+        while self.index < len(self.items):
+            frame = _TEST_STACK_RE.search(_clean(self.items[self.index]))
+            if frame is None:
+                break
+            frames.append(frame.group("where"))
+            self.index += 1
+        return frames
+
+
 def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
     """Scan lines for failure messages.
 
@@ -260,134 +455,4 @@ def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
         The findings, merged and in order of first occurrence.
 
     """
-    items = list(lines)
-    findings: list[Finding] = []
-    index = 0
-    in_test_failure = False
-    while index < len(items):
-        line = items[index]
-        text = _clean(line)
-        index += 1
-        warn = _WARN_RE.search(text)
-        if warn is not None:
-            message = warn.group("msg").strip()
-            if _benign(message):
-                continue
-            if index < len(items):
-                follow = _clean(items[index])
-                if not _NEW_RECORD_RE.match(follow) and not _WARN_RE.search(follow):
-                    message = f"{message} {follow.strip()}"
-                    index += 1
-            findings.append(_warn_finding(line, text, message))
-            continue
-        test = _TEST_FAILURE_RE.search(text)
-        if test is not None:
-            in_test_failure = True
-            frames: list[str] = []
-            while index < len(items):
-                frame = _TEST_STACK_RE.search(_clean(items[index]))
-                if frame is None:
-                    break
-                frames.append(frame.group("where"))
-                index += 1
-            where = f" at {test.group('where')}" if test.group("where") else ""
-            trail = f" (stack: {', '.join(frames)})" if frames else ""
-            findings.append(
-                Finding(
-                    "WorkloadFailed",
-                    f"nccl-tests-{test.group('what').lower()}-failure",
-                    f"Test {test.group('what')} failure{where}: "
-                    f"{test.group('msg').strip(' /')}{trail}",
-                    test.group("host"),
-                    None,
-                    line.source,
-                    line.number,
-                )
-            )
-            continue
-        stack = _TEST_STACK_RE.search(text)
-        if stack is not None:
-            if not in_test_failure:
-                findings.append(
-                    Finding(
-                        "WorkloadFailed",
-                        "nccl-tests-failure",
-                        f"nccl-tests failure at {stack.group('where')}",
-                        stack.group("host"),
-                        None,
-                        line.source,
-                        line.number,
-                    )
-                )
-                in_test_failure = True
-            continue
-        in_test_failure = False
-        if _TRACEBACK_RE.search(text):
-            exception = "Python traceback"
-            for later in items[index : index + 200]:
-                found = _EXCEPTION_RE.match(_clean(later).strip())
-                if found is not None:
-                    exception = f"{found.group('name')}: {found.group('msg') or ''}".strip(": ")
-                    break
-            findings.append(
-                Finding(
-                    "WorkloadFailed",
-                    "python-traceback",
-                    f"Python traceback: {exception}",
-                    None,
-                    None,
-                    line.source,
-                    line.number,
-                )
-            )
-            continue
-        result = _NCCL_RESULT_RE.search(text)
-        if result is not None:
-            findings.append(
-                Finding(
-                    "WorkloadFailed",
-                    f"nccl-result-{result.group('name')}",
-                    f"{result.group('name')}: {result.group('msg').strip()}".strip(": "),
-                    _host_before(text, result.start()),
-                    None,
-                    line.source,
-                    line.number,
-                )
-            )
-            continue
-        signal = _MPIRUN_SIGNAL_RE.search(text)
-        if signal is not None:
-            findings.append(
-                Finding(
-                    "WorkloadFailed",
-                    "mpirun-rank-signal",
-                    f"rank {signal.group('rank')} exited on signal {signal.group('signal')}",
-                    signal.group("host"),
-                    None,
-                    line.source,
-                    line.number,
-                )
-            )
-            continue
-        if "NCCL INFO" in text:
-            continue  # e.g. "Call to connect returned Connection refused, retrying" is benign
-        for regex, reason, kind, message in (
-            (_ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error"),
-            (_OOM_RE, "WorkloadFailed", "cuda-out-of-memory", "CUDA out of memory"),
-            (_REFUSED_RE, "WorkloadFailed", "connection-refused", "connection refused"),
-            (_SEGV_RE, "WorkloadFailed", "segmentation-fault", "segmentation fault"),
-        ):
-            if regex.search(text):
-                findings.append(
-                    Finding(
-                        reason,  # type: ignore[arg-type]
-                        kind,
-                        f"{message}: {_NCCL_PREFIX_RE.sub('', text).strip()}",
-                        _host_before(text, len(text)),
-                        None,
-                        line.source,
-                        line.number,
-                    )
-                )
-                break
-    return _merge(findings)
+    return _merge(_Scan(lines).run())
