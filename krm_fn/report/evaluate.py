@@ -375,25 +375,47 @@ def _check_collective(group: GroupReport, result: NcclResult) -> None:
 
 
 def _megatron_failures(group: GroupReport, result: MegatronResult) -> None:
+    """Record what a parsed training log says against the group, and whether it measured.
+
+    Args:
+        group: the group; its failures and notes grow, ``has_data`` is set when an iteration
+            was measured.
+        result: the parsed log.
+
+    """
     for problem in result.problems:
         if problem.kind == "no-steps":
             group.notes.append(problem.message)
-            continue
-        group.failures.append(
-            Failure(
-                "WorkloadFailed",
-                problem.kind,
-                problem.message,
-                source=problem.source,
-                line=problem.line,
+        else:
+            group.failures.append(
+                Failure(
+                    "WorkloadFailed",
+                    problem.kind,
+                    problem.message,
+                    source=problem.source,
+                    line=problem.line,
+                )
             )
-        )
     if not result.steps:
         return
+    group.failures.extend(_training_failures(result))
+    if result.measured:
+        group.has_data = True
+    else:
+        group.notes.append(
+            f"no measured iterations: all {len(result.steps)} step lines fall within "
+            f"warmupSteps={result.warmup_steps} or were skipped"
+        )
+    group.notes.extend(_training_notes(result))
+
+
+def _training_failures(result: MegatronResult) -> list[Failure]:
+    """A run that did not finish, and nan iterations (the loss diverged)."""
     last = result.steps[-1]
+    failures: list[Failure] = []
     if not result.finished:
         total = result.train_iters
-        group.failures.append(
+        failures.append(
             Failure(
                 "WorkloadFailed",
                 "training-incomplete",
@@ -406,7 +428,7 @@ def _megatron_failures(group: GroupReport, result: MegatronResult) -> None:
             )
         )
     if result.nan_iterations:
-        group.failures.append(
+        failures.append(
             Failure(
                 "WorkloadFailed",
                 "nan-iterations",
@@ -414,24 +436,36 @@ def _megatron_failures(group: GroupReport, result: MegatronResult) -> None:
                 source=last.source,
             )
         )
-    if result.measured:
-        group.has_data = True
-    else:
-        group.notes.append(
-            f"no measured iterations: all {len(result.steps)} step lines fall within "
-            f"warmupSteps={result.warmup_steps} or were skipped"
-        )
+    return failures
+
+
+def _training_notes(result: MegatronResult) -> list[str]:
+    """How goodput was (or was not) computed, elided iterations, lines read field by field."""
+    notes: list[str] = []
     if result.goodput_problem is not None:
-        group.notes.append(f"goodput not computed: {result.goodput_problem}")
+        notes.append(f"goodput not computed: {result.goodput_problem}")
     for source, line, before, after in result.elisions:
         span = f" {before + 1}-{after}" if before is not None and after is not None else ""
-        group.notes.append(
+        notes.append(
             f"'...' at {source}:{line}: iterations{span} are elided from the log; they are "
             "counted with the step time of the next step line"
         )
+    notes.extend(_goodput_value_notes(result))
+    profile_rows = sum(s.matched_by == "profile" for s in result.steps)
+    if profile_rows < len(result.steps):
+        notes.append(
+            f"{len(result.steps) - profile_rows} of {len(result.steps)} step lines do not match "
+            f"the {result.profile} trainingStep regex and were read field by field"
+        )
+    return notes
+
+
+def _goodput_value_notes(result: MegatronResult) -> list[str]:
+    """A goodput capped at 1.0, or only estimated from step times."""
+    notes: list[str] = []
     uncapped = result.goodput_uncapped
     if uncapped is not None and uncapped > 1.0 and result.goodput is not None:
-        group.notes.append(
+        notes.append(
             f"goodput computed as {uncapped:.4f} and capped at 1.0 (timestamps have one-second "
             "resolution)"
         )
@@ -440,17 +474,12 @@ def _megatron_failures(group: GroupReport, result: MegatronResult) -> None:
         and result.goodput_problem is None
         and result.goodput_estimate is not None
     ):
-        group.notes.append(
+        notes.append(
             f"goodput not measured (fewer than two distinct timestamps); estimate from step "
             f"times: {result.goodput_estimate:.3f} (ignores startup, checkpoints and restarts; "
             "not used for thresholds)"
         )
-    profile_rows = sum(s.matched_by == "profile" for s in result.steps)
-    if profile_rows < len(result.steps):
-        group.notes.append(
-            f"{len(result.steps) - profile_rows} of {len(result.steps)} step lines do not match "
-            f"the {result.profile} trainingStep regex and were read field by field"
-        )
+    return notes
 
 
 def _node_for_host(host: str | None, nodes: Sequence[str]) -> str | None:
