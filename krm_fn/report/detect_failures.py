@@ -30,7 +30,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -119,6 +119,7 @@ _EXCEPTION_RE = re.compile(
 )
 _OOM_RE = re.compile(r"CUDA out of memory|OutOfMemoryError")
 _ECC_RE = re.compile(r"uncorrectable ECC error", re.IGNORECASE)
+_WARN_HARDWARE_RE = re.compile(r"(?i:uncorrectable ECC error)|NET/IB")
 _MPIRUN_SIGNAL_RE = re.compile(
     r"mpirun noticed that process rank (?P<rank>\d+) with PID \d+ on node (?P<host>\S+) "
     r"exited on signal (?P<signal>\d+)"
@@ -126,6 +127,8 @@ _MPIRUN_SIGNAL_RE = re.compile(
 _SEGV_RE = re.compile(r"Segmentation fault|core dumped")
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
 _PID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]|\bpid \d+|\bPID \d+|\brank \d+\b")
+_TRACEBACK_LOOKAHEAD = 200
+"""How many lines after ``Traceback`` are searched for the exception line."""
 _TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
 
 
@@ -139,68 +142,92 @@ def _host_before(text: str, end: int) -> str | None:
     return matches[-1].group("host") if matches else None
 
 
+def _describe_ib_completion(found: re.Match[str], message: str) -> tuple[str, str | None]:
+    """Name the InfiniBand work-completion status and the peer of a ``NET/IB`` error."""
+    code = int(found.group("code"))
+    meaning = _IB_WC_STATUS.get(code, f"error {code}")
+    peer = f"{found.group('peer')}:{found.group('port')}"
+    return f"NET/IB completion error {code}, {meaning}, from peer {peer}: {message}", peer
+
+
+def _describe_ofi_error(found: re.Match[str], message: str) -> tuple[str, str | None]:
+    """Keep what the OFI plugin says after its request error."""
+    return f"NET/OFI request completed with error:{found.group('rest')}", None
+
+
+def _describe_connect(found: re.Match[str], message: str) -> tuple[str, str | None]:
+    """Name the peer a connection failed to, and why."""
+    peer = f"{found.group('peer')}:{found.group('port')}"
+    return f"connect to {peer} failed: {found.group('why').strip()}", peer
+
+
+def _describe_plugin_init(found: re.Match[str], message: str) -> tuple[str, str | None]:
+    """Say that the network plugin failed, which may leave NCCL on sockets."""
+    return f"network plugin failed to initialise (NCCL may fall back to sockets): {message}", None
+
+
+def _describe_warn(found: re.Match[str] | None, message: str) -> tuple[str, str | None]:
+    """Quote the warning as NCCL printed it."""
+    return f"NCCL WARN {message}", None
+
+
+@dataclass(frozen=True)
+class _WarnRule:
+    """How one family of ``NCCL WARN`` messages becomes a finding.
+
+    Attributes:
+        pattern: what the message (after ``NCCL WARN``) contains.
+        reason: the finding's reason.
+        kind: the finding's kind.
+        describe: ``(match, message) -> (finding message, peer or None)``.
+
+    """
+
+    pattern: re.Pattern[str]
+    reason: Reason
+    kind: str
+    describe: Callable[[re.Match[str], str], tuple[str, str | None]]
+
+
+_WARN_RULES: tuple[_WarnRule, ...] = (
+    _WarnRule(
+        _IB_COMPLETION_RE,
+        "HardwareFailureDetected",
+        "nccl-warn-ib-completion",
+        _describe_ib_completion,
+    ),
+    _WarnRule(
+        _OFI_ERROR_RE, "HardwareFailureDetected", "nccl-warn-ofi-request-error", _describe_ofi_error
+    ),
+    _WarnRule(_CONNECT_RE, "WorkloadFailed", "nccl-warn-connect-failed", _describe_connect),
+    _WarnRule(
+        _PLUGIN_INIT_RE, "WorkloadFailed", "nccl-warn-net-plugin-init", _describe_plugin_init
+    ),
+    _WarnRule(_WARN_HARDWARE_RE, "HardwareFailureDetected", "nccl-warn-hardware", _describe_warn),
+)
+"""``NCCL WARN`` families, first match wins; any other warning is a ``nccl-warn`` finding."""
+
+
 def _warn_finding(line: LogLine, text: str, message: str) -> Finding:
+    """Turn one ``NCCL WARN`` message into a finding by the first :data:`_WARN_RULES` match.
+
+    Args:
+        line: the line the warning starts on.
+        text: the line without its log prefixes (names the host before the message).
+        message: the warning, with its wrapped continuation.
+
+    Returns:
+        The finding, ``WorkloadFailed``/``nccl-warn`` when no rule matches.
+
+    """
     host = _host_before(text, len(text) - len(message))
-    ib = _IB_COMPLETION_RE.search(message)
-    if ib is not None:
-        code = int(ib.group("code"))
-        meaning = _IB_WC_STATUS.get(code, f"error {code}")
-        peer = f"{ib.group('peer')}:{ib.group('port')}"
-        return Finding(
-            "HardwareFailureDetected",
-            "nccl-warn-ib-completion",
-            f"NET/IB completion error {code}, {meaning}, from peer {peer}: {message}",
-            host,
-            peer,
-            line.source,
-            line.number,
-        )
-    ofi = _OFI_ERROR_RE.search(message)
-    if ofi is not None:
-        return Finding(
-            "HardwareFailureDetected",
-            "nccl-warn-ofi-request-error",
-            f"NET/OFI request completed with error:{ofi.group('rest')}",
-            host,
-            None,
-            line.source,
-            line.number,
-        )
-    connect = _CONNECT_RE.search(message)
-    if connect is not None:
-        peer = f"{connect.group('peer')}:{connect.group('port')}"
-        return Finding(
-            "WorkloadFailed",
-            "nccl-warn-connect-failed",
-            f"connect to {peer} failed: {connect.group('why').strip()}",
-            host,
-            peer,
-            line.source,
-            line.number,
-        )
-    if _PLUGIN_INIT_RE.search(message):
-        return Finding(
-            "WorkloadFailed",
-            "nccl-warn-net-plugin-init",
-            f"network plugin failed to initialise (NCCL may fall back to sockets): {message}",
-            host,
-            None,
-            line.source,
-            line.number,
-        )
-    if _ECC_RE.search(message) or "NET/IB" in message:
-        return Finding(
-            "HardwareFailureDetected",
-            "nccl-warn-hardware",
-            f"NCCL WARN {message}",
-            host,
-            None,
-            line.source,
-            line.number,
-        )
-    return Finding(
-        "WorkloadFailed", "nccl-warn", f"NCCL WARN {message}", host, None, line.source, line.number
-    )
+    for rule in _WARN_RULES:
+        found = rule.pattern.search(message)
+        if found is not None:
+            said, peer = rule.describe(found, message)
+            return Finding(rule.reason, rule.kind, said, host, peer, line.source, line.number)
+    said, peer = _describe_warn(None, message)
+    return Finding("WorkloadFailed", "nccl-warn", said, host, peer, line.source, line.number)
 
 
 def _mask(message: str) -> str:
@@ -225,6 +252,199 @@ def _benign(message: str) -> bool:
     return any(pattern.search(message) for _, pattern in BENIGN_WARNINGS)
 
 
+@dataclass(frozen=True)
+class _PhraseRule:
+    """A failure one line reports by a phrase anywhere in it.
+
+    Attributes:
+        pattern: the phrase.
+        reason: the finding's reason.
+        kind: the finding's kind.
+        label: the start of the finding's message (the line follows it).
+
+    """
+
+    pattern: re.Pattern[str]
+    reason: Reason
+    kind: str
+    label: str
+
+
+_PHRASE_RULES: tuple[_PhraseRule, ...] = (
+    _PhraseRule(_ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error"),
+    _PhraseRule(_OOM_RE, "WorkloadFailed", "cuda-out-of-memory", "CUDA out of memory"),
+    _PhraseRule(_REFUSED_RE, "WorkloadFailed", "connection-refused", "connection refused"),
+    _PhraseRule(_SEGV_RE, "WorkloadFailed", "segmentation-fault", "segmentation fault"),
+)
+"""Phrases checked last, outside ``NCCL INFO`` lines; first match wins."""
+
+
+def _phrase_finding(line: LogLine, text: str, rule: _PhraseRule) -> Finding:
+    """A phrase finding quoting the line without its ``host:pid:tid [dev]`` prefixes."""
+    return Finding(
+        rule.reason,
+        rule.kind,
+        f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}",
+        _host_before(text, len(text)),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _test_failure_finding(line: LogLine, test: re.Match[str], frames: list[str]) -> Finding:
+    """A ``Test NCCL/CUDA failure`` finding, listing the stack lines folded into it."""
+    where = f" at {test.group('where')}" if test.group("where") else ""
+    trail = f" (stack: {', '.join(frames)})" if frames else ""
+    return Finding(
+        "WorkloadFailed",
+        f"nccl-tests-{test.group('what').lower()}-failure",
+        f"Test {test.group('what')} failure{where}: {test.group('msg').strip(' /')}{trail}",
+        test.group("host"),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _stack_finding(line: LogLine, stack: re.Match[str]) -> Finding:
+    """A nccl-tests failure known only by a stack line (its message line is missing)."""
+    return Finding(
+        "WorkloadFailed",
+        "nccl-tests-failure",
+        f"nccl-tests failure at {stack.group('where')}",
+        stack.group("host"),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _traceback_finding(line: LogLine, after: list[LogLine]) -> Finding:
+    """A Python traceback, named by the first exception line among the lines after it."""
+    exception = "Python traceback"
+    for later in after:
+        found = _EXCEPTION_RE.match(_clean(later).strip())
+        if found is not None:
+            exception = f"{found.group('name')}: {found.group('msg') or ''}".strip(": ")
+            break
+    return Finding(
+        "WorkloadFailed",
+        "python-traceback",
+        f"Python traceback: {exception}",
+        None,
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _result_finding(line: LogLine, text: str, result: re.Match[str]) -> Finding:
+    """An ``nccl*Error`` result name, with what follows it and the host before it."""
+    return Finding(
+        "WorkloadFailed",
+        f"nccl-result-{result.group('name')}",
+        f"{result.group('name')}: {result.group('msg').strip()}".strip(": "),
+        _host_before(text, result.start()),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+def _signal_finding(line: LogLine, signal: re.Match[str]) -> Finding:
+    """A rank that mpirun says exited on a signal."""
+    return Finding(
+        "WorkloadFailed",
+        "mpirun-rank-signal",
+        f"rank {signal.group('rank')} exited on signal {signal.group('signal')}",
+        signal.group("host"),
+        None,
+        line.source,
+        line.number,
+    )
+
+
+class _Scan:
+    """One pass over the lines; a finding may consume the lines that continue it.
+
+    Attributes:
+        items: the lines.
+        index: the next line to read.
+        in_test_failure: the previous lines were a nccl-tests failure or its stack, so a
+            stack line that follows is part of it.
+        findings: what was found so far, unmerged.
+
+    """
+
+    def __init__(self, lines: Iterable[LogLine]) -> None:
+        self.items = list(lines)
+        self.index = 0
+        self.in_test_failure = False
+        self.findings: list[Finding] = []
+
+    def run(self) -> list[Finding]:
+        """Read every line; return the findings in order."""
+        while self.index < len(self.items):
+            line = self.items[self.index]
+            self.index += 1
+            self.read(line, _clean(line))
+        return self.findings
+
+    def read(self, line: LogLine, text: str) -> None:
+        """Classify one line (without prefixes): the one call the scan makes per line."""
+        warn = _WARN_RE.search(text)
+        if warn is not None:
+            self.read_warn(line, text, warn.group("msg").strip())
+            return
+        test = _TEST_FAILURE_RE.search(text)
+        if test is not None:
+            self.in_test_failure = True
+            self.findings.append(_test_failure_finding(line, test, self.fold_stack()))
+            return
+        stack = _TEST_STACK_RE.search(text)
+        if stack is not None:
+            if not self.in_test_failure:
+                self.findings.append(_stack_finding(line, stack))
+                self.in_test_failure = True
+            return
+        self.in_test_failure = False
+        if _TRACEBACK_RE.search(text):
+            after = self.items[self.index : self.index + _TRACEBACK_LOOKAHEAD]
+            self.findings.append(_traceback_finding(line, after))
+        elif (result := _NCCL_RESULT_RE.search(text)) is not None:
+            self.findings.append(_result_finding(line, text, result))
+        elif (signal := _MPIRUN_SIGNAL_RE.search(text)) is not None:
+            self.findings.append(_signal_finding(line, signal))
+        elif "NCCL INFO" not in text:  # e.g. "connect returned Connection refused, retrying"
+            for rule in _PHRASE_RULES:
+                if rule.pattern.search(text):
+                    self.findings.append(_phrase_finding(line, text, rule))
+                    break
+
+    def read_warn(self, line: LogLine, text: str, message: str) -> None:
+        """Record an ``NCCL WARN`` unless benign, joining its wrapped continuation line."""
+        if _benign(message):
+            return
+        if self.index < len(self.items):
+            follow = _clean(self.items[self.index])
+            if not _NEW_RECORD_RE.match(follow) and not _WARN_RE.search(follow):
+                message = f"{message} {follow.strip()}"
+                self.index += 1
+        self.findings.append(_warn_finding(line, text, message))
+
+    def fold_stack(self) -> list[str]:
+        """Consume the stack lines that follow a test failure; return their places."""
+        frames: list[str] = []
+        while self.index < len(self.items):
+            frame = _TEST_STACK_RE.search(_clean(self.items[self.index]))
+            if frame is None:
+                break
+            frames.append(frame.group("where"))
+            self.index += 1
+        return frames
+
+
 def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
     """Scan lines for failure messages.
 
@@ -235,134 +455,4 @@ def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
         The findings, merged and in order of first occurrence.
 
     """
-    items = list(lines)
-    findings: list[Finding] = []
-    index = 0
-    in_test_failure = False
-    while index < len(items):
-        line = items[index]
-        text = _clean(line)
-        index += 1
-        warn = _WARN_RE.search(text)
-        if warn is not None:
-            message = warn.group("msg").strip()
-            if _benign(message):
-                continue
-            if index < len(items):
-                follow = _clean(items[index])
-                if not _NEW_RECORD_RE.match(follow) and not _WARN_RE.search(follow):
-                    message = f"{message} {follow.strip()}"
-                    index += 1
-            findings.append(_warn_finding(line, text, message))
-            continue
-        test = _TEST_FAILURE_RE.search(text)
-        if test is not None:
-            in_test_failure = True
-            frames: list[str] = []
-            while index < len(items):
-                frame = _TEST_STACK_RE.search(_clean(items[index]))
-                if frame is None:
-                    break
-                frames.append(frame.group("where"))
-                index += 1
-            where = f" at {test.group('where')}" if test.group("where") else ""
-            trail = f" (stack: {', '.join(frames)})" if frames else ""
-            findings.append(
-                Finding(
-                    "WorkloadFailed",
-                    f"nccl-tests-{test.group('what').lower()}-failure",
-                    f"Test {test.group('what')} failure{where}: "
-                    f"{test.group('msg').strip(' /')}{trail}",
-                    test.group("host"),
-                    None,
-                    line.source,
-                    line.number,
-                )
-            )
-            continue
-        stack = _TEST_STACK_RE.search(text)
-        if stack is not None:
-            if not in_test_failure:
-                findings.append(
-                    Finding(
-                        "WorkloadFailed",
-                        "nccl-tests-failure",
-                        f"nccl-tests failure at {stack.group('where')}",
-                        stack.group("host"),
-                        None,
-                        line.source,
-                        line.number,
-                    )
-                )
-                in_test_failure = True
-            continue
-        in_test_failure = False
-        if _TRACEBACK_RE.search(text):
-            exception = "Python traceback"
-            for later in items[index : index + 200]:
-                found = _EXCEPTION_RE.match(_clean(later).strip())
-                if found is not None:
-                    exception = f"{found.group('name')}: {found.group('msg') or ''}".strip(": ")
-                    break
-            findings.append(
-                Finding(
-                    "WorkloadFailed",
-                    "python-traceback",
-                    f"Python traceback: {exception}",
-                    None,
-                    None,
-                    line.source,
-                    line.number,
-                )
-            )
-            continue
-        result = _NCCL_RESULT_RE.search(text)
-        if result is not None:
-            findings.append(
-                Finding(
-                    "WorkloadFailed",
-                    f"nccl-result-{result.group('name')}",
-                    f"{result.group('name')}: {result.group('msg').strip()}".strip(": "),
-                    _host_before(text, result.start()),
-                    None,
-                    line.source,
-                    line.number,
-                )
-            )
-            continue
-        signal = _MPIRUN_SIGNAL_RE.search(text)
-        if signal is not None:
-            findings.append(
-                Finding(
-                    "WorkloadFailed",
-                    "mpirun-rank-signal",
-                    f"rank {signal.group('rank')} exited on signal {signal.group('signal')}",
-                    signal.group("host"),
-                    None,
-                    line.source,
-                    line.number,
-                )
-            )
-            continue
-        if "NCCL INFO" in text:
-            continue  # e.g. "Call to connect returned Connection refused, retrying" is benign
-        for regex, reason, kind, message in (
-            (_ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error"),
-            (_OOM_RE, "WorkloadFailed", "cuda-out-of-memory", "CUDA out of memory"),
-            (_REFUSED_RE, "WorkloadFailed", "connection-refused", "connection refused"),
-            (_SEGV_RE, "WorkloadFailed", "segmentation-fault", "segmentation fault"),
-        ):
-            if regex.search(text):
-                findings.append(
-                    Finding(
-                        reason,  # type: ignore[arg-type]
-                        kind,
-                        f"{message}: {_NCCL_PREFIX_RE.sub('', text).strip()}",
-                        _host_before(text, len(text)),
-                        None,
-                        line.source,
-                        line.number,
-                    )
-                )
-                break
-    return _merge(findings)
+    return _merge(_Scan(lines).run())

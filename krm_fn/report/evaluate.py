@@ -53,7 +53,7 @@ from krm_fn.report.model import (
     ThresholdResult,
 )
 from krm_fn.report.parse_megatron import MegatronResult, parse_megatron
-from krm_fn.report.parse_nccl import NcclResult, parse_nccl
+from krm_fn.report.parse_nccl import NcclProblem, NcclResult, NcclTable, parse_nccl
 from krm_fn.report.regroup import suggest_regrouping
 from krm_fn.thresholds import KNOWN_THRESHOLD_KEYS
 
@@ -236,94 +236,128 @@ def _coverage_gaps(spec: GroupSpec, result: NcclResult) -> list[str]:
 
 
 def _nccl_failures(group: GroupReport, result: NcclResult) -> None:
-    spec = group.spec
-    if any(t.rows for t in result.tables):
-        gaps = _coverage_gaps(spec, result)
-        if gaps:
-            group.failures.append(
-                Failure(
-                    "WorkloadFailed",
-                    "log-coverage",
-                    f"the log does not cover group {spec.group}; missing: " + "; ".join(gaps),
-                )
-            )
-    for problem in result.problems:
+    """Record what a parsed nccl-tests log says against the group, and whether it measured.
+
+    Args:
+        group: the group; its failures and notes grow, ``has_data`` is set when a table has
+            rows.
+        result: the parsed log.
+
+    """
+    has_rows = any(t.rows for t in result.tables)
+    if has_rows:
+        _check_coverage(group, result)
+    group.failures.extend(_problem_failure(problem) for problem in result.problems)
+    hosts = ", ".join(result.hosts) if result.hosts else None
+    for table in result.tables:
+        group.failures.extend(_table_failures(table, hosts))
+        group.notes.extend(_table_notes(table, group.nccl_profile))
+    _check_collective(group, result)
+    if "Socket" in result.transports and (group.spec.num_nodes or 0) > 1:
+        group.notes.append("NCCL used the Socket transport (no RDMA network) on a multi-node group")
+    if has_rows:
+        group.has_data = True
+
+
+def _check_coverage(group: GroupReport, result: NcclResult) -> None:
+    """Fail the group when the log's ranks do not cover its nodes and GPUs."""
+    gaps = _coverage_gaps(group.spec, result)
+    if gaps:
         group.failures.append(
             Failure(
                 "WorkloadFailed",
-                problem.kind,
-                problem.message,
-                source=problem.source,
-                line=problem.line,
+                "log-coverage",
+                f"the log does not cover group {group.spec.group}; missing: " + "; ".join(gaps),
             )
         )
-    hosts = ", ".join(result.hosts) if result.hosts else None
-    for table in result.tables:
-        for problem in table.problems:
-            group.failures.append(
-                Failure(
-                    _TABLE_PROBLEM_REASON.get(problem.kind, "WorkloadFailed"),
-                    problem.kind,
-                    problem.message,
-                    source=problem.source,
-                    line=problem.line,
-                )
+
+
+def _problem_failure(problem: NcclProblem) -> Failure:
+    """A problem of the log or of one of its tables (unparsable row, missing footer, ...)."""
+    return Failure(
+        _TABLE_PROBLEM_REASON.get(problem.kind, "WorkloadFailed"),
+        problem.kind,
+        problem.message,
+        source=problem.source,
+        line=problem.line,
+    )
+
+
+def _table_failures(table: NcclTable, hosts: str | None) -> list[Failure]:
+    """What a table itself reports as failed: its problems, wrong results, the -G check.
+
+    Args:
+        table: one results table.
+        hosts: the hosts of the log's ranks, joined, or ``None`` when it lists none.
+
+    Returns:
+        The failures, in the order the report lists them.
+
+    """
+    on_hosts = f" on ranks of {hosts}" if hosts else ""
+    failures = [_problem_failure(problem) for problem in table.problems]
+    if table.out_of_bounds_failed or (table.out_of_bounds or 0) > 0:
+        failures.append(
+            Failure(
+                "HardwareFailureDetected",
+                "nccl-out-of-bounds",
+                f"nccl-tests found {table.out_of_bounds} out-of-bounds values (wrong results)"
+                + on_hosts,
+                source=table.source,
             )
-        if table.out_of_bounds_failed or (table.out_of_bounds or 0) > 0:
-            group.failures.append(
-                Failure(
-                    "HardwareFailureDetected",
-                    "nccl-out-of-bounds",
-                    f"nccl-tests found {table.out_of_bounds} out-of-bounds values (wrong results)"
-                    + (f" on ranks of {hosts}" if hosts else ""),
-                    source=table.source,
-                )
+        )
+    wrong = table.wrong_rows
+    if wrong:
+        first = wrong[0]
+        count = max(first.out_of_place.wrong or 0, first.in_place.wrong or 0)
+        failures.append(
+            Failure(
+                "HardwareFailureDetected",
+                "nccl-wrong-results",
+                f"{len(wrong)} of {len(table.rows)} rows report #wrong > 0 (first: size "
+                f"{first.size} B, {count} wrong)" + on_hosts,
+                source=first.source,
+                line=first.line,
             )
-        wrong = table.wrong_rows
-        if wrong:
-            first = wrong[0]
-            count = max(first.out_of_place.wrong or 0, first.in_place.wrong or 0)
-            group.failures.append(
-                Failure(
-                    "HardwareFailureDetected",
-                    "nccl-wrong-results",
-                    f"{len(wrong)} of {len(table.rows)} rows report #wrong > 0 (first: size "
-                    f"{first.size} B, {count} wrong)" + (f" on ranks of {hosts}" if hosts else ""),
-                    source=first.source,
-                    line=first.line,
-                )
+        )
+    if table.avg_check_failed:
+        failures.append(
+            Failure(
+                "ThresholdViolation",
+                "nccl-avg-check",
+                "nccl-tests reports 'Avg bus bandwidth' FAILED (below its -G check value)",
+                source=table.source,
             )
-        if table.avg_check_failed:
-            group.failures.append(
-                Failure(
-                    "ThresholdViolation",
-                    "nccl-avg-check",
-                    "nccl-tests reports 'Avg bus bandwidth' FAILED (below its -G check value)",
-                    source=table.source,
-                )
-            )
-        if table.validation is False:
-            group.notes.append(
-                f"table at {table.source}:{table.start_line}: validation was off (#wrong is "
-                "N/A, nccl-tests -c 0), so results were not checked for correctness"
-            )
-        if table.elisions:
-            group.notes.append(
-                f"table at {table.source}:{table.start_line}: {table.elisions} '...' line(s): "
-                "rows were elided from this log"
-            )
-        if table.regex_disagreements:
-            group.notes.append(
-                f"table at {table.source}:{table.start_line}: the {group.nccl_profile} "
-                f"bandwidthResult regex misreads {len(table.regex_disagreements)} row(s) "
-                "(old format); their columns were used"
-            )
-        if table.avg_source == "computed" and table.complete:
-            group.notes.append(
-                f"table at {table.source}:{table.start_line}: no '# Avg bus bandwidth' line; "
-                "the average was computed from the rows"
-            )
-    test_type = spec.bandwidth.test_type if spec.bandwidth else None
+        )
+    return failures
+
+
+def _table_notes(table: NcclTable, profile: str | None) -> list[str]:
+    """What the reader should know about how a table was read (not failures)."""
+    where = f"table at {table.source}:{table.start_line}"
+    notes: list[str] = []
+    if table.validation is False:
+        notes.append(
+            f"{where}: validation was off (#wrong is N/A, nccl-tests -c 0), so results were not "
+            "checked for correctness"
+        )
+    if table.elisions:
+        notes.append(f"{where}: {table.elisions} '...' line(s): rows were elided from this log")
+    if table.regex_disagreements:
+        notes.append(
+            f"{where}: the {profile} bandwidthResult regex misreads "
+            f"{len(table.regex_disagreements)} row(s) (old format); their columns were used"
+        )
+    if table.avg_source == "computed" and table.complete:
+        notes.append(
+            f"{where}: no '# Avg bus bandwidth' line; the average was computed from the rows"
+        )
+    return notes
+
+
+def _check_collective(group: GroupReport, result: NcclResult) -> None:
+    """Fail a log of another collective than the testType; note when the log names none."""
+    test_type = group.spec.bandwidth.test_type if group.spec.bandwidth else None
     if test_type and result.collective:
         if _normalise_collective(test_type) != _normalise_collective(result.collective):
             group.failures.append(
@@ -338,32 +372,50 @@ def _nccl_failures(group: GroupReport, result: NcclResult) -> None:
         group.notes.append(
             f"the log does not name its collective; testType {test_type} not checked"
         )
-    if "Socket" in result.transports and (spec.num_nodes or 0) > 1:
-        group.notes.append("NCCL used the Socket transport (no RDMA network) on a multi-node group")
-    if any(t.rows for t in result.tables):
-        group.has_data = True
 
 
 def _megatron_failures(group: GroupReport, result: MegatronResult) -> None:
+    """Record what a parsed training log says against the group, and whether it measured.
+
+    Args:
+        group: the group; its failures and notes grow, ``has_data`` is set when an iteration
+            was measured.
+        result: the parsed log.
+
+    """
     for problem in result.problems:
         if problem.kind == "no-steps":
             group.notes.append(problem.message)
-            continue
-        group.failures.append(
-            Failure(
-                "WorkloadFailed",
-                problem.kind,
-                problem.message,
-                source=problem.source,
-                line=problem.line,
+        else:
+            group.failures.append(
+                Failure(
+                    "WorkloadFailed",
+                    problem.kind,
+                    problem.message,
+                    source=problem.source,
+                    line=problem.line,
+                )
             )
-        )
     if not result.steps:
         return
+    group.failures.extend(_training_failures(result))
+    if result.measured:
+        group.has_data = True
+    else:
+        group.notes.append(
+            f"no measured iterations: all {len(result.steps)} step lines fall within "
+            f"warmupSteps={result.warmup_steps} or were skipped"
+        )
+    group.notes.extend(_training_notes(result))
+
+
+def _training_failures(result: MegatronResult) -> list[Failure]:
+    """A run that did not finish, and nan iterations (the loss diverged)."""
     last = result.steps[-1]
+    failures: list[Failure] = []
     if not result.finished:
         total = result.train_iters
-        group.failures.append(
+        failures.append(
             Failure(
                 "WorkloadFailed",
                 "training-incomplete",
@@ -376,7 +428,7 @@ def _megatron_failures(group: GroupReport, result: MegatronResult) -> None:
             )
         )
     if result.nan_iterations:
-        group.failures.append(
+        failures.append(
             Failure(
                 "WorkloadFailed",
                 "nan-iterations",
@@ -384,24 +436,36 @@ def _megatron_failures(group: GroupReport, result: MegatronResult) -> None:
                 source=last.source,
             )
         )
-    if result.measured:
-        group.has_data = True
-    else:
-        group.notes.append(
-            f"no measured iterations: all {len(result.steps)} step lines fall within "
-            f"warmupSteps={result.warmup_steps} or were skipped"
-        )
+    return failures
+
+
+def _training_notes(result: MegatronResult) -> list[str]:
+    """How goodput was (or was not) computed, elided iterations, lines read field by field."""
+    notes: list[str] = []
     if result.goodput_problem is not None:
-        group.notes.append(f"goodput not computed: {result.goodput_problem}")
+        notes.append(f"goodput not computed: {result.goodput_problem}")
     for source, line, before, after in result.elisions:
         span = f" {before + 1}-{after}" if before is not None and after is not None else ""
-        group.notes.append(
+        notes.append(
             f"'...' at {source}:{line}: iterations{span} are elided from the log; they are "
             "counted with the step time of the next step line"
         )
+    notes.extend(_goodput_value_notes(result))
+    profile_rows = sum(s.matched_by == "profile" for s in result.steps)
+    if profile_rows < len(result.steps):
+        notes.append(
+            f"{len(result.steps) - profile_rows} of {len(result.steps)} step lines do not match "
+            f"the {result.profile} trainingStep regex and were read field by field"
+        )
+    return notes
+
+
+def _goodput_value_notes(result: MegatronResult) -> list[str]:
+    """A goodput capped at 1.0, or only estimated from step times."""
+    notes: list[str] = []
     uncapped = result.goodput_uncapped
     if uncapped is not None and uncapped > 1.0 and result.goodput is not None:
-        group.notes.append(
+        notes.append(
             f"goodput computed as {uncapped:.4f} and capped at 1.0 (timestamps have one-second "
             "resolution)"
         )
@@ -410,17 +474,12 @@ def _megatron_failures(group: GroupReport, result: MegatronResult) -> None:
         and result.goodput_problem is None
         and result.goodput_estimate is not None
     ):
-        group.notes.append(
+        notes.append(
             f"goodput not measured (fewer than two distinct timestamps); estimate from step "
             f"times: {result.goodput_estimate:.3f} (ignores startup, checkpoints and restarts; "
             "not used for thresholds)"
         )
-    profile_rows = sum(s.matched_by == "profile" for s in result.steps)
-    if profile_rows < len(result.steps):
-        group.notes.append(
-            f"{len(result.steps) - profile_rows} of {len(result.steps)} step lines do not match "
-            f"the {result.profile} trainingStep regex and were read field by field"
-        )
+    return notes
 
 
 def _node_for_host(host: str | None, nodes: Sequence[str]) -> str | None:

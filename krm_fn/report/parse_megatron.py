@@ -385,6 +385,31 @@ def _int(value: str | None) -> int | None:
     return None if number is None else round(number)
 
 
+def _step_values(
+    fields: dict[str, str], groups: dict[str, str]
+) -> tuple[float | None, float | None, float | None]:
+    """TFLOP/s per GPU, loss and tokens per second of a step line: regex groups win.
+
+    Args:
+        fields: the line's ``key: value |`` fields.
+        groups: what the profile's ``trainingStep`` regex captured (empty when it missed).
+
+    Returns:
+        ``(tflops, loss, tokens_per_second)``, each ``None`` when the line has none.
+
+    """
+    tflops = _float(fields.get("throughput per GPU (TFLOP/s/GPU)") or fields.get("TFLOPs"))
+    if groups.get("tflops") is not None:
+        tflops = float(groups["tflops"])
+    loss = _float(fields.get("lm loss"))
+    if groups.get("loss") is not None:
+        loss = float(groups["loss"])
+    tokens_rate = next((_float(v) for k, v in fields.items() if _TOKENS_KEY_RE.match(k)), None)
+    if groups.get("tokensPerSecond") is not None:
+        tokens_rate = float(groups["tokensPerSecond"])
+    return tflops, loss, tokens_rate
+
+
 class _Reader:
     def __init__(self, profile: LogProfile) -> None:
         self.profile = profile
@@ -427,6 +452,12 @@ class _Reader:
         self.step(index, line, stamp)
 
     def step(self, index: int, line: LogLine, stamp: datetime | None) -> None:
+        """Read a training-step line, if this is one; a cut one is a ``truncated-step`` problem.
+
+        The profile's ``trainingStep`` regex wins over the ``key: value |`` fields for every
+        value it captures; a line that only the built-in ``iteration N/M |`` header finds is
+        read field by field.
+        """
         raw = line.text
         pattern = self.profile.pattern("trainingStep")
         match = pattern.pattern.search(raw) if pattern is not None else None
@@ -434,11 +465,7 @@ class _Reader:
         if match is None and header is None:
             return
         stripped = strip_host_prefix(strip_prefixes(raw))
-        host = stripped.host
-        fields: dict[str, str] = {}
-        cut = False
-        if header is not None:
-            fields, cut = _fields(raw[header.end() :])
+        fields, cut = _fields(raw[header.end() :]) if header is not None else ({}, False)
         groups = match.groupdict() if match is not None else {}
         elapsed = _float(fields.get("elapsed time per iteration (ms)"))
         if groups.get("elapsedTime") is not None and pattern is not None:
@@ -447,29 +474,9 @@ class _Reader:
         if iteration is None and header is not None:
             iteration = int(header.group("iteration"))
         if elapsed is None or iteration is None or cut:
-            missing = (
-                "is cut short (does not end with '|')"
-                if cut
-                else "has no 'elapsed time per iteration (ms)'"
-            )
-            self.result.problems.append(
-                MegatronProblem(
-                    "truncated-step",
-                    f"training-step line {missing}: {raw.strip()[:160]!r}",
-                    line.source,
-                    line.number,
-                )
-            )
+            self.truncated(line, cut)
             return
-        tflops = _float(fields.get("throughput per GPU (TFLOP/s/GPU)") or fields.get("TFLOPs"))
-        if groups.get("tflops") is not None:
-            tflops = float(groups["tflops"])
-        loss = _float(fields.get("lm loss"))
-        if groups.get("loss") is not None:
-            loss = float(groups["loss"])
-        tokens_rate = next((_float(v) for k, v in fields.items() if _TOKENS_KEY_RE.match(k)), None)
-        if groups.get("tokensPerSecond") is not None:
-            tokens_rate = float(groups["tokensPerSecond"])
+        tflops, loss, tokens_rate = _step_values(fields, groups)
         own_stamp: datetime | None = None
         if groups.get("timestamp"):
             own_stamp = self.profile.layout.search(groups["timestamp"]) or find_timestamp(
@@ -478,10 +485,7 @@ class _Reader:
         elif header is not None:
             own_stamp = find_timestamp(raw[: header.start()])
         if self.pending_elision is not None:
-            source, number = self.pending_elision
-            before = self.result.steps[-1].iteration if self.result.steps else None
-            self.result.elisions.append((source, number, before, iteration))
-            self.pending_elision = None
+            self.close_elision(*self.pending_elision, iteration)
         self.result.steps.append(
             StepLine(
                 iteration=iteration,
@@ -496,7 +500,7 @@ class _Reader:
                 consumed_tokens=_int(fields.get("consumed tokens")),
                 tokens_per_second=tokens_rate,
                 timestamp=own_stamp,
-                host=host,
+                host=stripped.host,
                 rank=stripped.rank,
                 source=line.source,
                 line=line.number,
@@ -504,6 +508,28 @@ class _Reader:
                 matched_by="profile" if match is not None else "fallback",
             )
         )
+
+    def truncated(self, line: LogLine, cut: bool) -> None:
+        """Record a step line that lost its end or has no step time."""
+        missing = (
+            "is cut short (does not end with '|')"
+            if cut
+            else "has no 'elapsed time per iteration (ms)'"
+        )
+        self.result.problems.append(
+            MegatronProblem(
+                "truncated-step",
+                f"training-step line {missing}: {line.text.strip()[:160]!r}",
+                line.source,
+                line.number,
+            )
+        )
+
+    def close_elision(self, source: str, number: int, iteration: int) -> None:
+        """Record the pending ``...`` line with the iterations it hides (up to ``iteration``)."""
+        before = self.result.steps[-1].iteration if self.result.steps else None
+        self.result.elisions.append((source, number, before, iteration))
+        self.pending_elision = None
 
     def account(self) -> None:
         result = self.result

@@ -368,6 +368,42 @@ def _read_columns(text: str, table: NcclTable | None) -> _Columns:
     )
 
 
+def _unparsable_row(line: LogLine, body: str, err: ValueError) -> NcclProblem:
+    """A row-like line inside a table whose columns do not read, quoting its start."""
+    return NcclProblem(
+        "unparsable-row",
+        f"unparsable results row ({err}): {body.strip()[:120]!r}",
+        line.source,
+        line.number,
+    )
+
+
+def _regex_agrees(match: re.Match[str], pattern: CompiledPattern, columns: _Columns) -> bool:
+    """Whether the profile's ``bandwidthResult`` regex read the same size, busbw and algbw.
+
+    Args:
+        match: the regex's match on the row.
+        pattern: the compiled pattern (its unit scales).
+        columns: the row read by its columns.
+
+    Returns:
+        ``True`` when size is equal and both bandwidths agree to 1e-9.
+
+    """
+    groups = match.groupdict()
+    out_of_place = columns.out_of_place
+    regex_size = round(float(groups["size"]) * pattern.scale("size"))
+    regex_busbw = float(groups["busBW"]) * pattern.scale("busBW")
+    regex_algbw = out_of_place.algbw
+    if groups.get("algBW") is not None:
+        regex_algbw = float(groups["algBW"]) * pattern.scale("algBW")
+    return (
+        regex_size == columns.size
+        and math.isclose(regex_busbw, out_of_place.busbw, rel_tol=1e-9, abs_tol=1e-9)
+        and math.isclose(regex_algbw, out_of_place.algbw, rel_tol=1e-9, abs_tol=1e-9)
+    )
+
+
 def _strip(line: LogLine) -> Stripped:
     stripped = strip_prefixes(line.text)
     body = stripped.text
@@ -437,6 +473,16 @@ class _Reader:
         self.table = table
 
     def row(self, line: LogLine, body: str) -> bool:
+        """Read a results row into the open table, opening one for a row without a header.
+
+        Args:
+            line: the log line.
+            body: the line without its prefixes.
+
+        Returns:
+            Whether the line is a row: read, recorded as unparsable, or cut by a failure.
+
+        """
         cut = _FAILURE_IN_ROW_RE.search(body)
         if cut is not None and _ROW_START_RE.match(body[: cut.start()]):
             # A row cut short by a failure message; detect_failures reports the failure.
@@ -446,54 +492,28 @@ class _Reader:
             return False
         table = self.table
         if table is None or table.complete:
-            # Outside an open table only a well-formed row starts one (without a header).
-            try:
-                probe = _read_columns(body, None)
-            except ValueError:
+            table = self.open_headerless_table(line, body)
+            if table is None:
                 return False
-            table = NcclTable(line.source, line.number, False)
-            table.has_root = probe.root is not None
-            table.format = "new" if table.has_root else "old"
-            self.result.tables.append(table)
-            self.table = table
         try:
             columns = _read_columns(body, table)
         except ValueError as err:
-            table.problems.append(
-                NcclProblem(
-                    "unparsable-row",
-                    f"unparsable results row ({err}): {body.strip()[:120]!r}",
-                    line.source,
-                    line.number,
-                )
-            )
+            table.problems.append(_unparsable_row(line, body, err))
             return True
-        out_of_place = columns.out_of_place
-        size = columns.size
         matched_by: Literal["profile", "fallback"] = "fallback"
         if match is not None:
-            groups = match.groupdict()
-            regex_size = round(float(groups["size"]) * self.row_pattern.scale("size"))
-            regex_busbw = float(groups["busBW"]) * self.row_pattern.scale("busBW")
-            regex_algbw = out_of_place.algbw
-            if groups.get("algBW") is not None:
-                regex_algbw = float(groups["algBW"]) * self.row_pattern.scale("algBW")
-            if (
-                regex_size == size
-                and math.isclose(regex_busbw, out_of_place.busbw, rel_tol=1e-9, abs_tol=1e-9)
-                and math.isclose(regex_algbw, out_of_place.algbw, rel_tol=1e-9, abs_tol=1e-9)
-            ):
+            if _regex_agrees(match, self.row_pattern, columns):
                 matched_by = "profile"
             else:
                 table.regex_disagreements.append(line.number)
         table.rows.append(
             NcclRow(
-                size,
+                columns.size,
                 columns.count,
                 columns.dtype,
                 columns.redop,
                 columns.root,
-                out_of_place,
+                columns.out_of_place,
                 columns.in_place,
                 line.source,
                 line.number,
@@ -501,6 +521,24 @@ class _Reader:
             )
         )
         return True
+
+    def open_headerless_table(self, line: LogLine, body: str) -> NcclTable | None:
+        """Open a table at a well-formed row outside any open table (its header is missing).
+
+        Returns:
+            The new table, or ``None`` when the line does not read as a row.
+
+        """
+        try:
+            probe = _read_columns(body, None)
+        except ValueError:
+            return None
+        table = NcclTable(line.source, line.number, False)
+        table.has_root = probe.root is not None
+        table.format = "new" if table.has_root else "old"
+        self.result.tables.append(table)
+        self.table = table
+        return table
 
     def footer(self, line: LogLine, body: str) -> bool:
         oob = _OOB_RE.match(body)

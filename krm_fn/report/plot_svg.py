@@ -34,6 +34,8 @@ WIDTH = 900
 HEIGHT = 520
 LEFT, RIGHT, TOP, BOTTOM = 80, 210, 56, 72
 PLOT_W = WIDTH - LEFT - RIGHT
+PLOT_H = HEIGHT - TOP - BOTTOM
+LEGEND_LEFT = LEFT + PLOT_W + 16
 CHAR_W = 7.5
 """Upper estimate of the width of one character of 12 px sans-serif text, in pixels."""
 LEGEND_ROW = 20
@@ -91,6 +93,34 @@ def legend_width(labels: Sequence[str]) -> float:
     return 16 + 30 + CHAR_W * max((len(label) for label in labels), default=0) + 16
 
 
+@dataclass(frozen=True)
+class _Axes:
+    """The scales of the plot: x is log2 of the message size, y is GB/s from 0.
+
+    Attributes:
+        x_min: the lowest power of two on the x axis.
+        x_max: the highest power of two on the x axis.
+        y_step: the GB/s between two horizontal grid lines.
+        y_ticks: how many intervals the y axis has.
+        y_max: the GB/s at the top of the y axis.
+
+    """
+
+    x_min: int
+    x_max: int
+    y_step: float
+    y_ticks: int
+    y_max: float
+
+    def px(self, size: int) -> float:
+        """The x pixel of a message size."""
+        return LEFT + (math.log2(size) - self.x_min) / (self.x_max - self.x_min) * PLOT_W
+
+    def py(self, bw: float) -> float:
+        """The y pixel of a bandwidth."""
+        return TOP + PLOT_H - bw / self.y_max * PLOT_H
+
+
 def render_svg(series: Sequence[Series], title: str) -> str:
     """Draw the series; those without points appear in the legend only.
 
@@ -102,12 +132,37 @@ def render_svg(series: Sequence[Series], title: str) -> str:
         The SVG document.
 
     """
-    plot_w = PLOT_W
-    width = round(max(WIDTH, LEFT + plot_w + legend_width([s.label for s in series])))
+    width, height = _canvas_size(series, title)
+    head = _head(width, height, title)
+    drawn = [s for s in series if any(size > 0 for size, _ in s.points)]
+    if not drawn:
+        body = [
+            _text(width / 2, height / 2, "No bandwidth data in the logs", text_anchor="middle"),
+            *_legend(series, [], LEGEND_LEFT),
+        ]
+        return "\n".join([*head, *body, "</svg>"]) + "\n"
+    axes = _axes(drawn)
+    colors = {id(line): PALETTE[index % len(PALETTE)] for index, line in enumerate(drawn)}
+    body = [
+        *_grid(axes),
+        *_axis_titles(),
+        *(part for line in drawn for part in _series_parts(line, colors[id(line)], axes)),
+        *_legend(series, [colors.get(id(s)) for s in series], LEGEND_LEFT),
+    ]
+    return "\n".join([*head, *body, "</svg>"]) + "\n"
+
+
+def _canvas_size(series: Sequence[Series], title: str) -> tuple[int, int]:
+    """Size the picture: the default, widened for the legend and title, heightened per legend row."""
+    width = round(max(WIDTH, LEFT + PLOT_W + legend_width([s.label for s in series])))
     height = round(max(HEIGHT, TOP + 12 + LEGEND_ROW * len(series) + BOTTOM))
     width = max(width, round(CHAR_W * 1.4 * len(title) + 40))
-    plot_h = HEIGHT - TOP - BOTTOM
-    head = [
+    return width, height
+
+
+def _head(width: int, height: int, title: str) -> list[str]:
+    """The XML declaration, the ``<svg>`` element, the title and the white background."""
+    return [
         '<?xml version="1.0" encoding="UTF-8"?>',
         f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" '
@@ -116,13 +171,10 @@ def render_svg(series: Sequence[Series], title: str) -> str:
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
         _text(width / 2, 28, title, text_anchor="middle", font_size="16", font_weight="bold"),
     ]
-    drawn = [s for s in series if any(size > 0 for size, _ in s.points)]
-    if not drawn:
-        body = [
-            _text(width / 2, height / 2, "No bandwidth data in the logs", text_anchor="middle"),
-        ]
-        body.extend(_legend(series, [], LEFT + plot_w + 16))
-        return "\n".join([*head, *body, "</svg>"]) + "\n"
+
+
+def _axes(drawn: Sequence[Series]) -> _Axes:
+    """Whole powers of two around every size (at least two); round GB/s steps from 0."""
     sizes = [size for s in drawn for size, _ in s.points if size > 0]
     x_min = math.floor(math.log2(min(sizes)))
     x_max = math.ceil(math.log2(max(sizes)))
@@ -131,70 +183,68 @@ def render_svg(series: Sequence[Series], title: str) -> str:
     top = max(bw for s in drawn for _, bw in s.points) * 1.05
     y_step = _tick_step(top)
     y_ticks = max(1, math.ceil(top / y_step))
-    y_max = y_step * y_ticks
+    return _Axes(x_min, x_max, y_step, y_ticks, y_step * y_ticks)
 
-    def px(size: int) -> float:
-        return LEFT + (math.log2(size) - x_min) / (x_max - x_min) * plot_w
 
-    def py(bw: float) -> float:
-        return TOP + plot_h - bw / y_max * plot_h
-
-    parts = list(head)
-    parts.append('<g stroke="#e0e0e0" stroke-width="1">')
-    label_every = max(1, math.ceil((x_max - x_min + 1) / 12))
+def _grid(axes: _Axes) -> list[str]:
+    """Grid lines, the plot frame, then the tick labels (at most 12 on the x axis)."""
+    parts = ['<g stroke="#e0e0e0" stroke-width="1">']
+    label_every = max(1, math.ceil((axes.x_max - axes.x_min + 1) / 12))
     x_labels: list[str] = []
-    for k in range(x_min, x_max + 1):
-        x = px(2**k)
-        parts.append(f'<line x1="{_fmt(x)}" y1="{TOP}" x2="{_fmt(x)}" y2="{TOP + plot_h}"/>')
-        if (k - x_min) % label_every == 0:
+    for k in range(axes.x_min, axes.x_max + 1):
+        x = axes.px(2**k)
+        parts.append(f'<line x1="{_fmt(x)}" y1="{TOP}" x2="{_fmt(x)}" y2="{TOP + PLOT_H}"/>')
+        if (k - axes.x_min) % label_every == 0:
             x_labels.append(
-                _text(x, TOP + plot_h + 18, human_bytes(2**k), text_anchor="middle", font_size="11")
+                _text(x, TOP + PLOT_H + 18, human_bytes(2**k), text_anchor="middle", font_size="11")
             )
     y_labels: list[str] = []
-    for i in range(y_ticks + 1):
-        value = y_step * i
-        y = py(value)
-        parts.append(f'<line x1="{LEFT}" y1="{_fmt(y)}" x2="{LEFT + plot_w}" y2="{_fmt(y)}"/>')
+    for i in range(axes.y_ticks + 1):
+        value = axes.y_step * i
+        y = axes.py(value)
+        parts.append(f'<line x1="{LEFT}" y1="{_fmt(y)}" x2="{LEFT + PLOT_W}" y2="{_fmt(y)}"/>')
         y_labels.append(_text(LEFT - 8, y + 4, f"{value:g}", text_anchor="end", font_size="11"))
     parts.append("</g>")
     parts.append(
-        f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
+        f'<rect x="{LEFT}" y="{TOP}" width="{PLOT_W}" height="{PLOT_H}" fill="none" '
         'stroke="#333333" stroke-width="1"/>'
     )
-    parts.extend(x_labels)
-    parts.extend(y_labels)
-    parts.append(
+    return [*parts, *x_labels, *y_labels]
+
+
+def _axis_titles() -> list[str]:
+    """The x axis title under the plot and the y axis title turned along its left side."""
+    mid_y = TOP + PLOT_H / 2
+    return [
         _text(
-            LEFT + plot_w / 2, HEIGHT - 24, "Message size (bytes, log2 scale)", text_anchor="middle"
-        )
-    )
-    mid_y = TOP + plot_h / 2
-    parts.append(
+            LEFT + PLOT_W / 2, HEIGHT - 24, "Message size (bytes, log2 scale)", text_anchor="middle"
+        ),
         _text(
             20,
             mid_y,
             "Bus bandwidth, out-of-place (GB/s)",
             text_anchor="middle",
             transform=f"rotate(-90 20 {_fmt(mid_y)})",
+        ),
+    ]
+
+
+def _series_parts(line: Series, color: str, axes: _Axes) -> list[str]:
+    """One series: its polyline over the sorted sizes and a point with a tooltip per size."""
+    points = sorted((size, bw) for size, bw in line.points if size > 0)
+    path = " ".join(f"{_fmt(axes.px(size))},{_fmt(axes.py(bw))}" for size, bw in points)
+    parts = [
+        f'<g fill="{color}" stroke="{color}">',
+        f'<polyline fill="none" stroke-width="2" points="{path}"/>',
+    ]
+    for size, bw in points:
+        tip = f"{line.label}: {human_bytes(size)}, {bw:.2f} GB/s"
+        parts.append(
+            f'<circle cx="{_fmt(axes.px(size))}" cy="{_fmt(axes.py(bw))}" r="3">'
+            f"<title>{escape(tip)}</title></circle>"
         )
-    )
-    colors = {id(line): PALETTE[index % len(PALETTE)] for index, line in enumerate(drawn)}
-    for line in drawn:
-        color = colors[id(line)]
-        points = sorted((size, bw) for size, bw in line.points if size > 0)
-        path = " ".join(f"{_fmt(px(size))},{_fmt(py(bw))}" for size, bw in points)
-        parts.append(f'<g fill="{color}" stroke="{color}">')
-        parts.append(f'<polyline fill="none" stroke-width="2" points="{path}"/>')
-        for size, bw in points:
-            tip = f"{line.label}: {human_bytes(size)}, {bw:.2f} GB/s"
-            parts.append(
-                f'<circle cx="{_fmt(px(size))}" cy="{_fmt(py(bw))}" r="3">'
-                f"<title>{escape(tip)}</title></circle>"
-            )
-        parts.append("</g>")
-    parts.extend(_legend(series, [colors.get(id(s)) for s in series], LEFT + plot_w + 16))
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+    parts.append("</g>")
+    return parts
 
 
 def _legend(series: Sequence[Series], colors: Sequence[str | None], left: float) -> list[str]:
