@@ -210,7 +210,8 @@ def _render(
     inventory = _read_inventory_option(options, from_env, fc_dict, cwd, nodes, results)
     if inventory is None:
         return _failed(results, b"", inp)
-    nodes += inventory[0]
+    inventory_nodes, inventory_slices = inventory  # DRA ResourceSlices of the inventory files
+    nodes += inventory_nodes
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
     offline = options.platform or options.gpu_arch  # a preview on synthetic nodes
@@ -221,7 +222,7 @@ def _render(
     # the Nodes (already in ``nodes``) and our own earlier output (replaced, so it must not
     # count as input: the second run would differ from the first).
     others = [inp.load(e) for e in entries if not e.generated and not e.nodes]
-    others += inventory[1]
+    others += inventory_slices
     rendered = render_all(runs, nodes, options, results, others)
     if results.has_errors:
         return _failed(results, b"", inp)
