@@ -60,10 +60,40 @@ def _mounts(spec: models.WorkloadRunSpec) -> Iterator[tuple[str, models.VolumeMo
 
 
 def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
-    """Volumes, mounts and init containers that would collide with built-in ones."""
-    fw = spec.framework.name
+    """Volumes, mounts and init containers that would collide with built-in ones.
+
+    Args:
+        spec: The WorkloadRun's spec.
+
+    Returns:
+        Every problem: volume names, then mount paths and names, then init container names,
+        then duplicate mount paths of the workload container.
+
+    """
+    reserved_vols = {**RESERVED_VOLUMES_ALWAYS, **RESERVED_VOLUMES[spec.framework.name]}
+    out, declared = _volume_name_problems(spec, reserved_vols)
+    if spec.checkpoint is not None:
+        reserved_vols = {**reserved_vols, "checkpoint": "the spec.checkpoint claim"}
+    out += _mount_problems(spec, reserved_vols, declared)
+    out += _init_container_name_problems(spec)
+    out += _duplicate_mount_paths(spec)
+    return out
+
+
+def _volume_name_problems(
+    spec: models.WorkloadRunSpec, reserved_vols: Mapping[str, str]
+) -> tuple[list[Problem], dict[str, int]]:
+    """Check ``spec.volumes`` for reserved and duplicate names.
+
+    Args:
+        spec: The WorkloadRun's spec.
+        reserved_vols: Reserved volume name to what it is reserved for.
+
+    Returns:
+        The problems, and each declared volume name with the index it is first declared at.
+
+    """
     out: list[Problem] = []
-    reserved_vols = {**RESERVED_VOLUMES_ALWAYS, **RESERVED_VOLUMES[fw]}
     declared: dict[str, int] = {}
     for i, v in enumerate(spec.volumes):
         if v.name in reserved_vols:
@@ -81,14 +111,44 @@ def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
                 )
             )
         declared.setdefault(v.name, i)
-    if spec.checkpoint is not None:
-        reserved_vols = {**reserved_vols, "checkpoint": "the spec.checkpoint claim"}
+    return out, declared
+
+
+def _reserved_mount_paths(spec: models.WorkloadRunSpec) -> dict[str, str]:
+    """The exact mount paths this spec reserves, each with what it is reserved for.
+
+    Args:
+        spec: The WorkloadRun's spec.
+
+    Returns:
+        ``/dev/shm`` always, ``/checkpoint`` and ``/config`` when the spec creates them.
+
+    """
     exact = {"/dev/shm": "the built-in memory-backed /dev/shm"}
     if spec.checkpoint is not None:
         exact["/checkpoint"] = "spec.checkpoint"
     if spec.config is not None:
         exact["/config"] = "spec.config"
-    trees = RESERVED_TREES[fw]
+    return exact
+
+
+def _mount_problems(
+    spec: models.WorkloadRunSpec, reserved_vols: Mapping[str, str], declared: Mapping[str, int]
+) -> list[Problem]:
+    """Check every volume mount's path against the reserved ones, and its volume name.
+
+    Args:
+        spec: The WorkloadRun's spec.
+        reserved_vols: Reserved volume name to what it is reserved for.
+        declared: The volume names ``spec.volumes`` declares.
+
+    Returns:
+        The problems, mount by mount (workload container first, then init containers).
+
+    """
+    out: list[Problem] = []
+    exact = _reserved_mount_paths(spec)
+    trees = RESERVED_TREES[spec.framework.name]
     for where, m in _mounts(spec):
         path = _norm(m.mount_path)
         if path in exact:
@@ -116,14 +176,37 @@ def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
             out.append((f"{where}.name", f"mount names the reserved volume {m.name!r}"))
         elif m.name not in declared:
             out.append((f"{where}.name", f"no volume named {m.name!r} in spec.volumes"))
-    for i, c in enumerate(spec.init_containers):
-        if c.name == "node":
-            out.append(
-                (
-                    f"spec.initContainers[{i}].name",
-                    "'node' is the workload container's name in every pod",
-                )
-            )
+    return out
+
+
+def _init_container_name_problems(spec: models.WorkloadRunSpec) -> list[Problem]:
+    """Init containers named ``node``, the workload container's name.
+
+    Args:
+        spec: The WorkloadRun's spec.
+
+    Returns:
+        One problem per such init container.
+
+    """
+    return [
+        (f"spec.initContainers[{i}].name", "'node' is the workload container's name in every pod")
+        for i, c in enumerate(spec.init_containers)
+        if c.name == "node"
+    ]
+
+
+def _duplicate_mount_paths(spec: models.WorkloadRunSpec) -> list[Problem]:
+    """Workload container mounts whose normalized paths repeat an earlier mount's.
+
+    Args:
+        spec: The WorkloadRun's spec.
+
+    Returns:
+        One problem per repeated path, naming the first mount at that path.
+
+    """
+    out: list[Problem] = []
     seen_paths: dict[str, str] = {}
     for i, m in enumerate(spec.volume_mounts):
         p = _norm(m.mount_path)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from krm_fn import keys
-from krm_fn.api.config import CONFIG_KIND, options_from_config
+from krm_fn.api.config import CONFIG_KIND, FunctionOptions, options_from_config
 from krm_fn.entry.inputs import (
     Loaded,
     add_input,
@@ -28,7 +28,7 @@ from krm_fn.fleet.inventory import collect_nodes
 from krm_fn.gitops.env_options import GITOPS_ENV, plain_secret_refusal, with_env
 from krm_fn.io import fastdump, yamlio
 from krm_fn.io.resourcelist import InputError
-from krm_fn.io.results import FileRef, Results
+from krm_fn.io.results import Results
 from krm_fn.render import RunSummary, render_all
 
 
@@ -54,6 +54,12 @@ def preview(
     raise AssertionError("unreachable: the second pass confirms every input as it reads it")
 
 
+_Outcome = tuple[int, str, list[str]]
+"""A preview's exit code, standard output and standard error lines."""
+
+_NOTHING_RENDERED = "workloadrun-fn render: nothing rendered"
+
+
 def _preview(
     files: list[str],
     stdin: bytes | None,
@@ -63,32 +69,66 @@ def _preview(
     fmt: str,
     loaded: Loaded,
     deferred: bool,
-) -> tuple[int, str, list[str]]:
-    results = Results()
-    items: list[tuple[dict[str, Any], FileRef]] = []
+) -> _Outcome:
+    """One pass of :func:`preview`: read into ``loaded``, take the options, render.
+
+    Args:
+        files: The files to read (``-`` is ``stdin``).
+        stdin: Standard input, when ``files`` names it.
+        config_file: The function config's file, if given.
+        platform: The ``--platform`` override.
+        gpu_arch: The ``--gpu-arch`` override.
+        fmt: ``json`` or ``yaml``.
+        loaded: What was read (the caller confirms it with the fast reader's check).
+        deferred: Whether the fast reader's check runs in the background.
+
+    Returns:
+        The exit code, standard output and standard error lines.
+
+    """
+    fc = _read_preview_inputs(files, stdin, config_file, loaded, deferred)
+    if isinstance(fc, tuple):
+        return fc
+    try:
+        options, _ = with_env(options_from_config(fc), os.environ)
+    except ValueError as exc:
+        return 1, "", [f"[error] {exc}", _NOTHING_RENDERED]
+    refusal = plain_secret_refusal(options) if os.environ.get(GITOPS_ENV) == "1" else None
+    if refusal:  # the output goes to a GitOps engine (the Argo CD plugin, the Flux script)
+        return 1, "", [f"[error] {refusal}", _NOTHING_RENDERED]
+    overrides = {k: v for k, v in (("platform", platform), ("gpu_arch", gpu_arch)) if v}
+    if overrides:
+        options = options.model_copy(update=overrides)
+    return _render_preview(loaded, options, fmt)
+
+
+def _read_preview_inputs(
+    files: list[str], stdin: bytes | None, config_file: str | None, loaded: Loaded, deferred: bool
+) -> dict[str, Any] | _Outcome | None:
+    """Read ``files`` and ``stdin`` into ``loaded``, and find the function config.
+
+    Args:
+        files: The files to read (``-`` is ``stdin``).
+        stdin: Standard input, when ``files`` names it.
+        config_file: The function config's file; without it, the first function config
+            among the inputs.
+        loaded: Where the items and Nodes go.
+        deferred: Whether the fast reader's check runs in the background.
+
+    Returns:
+        The function config (``None``: there is none), or the failed outcome when an input
+        cannot be read or the config is not a mapping.
+
+    """
     try:
         paths = [p for p in files if p != "-"]
         load_files(expand_paths(paths), deferred=deferred, into=loaded)
         if stdin is not None:
             add_input(loaded, stdin, "<stdin>", deferred)
-        items = loaded.items
-        fc: dict[str, Any] | None = None
-        if config_file:
-            cdocs = [d for d in yamlio.load_all(Path(config_file).read_bytes(), config_file) if d]
-            fc = cdocs[0] if cdocs else None
-            if fc is not None and not isinstance(fc, dict):
-                return (
-                    1,
-                    "",
-                    [
-                        f"[error] {config_file}: the function config must be a ConfigMap or "
-                        f"WorkloadRunRender mapping, not a {type(fc).__name__}",
-                        "workloadrun-fn render: nothing rendered",
-                    ],
-                )
-        else:
-            fcs = [o for o, _ in items if is_function_config(o)]
-            fc = fcs[0] if fcs else None
+        if not config_file:
+            fcs = [o for o, _ in loaded.items if is_function_config(o)]
+            return fcs[0] if fcs else None
+        cdocs = [d for d in yamlio.load_all(Path(config_file).read_bytes(), config_file) if d]
     except FileNotFoundError as exc:  # a usage error, as click reports a missing argument
         return 2, "", [f"workloadrun-fn render: no such file: {exc.filename}"]
     except IsADirectoryError as exc:
@@ -96,17 +136,35 @@ def _preview(
     except (InputError, yamlio.YAMLInputError) as exc:
         rs = exc.results if isinstance(exc, InputError) else []
         lines = [r.human() for r in rs] or [str(exc)]
-        return 1, "", [*lines, "workloadrun-fn render: nothing rendered"]
-    try:
-        options, _ = with_env(options_from_config(fc), os.environ)
-    except ValueError as exc:
-        return 1, "", [f"[error] {exc}", "workloadrun-fn render: nothing rendered"]
-    refusal = plain_secret_refusal(options) if os.environ.get(GITOPS_ENV) == "1" else None
-    if refusal:  # the output goes to a GitOps engine (the Argo CD plugin, the Flux script)
-        return 1, "", [f"[error] {refusal}", "workloadrun-fn render: nothing rendered"]
-    overrides = {k: v for k, v in (("platform", platform), ("gpu_arch", gpu_arch)) if v}
-    if overrides:
-        options = options.model_copy(update=overrides)
+        return 1, "", [*lines, _NOTHING_RENDERED]
+    fc = cdocs[0] if cdocs else None
+    if fc is not None and not isinstance(fc, dict):
+        return (
+            1,
+            "",
+            [
+                f"[error] {config_file}: the function config must be a ConfigMap or "
+                f"WorkloadRunRender mapping, not a {type(fc).__name__}",
+                _NOTHING_RENDERED,
+            ],
+        )
+    return fc
+
+
+def _render_preview(loaded: Loaded, options: FunctionOptions, fmt: str) -> _Outcome:
+    """Render the WorkloadRuns of ``loaded`` on its Nodes and print the generated objects.
+
+    Args:
+        loaded: The read items and Nodes.
+        options: The function options.
+        fmt: ``json`` or ``yaml``.
+
+    Returns:
+        Exit code 0 with the objects and the summary, or 1 with every error and no output.
+
+    """
+    results = Results()
+    items = loaded.items
     runs = [(o, f) for o, f in items if keys.is_workloadrun(o)]
     if not runs:
         results.error("no WorkloadRun found in the input files")

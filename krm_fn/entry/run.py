@@ -28,6 +28,7 @@ from krm_fn.io import yamlio
 from krm_fn.io.output import PATH_KEYS
 from krm_fn.io.resourcelist import (
     Chunk,
+    Entry,
     FunctionInput,
     InputError,
     StaleInput,
@@ -38,6 +39,7 @@ from krm_fn.io.resourcelist import (
 from krm_fn.io.results import FileRef, ResourceRef, Results
 
 if TYPE_CHECKING:
+    from krm_fn.api.config import FunctionOptions
     from krm_fn.render import RenderOutput
 
 
@@ -180,59 +182,36 @@ def _render(
     cwd: Path,
     config_path: str | None,
 ) -> RunOutcome:
-    from krm_fn.api.config import options_from_config
-    from krm_fn.gitops.env_options import ENV_PREFIX, plain_secret_refusal, with_env
-    from krm_fn.io.output import is_resource_slice, place_generated
+    """Render the read input with the function config ``fc``; every problem goes to ``results``.
+
+    Args:
+        inp: The read input.
+        fc: The function config (or the legacy plugin config), if any.
+        results: Where problems and notes go.
+        cwd: Directory relative ``inventory`` paths resolve against.
+        config_path: The legacy exec plugin's config file (``None`` for a KRM function).
+
+    Returns:
+        The outcome: the input with the generated objects, or the input unchanged on errors.
+
+    """
     from krm_fn.render import render_all
 
     for note in inp.notes:
         results.info(note)
     fc_dict = dict(fc) if fc else None
-    try:
-        options, from_env = with_env(options_from_config(fc_dict), os.environ)
-    except ValueError as exc:
-        ref = ResourceRef.of(fc_dict) if fc_dict else None
-        results.error(str(exc), resource=ref)
+    chosen = _run_options(fc_dict, results)
+    if chosen is None:
         return _failed(results, b"", inp)
-    for option in from_env:
-        results.info(f"option {option} taken from the environment ({ENV_PREFIX}*)")
-    refusal = plain_secret_refusal(options)
-    if refusal:
-        results.error(refusal, resource=ResourceRef.of(fc_dict) if fc_dict else None)
-        return _failed(results, b"", inp)
+    options, from_env = chosen
     entries = inp.entries()
-    runs: list[tuple[dict[str, Any], FileRef | None]] = []
-    for e in entries:
-        if e.workloadrun:
-            obj = inp.load(e)
-            runs.append((obj, file_ref_of(obj)))
-    if fc_dict and keys.is_workloadrun(fc_dict):
-        key = _key(fc_dict)
-        if not any(_key(r) == key for r, _ in runs):
-            runs.append((fc_dict, file_ref_of(fc_dict)))
+    runs = _workloadruns(inp, entries, fc_dict)
     nodes: list[NodeInfo] = [n for e in entries for n in e.nodes]
-    inventory_slices: list[dict[str, Any]] = []  # DRA ResourceSlices from the inventory files
-    if options.inventory:
-        base = cwd if "inventory" in from_env else inventory_base(fc_dict, cwd)
-        try:
-            loaded = load_files(expand_paths(options.inventory, base), base)
-        except (OSError, InputError, yamlio.YAMLInputError) as exc:
-            results.error(f"cannot read the inventory named by the inventory option: {exc}")
-            return _failed(results, b"", inp)
-        named = loaded.nodes
-        twice = sorted({n.name for n in nodes} & {n.name for n in named})
-        if twice:
-            shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
-            results.error(
-                f"Node {shown} reached the function both as input resources and from the "
-                f"inventory option ({', '.join(options.inventory)}): each node must come from "
-                "one place; in a kpt package list the inventory file in .krmignore so kpt does "
-                'not read it as resources (README: "Node inventory for GitOps")',
-                resource=ResourceRef.of(fc_dict) if fc_dict else None,
-            )
-            return _failed(results, b"", inp)
-        nodes += named
-        inventory_slices = [o for o, _ in loaded.items if is_resource_slice(o)]
+    inventory = _read_inventory_option(options, from_env, fc_dict, cwd, nodes, results)
+    if inventory is None:
+        return _failed(results, b"", inp)
+    inventory_nodes, inventory_slices = inventory  # DRA ResourceSlices of the inventory files
+    nodes += inventory_nodes
     if not runs:
         results.info("no WorkloadRun in the input; nothing to render")
     offline = options.platform or options.gpu_arch  # a preview on synthetic nodes
@@ -247,8 +226,139 @@ def _render(
     rendered = render_all(runs, nodes, options, results, others)
     if results.has_errors:
         return _failed(results, b"", inp)
+    return _write_rendered(inp, entries, rendered, options, config_path is not None, results)
+
+
+def _run_options(
+    fc: dict[str, Any] | None, results: Results
+) -> tuple[FunctionOptions, list[str]] | None:
+    """Read the function options from ``fc`` and the environment, and check them.
+
+    Args:
+        fc: The function config, if any.
+        results: Where the options taken from the environment, or the problem, go.
+
+    Returns:
+        The options and the names of those taken from the environment; ``None`` when the
+        options are invalid or ask for a plain Secret (the error is in ``results``).
+
+    """
+    from krm_fn.api.config import options_from_config
+    from krm_fn.gitops.env_options import ENV_PREFIX, plain_secret_refusal, with_env
+
+    try:
+        options, from_env = with_env(options_from_config(fc), os.environ)
+    except ValueError as exc:
+        results.error(str(exc), resource=ResourceRef.of(fc) if fc else None)
+        return None
+    for option in from_env:
+        results.info(f"option {option} taken from the environment ({ENV_PREFIX}*)")
+    refusal = plain_secret_refusal(options)
+    if refusal:
+        results.error(refusal, resource=ResourceRef.of(fc) if fc else None)
+        return None
+    return options, from_env
+
+
+def _workloadruns(
+    inp: FunctionInput, entries: list[Entry], fc: dict[str, Any] | None
+) -> list[tuple[dict[str, Any], FileRef | None]]:
+    """The WorkloadRuns to render: the input's, then ``fc`` when it is a WorkloadRun not in it.
+
+    Args:
+        inp: The read input.
+        entries: Its entries.
+        fc: The function config (a WorkloadRun in kustomize's generator form).
+
+    Returns:
+        Each WorkloadRun with the file it came from.
+
+    """
+    runs: list[tuple[dict[str, Any], FileRef | None]] = []
+    for e in entries:
+        if e.workloadrun:
+            obj = inp.load(e)
+            runs.append((obj, file_ref_of(obj)))
+    if fc and keys.is_workloadrun(fc):
+        key = _key(fc)
+        if not any(_key(r) == key for r, _ in runs):
+            runs.append((fc, file_ref_of(fc)))
+    return runs
+
+
+def _read_inventory_option(
+    options: FunctionOptions,
+    from_env: list[str],
+    fc: dict[str, Any] | None,
+    cwd: Path,
+    nodes: list[NodeInfo],
+    results: Results,
+) -> tuple[list[NodeInfo], list[dict[str, Any]]] | None:
+    """Read the Node files the ``inventory`` option names.
+
+    Args:
+        options: The function options.
+        from_env: The options taken from the environment (their paths resolve against ``cwd``).
+        fc: The function config (its package path is the base of relative paths).
+        cwd: Directory relative paths resolve against without a package path.
+        nodes: The Nodes that came as input resources (none may come from both).
+        results: Where a problem goes.
+
+    Returns:
+        The Nodes and the DRA ResourceSlices of the files (empty without the option);
+        ``None`` when a file cannot be read or a Node came twice (the error is in ``results``).
+
+    """
+    from krm_fn.io.output import is_resource_slice
+
+    if not options.inventory:
+        return [], []
+    base = cwd if "inventory" in from_env else inventory_base(fc, cwd)
+    try:
+        loaded = load_files(expand_paths(options.inventory, base), base)
+    except (OSError, InputError, yamlio.YAMLInputError) as exc:
+        results.error(f"cannot read the inventory named by the inventory option: {exc}")
+        return None
+    twice = sorted({n.name for n in nodes} & {n.name for n in loaded.nodes})
+    if twice:
+        shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
+        results.error(
+            f"Node {shown} reached the function both as input resources and from the "
+            f"inventory option ({', '.join(options.inventory)}): each node must come from "
+            "one place; in a kpt package list the inventory file in .krmignore so kpt does "
+            'not read it as resources (README: "Node inventory for GitOps")',
+            resource=ResourceRef.of(fc) if fc else None,
+        )
+        return None
+    return loaded.nodes, [o for o, _ in loaded.items if is_resource_slice(o)]
+
+
+def _write_rendered(
+    inp: FunctionInput,
+    entries: list[Entry],
+    rendered: RenderOutput,
+    options: FunctionOptions,
+    legacy: bool,
+    results: Results,
+) -> RunOutcome:
+    """Write the kept input items and the generated objects (with their results).
+
+    Args:
+        inp: The read input.
+        entries: Its entries.
+        rendered: The render's output.
+        options: The function options (``outputDir``).
+        legacy: Whether this is kustomize's legacy exec plugin, which returns only what it
+            generated or transformed, without file paths.
+        results: The results to write.
+
+    Returns:
+        The successful outcome.
+
+    """
+    from krm_fn.io.output import place_generated
+
     keep = [e for e in entries if not e.generated]
-    legacy = config_path is not None
     if legacy:
         keep = [e for e in keep if not e.input_kind and not _is_local(inp.load(e))]
     generated = place_generated(rendered.objects, options.output_dir, with_paths=not legacy)

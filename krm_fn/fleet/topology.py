@@ -215,15 +215,45 @@ def partition_topology(
         )
     if strict_domain:
         return _strict(ordered)
+    groups, leftover = _regular_groups(ordered, per_group)
+    if not any(leftover.values()):
+        return Partition(tuple(groups))
+    groups, untested = _overflow_groups(ordered, leftover, groups, per_group, remainder)
+    return Partition(tuple(groups), untested=tuple(sorted(untested)))
 
-    members = dict(ordered)
-    rank = {domain: i for i, (domain, _) in enumerate(ordered)}
+
+def _group_cap(ordered: list[tuple[str, list[str]]], per_group: int) -> int:
+    """The most domains a regular group may span (step 2, raised as the module docstring says).
+
+    Args:
+        ordered: The ``(domain, node names)`` pairs of :func:`_domains` (enough nodes assumed).
+        per_group: Nodes per group.
+
+    Returns:
+        ``ceil(per_group / largest domain)``, or the fewest domains the first group needs if
+        that is more.
+
+    """
     largest = len(ordered[0][1])
-    cap = max(
-        -(-per_group // largest), _fewest_domains([len(n) for n in members.values()], per_group)
-    )
+    sizes = [len(names) for _, names in ordered]
+    return max(-(-per_group // largest), _fewest_domains(sizes, per_group))
 
-    # Regular pass: disjoint groups of per_group nodes from at most `cap` domains.
+
+def _regular_groups(
+    ordered: list[tuple[str, list[str]]], per_group: int
+) -> tuple[list[TopologyGroup], dict[str, list[str]]]:
+    """Take disjoint groups of ``per_group`` nodes from at most the cap's domains (step 3).
+
+    Args:
+        ordered: The ``(domain, node names)`` pairs of :func:`_domains`.
+        per_group: Nodes per group.
+
+    Returns:
+        The groups ``group-0``, ``group-1``, ... and each domain's nodes left unassigned.
+
+    """
+    cap = _group_cap(ordered, per_group)
+    members = dict(ordered)
     fresh = _Pools(members, dict.fromkeys(members, 0))
     heap = [(-len(names), d) for d, names in ordered]  # (-unassigned, name): fullest first
     groups: list[TopologyGroup] = []
@@ -239,13 +269,34 @@ def partition_topology(
         groups.append(
             TopologyGroup(f"group-{len(groups)}", tuple(sorted(taken)), domains=tuple(sorted(used)))
         )
+    return groups, {d: names[fresh.cursor[d] :] for d, names in ordered}
 
-    leftover = {d: names[fresh.cursor[d] :] for d, names in ordered}
+
+def _overflow_groups(
+    ordered: list[tuple[str, list[str]]],
+    leftover: dict[str, list[str]],
+    regular: list[TopologyGroup],
+    per_group: int,
+    remainder: Literal["overflow", "skip"],
+) -> tuple[list[TopologyGroup], set[str]]:
+    """Group the nodes the regular pass left over (step 4): untested nodes first.
+
+    Args:
+        ordered: The ``(domain, node names)`` pairs of :func:`_domains`.
+        leftover: Each domain's nodes that are in no regular group.
+        regular: The regular groups.
+        per_group: Nodes per group.
+        remainder: ``overflow`` also draws on a domain's tested nodes; ``skip`` does not, and
+            stops when fewer than ``per_group`` untested nodes are left.
+
+    Returns:
+        The regular groups followed by the overflow groups, and the nodes still in no group.
+
+    """
+    members = dict(ordered)
+    rank = {domain: i for i, (domain, _) in enumerate(ordered)}
     untested = {n for names in leftover.values() for n in names}
-    if not untested:
-        return Partition(tuple(groups))
-
-    # Overflow pass: untested nodes first, then (overflow mode) the domain's tested ones.
+    groups = list(regular)
     first_group = {n: i for i, g in enumerate(groups) for n in g.nodes}
     pools = _Pools(
         {
@@ -259,12 +310,7 @@ def partition_topology(
         ranked = sorted(members, key=lambda d: (-pools.untested_left(d), -pools.left(d), rank[d]))
         taken, used = _take(pools, ranked, per_group)
         if len(taken) < per_group:  # every pool ran dry: top up with other nodes
-            chosen = set(taken)
-            for d in sorted(members, key=lambda d: (d not in used, rank[d])):
-                extra = [n for n in members[d] if n not in chosen][: per_group - len(taken)]
-                if extra:
-                    taken += extra
-                    used += [] if d in used else [d]
+            _top_up(members, rank, taken, used, per_group)
         untested.difference_update(taken)
         shared = [first_group[n] for n in taken if n in first_group]
         index = len(groups)
@@ -279,7 +325,32 @@ def partition_topology(
         )
         for n in taken:
             first_group.setdefault(n, index)
-    return Partition(tuple(groups), untested=tuple(sorted(untested)))
+    return groups, untested
+
+
+def _top_up(
+    members: dict[str, list[str]],
+    rank: dict[str, int],
+    taken: list[str],
+    used: list[str],
+    per_group: int,
+) -> None:
+    """Fill an undersized overflow group with other nodes: its own domains first, then in order.
+
+    Args:
+        members: Each domain's nodes, in name order.
+        rank: Each domain's place in the domain order.
+        taken: The group's nodes so far; extended in place to ``per_group``.
+        used: The group's domains so far; extended in place with the domains drawn on.
+        per_group: Nodes per group.
+
+    """
+    chosen = set(taken)
+    for d in sorted(members, key=lambda d: (d not in used, rank[d])):
+        extra = [n for n in members[d] if n not in chosen][: per_group - len(taken)]
+        if extra:
+            taken += extra
+            used += [] if d in used else [d]
 
 
 def overlapping_pairs(groups: Sequence[Group]) -> list[tuple[str, str]]:

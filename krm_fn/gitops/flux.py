@@ -20,6 +20,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +57,48 @@ def layout(
 ) -> dict[str, list[dict[str, Any]]]:
     """Directory name -> its objects; ``flux`` holds the Flux Kustomizations.
 
+    Args:
+        objs: The rendered objects.
+        prefix: The Kustomizations' name prefix.
+        path_prefix: The directories' path in the source.
+        source_kind: The Flux source's kind (``GitRepository``, ...).
+        source_name: The Flux source's name.
+        namespace: The Kustomizations' namespace.
+        interval: The Kustomizations' reconcile interval.
+
+    Returns:
+        ``dependencies``, one ``wave-<k>`` per render wave, and ``flux``.
+
     Raises:
         ValueError: No TrainJob, or a TrainJob still suspended (render with waveRelease engine).
 
     """
-    deps = [o for o in objs if not is_trainjob(o)]
     jobs = [o for o in objs if is_trainjob(o)]
+    _check_publishable(jobs)
+    target = _Target(path_prefix, {"kind": source_kind, "name": source_name}, namespace, interval)
+    out: dict[str, list[dict[str, Any]]] = {"dependencies": [o for o in objs if not is_trainjob(o)]}
+    previous = f"{prefix}-dependencies"
+    flux = [target.kustomization(previous, "dependencies", {"timeout": "10m"})]
+    for w in sorted({wave_of(j) for j in jobs}):
+        members = [j for j in jobs if wave_of(j) == w]
+        out[f"wave-{w}"] = members
+        name = f"{prefix}-wave-{w}"
+        flux.append(target.kustomization(name, f"wave-{w}", _wave_spec(prefix, previous, members)))
+        previous = name
+    out["flux"] = flux
+    return out
+
+
+def _check_publishable(jobs: list[dict[str, Any]]) -> None:
+    """Refuse a render Flux cannot run: no TrainJob, or TrainJobs left suspended.
+
+    Args:
+        jobs: The render's TrainJobs.
+
+    Raises:
+        ValueError: No TrainJob, or a TrainJob still suspended.
+
+    """
     if not jobs:
         raise ValueError("the render produced no TrainJob; refusing to publish it")
     suspended = sorted(
@@ -72,60 +109,77 @@ def layout(
             f"TrainJob(s) {', '.join(suspended)} are suspended and Flux never releases them; "
             "render with waveRelease: engine (WORKLOADRUN_FN_WAVE_RELEASE=engine)"
         )
-    waves = sorted({wave_of(j) for j in jobs})
-    out: dict[str, list[dict[str, Any]]] = {"dependencies": deps}
-    source = {"kind": source_kind, "name": source_name}
 
-    def ks(name: str, directory: str, extra: dict[str, Any]) -> dict[str, Any]:
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """Where the Kustomizations point and how Flux reconciles them."""
+
+    path_prefix: str
+    source: dict[str, str]
+    namespace: str
+    interval: str
+
+    def kustomization(self, name: str, directory: str, extra: dict[str, Any]) -> dict[str, Any]:
+        """A Flux Kustomization applying ``directory`` and waiting for it.
+
+        Args:
+            name: The Kustomization's name.
+            directory: The directory under the path prefix.
+            extra: More ``spec`` fields (``timeout``, ``dependsOn``, health checks).
+
+        Returns:
+            The Kustomization object.
+
+        """
         spec: dict[str, Any] = {
-            "interval": interval,
-            "path": f"{path_prefix.rstrip('/')}/{directory}",
+            "interval": self.interval,
+            "path": f"{self.path_prefix.rstrip('/')}/{directory}",
             "prune": True,
-            "sourceRef": dict(source),
+            "sourceRef": dict(self.source),
             "wait": True,
             **extra,
         }
         return {
             "apiVersion": FLUX_API,
             "kind": "Kustomization",
-            "metadata": {"name": name, "namespace": namespace},
+            "metadata": {"name": name, "namespace": self.namespace},
             "spec": spec,
         }
 
-    flux = [ks(f"{prefix}-dependencies", "dependencies", {"timeout": "10m"})]
-    previous = f"{prefix}-dependencies"
-    for w in waves:
-        members = [j for j in jobs if wave_of(j) == w]
-        out[f"wave-{w}"] = members
-        deadline = max(
-            int((j.get("spec") or {}).get("activeDeadlineSeconds") or DEFAULT_TIMEOUT_S)
-            for j in members
-        )
-        name = f"{prefix}-wave-{w}"
-        depends = [{"name": f"{prefix}-dependencies"}]
-        if previous != depends[0]["name"]:
-            depends.append({"name": previous})
-        flux.append(
-            ks(
-                name,
-                f"wave-{w}",
-                {
-                    "dependsOn": depends,
-                    "timeout": _duration(deadline + MARGIN_S),
-                    "healthCheckExprs": [
-                        {
-                            "apiVersion": TRAINJOB_API,
-                            "kind": "TrainJob",
-                            "current": CURRENT,
-                            "failed": FAILED,
-                        }
-                    ],
-                },
-            )
-        )
-        previous = name
-    out["flux"] = flux
-    return out
+
+def _wave_spec(prefix: str, previous: str, members: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``spec`` fields of a wave's Kustomization beyond the common ones.
+
+    Args:
+        prefix: The Kustomizations' name prefix.
+        previous: The Kustomization applied just before (the dependencies or the last wave).
+        members: The wave's TrainJobs.
+
+    Returns:
+        ``dependsOn`` (the dependencies and the previous wave), a ``timeout`` of the longest
+        ``activeDeadlineSeconds`` plus a margin, and the TrainJob health check.
+
+    """
+    deadline = max(
+        int((j.get("spec") or {}).get("activeDeadlineSeconds") or DEFAULT_TIMEOUT_S)
+        for j in members
+    )
+    depends = [{"name": f"{prefix}-dependencies"}]
+    if previous != depends[0]["name"]:
+        depends.append({"name": previous})
+    return {
+        "dependsOn": depends,
+        "timeout": _duration(deadline + MARGIN_S),
+        "healthCheckExprs": [
+            {
+                "apiVersion": TRAINJOB_API,
+                "kind": "TrainJob",
+                "current": CURRENT,
+                "failed": FAILED,
+            }
+        ],
+    }
 
 
 def write(out_dir: Path, dirs: dict[str, list[dict[str, Any]]]) -> None:

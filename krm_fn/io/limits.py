@@ -139,10 +139,7 @@ def check_events(events: Iterable[yaml.Event]) -> None:
             stack.append(_Open(event.anchor))
             total += 1
             if len(stack) > MAX_DEPTH:
-                raise LimitExceeded(
-                    f"YAML nested deeper than {MAX_DEPTH} levels{_where(event)}; "
-                    "Kubernetes objects do not nest this deep"
-                )
+                raise _too_deep(event)
             _check_total(total, event)
             continue
         if isinstance(event, yaml.CollectionEndEvent):
@@ -159,16 +156,9 @@ def check_events(events: Iterable[yaml.Event]) -> None:
             total += nodes
             via_alias += nodes
             if via_alias > MAX_ALIAS_NODES:
-                raise LimitExceeded(
-                    f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes{_where(event)}: "
-                    f"refusing a possible alias bomb ('billion laughs'); write the repeated "
-                    "values out instead of using anchors and aliases"
-                )
+                raise _alias_bomb(event)
             if len(stack) + height > MAX_DEPTH:
-                raise LimitExceeded(
-                    f"YAML alias *{event.anchor} nests deeper than {MAX_DEPTH} levels once "
-                    f"expanded{_where(event)}; Kubernetes objects do not nest this deep"
-                )
+                raise _alias_too_deep(event)
             _check_total(total, event)
         else:
             continue
@@ -178,6 +168,57 @@ def check_events(events: Iterable[yaml.Event]) -> None:
             parent = stack[-1]
             parent.nodes += nodes
             parent.height = max(parent.height, height + 1)
+
+
+def _too_deep(event: yaml.Event) -> LimitExceeded:
+    """The refusal of a collection nested deeper than :data:`MAX_DEPTH` (raised by the caller).
+
+    Built only when the limit is crossed, so the event loop pays nothing for the wording.
+
+    Args:
+        event: The collection's start event.
+
+    Returns:
+        The error, naming the position.
+
+    """
+    return LimitExceeded(
+        f"YAML nested deeper than {MAX_DEPTH} levels{_where(event)}; "
+        "Kubernetes objects do not nest this deep"
+    )
+
+
+def _alias_bomb(event: yaml.Event) -> LimitExceeded:
+    """The refusal of aliases expanding past :data:`MAX_ALIAS_NODES` (raised by the caller).
+
+    Args:
+        event: The alias event that crossed the limit.
+
+    Returns:
+        The error, naming the position.
+
+    """
+    return LimitExceeded(
+        f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes{_where(event)}: "
+        f"refusing a possible alias bomb ('billion laughs'); write the repeated "
+        "values out instead of using anchors and aliases"
+    )
+
+
+def _alias_too_deep(event: yaml.AliasEvent) -> LimitExceeded:
+    """The refusal of an alias whose expansion nests past :data:`MAX_DEPTH` (raised by the caller).
+
+    Args:
+        event: The alias event.
+
+    Returns:
+        The error, naming the anchor and the position.
+
+    """
+    return LimitExceeded(
+        f"YAML alias *{event.anchor} nests deeper than {MAX_DEPTH} levels once "
+        f"expanded{_where(event)}; Kubernetes objects do not nest this deep"
+    )
 
 
 def _check_total(total: int, event: yaml.Event) -> None:

@@ -189,10 +189,20 @@ def _host_ok(expr: Mapping[str, Any], host: str) -> bool:
 def placement_problems(
     tj: Mapping[str, Any], runtime: Mapping[str, Any] | None, expect: Expect
 ) -> list[str]:
-    """Why ``tj`` (with ``runtime``) would be refused or run in the wrong place; [] if fine."""
+    """Why ``tj`` (with ``runtime``) would be refused or run in the wrong place; [] if fine.
+
+    Args:
+        tj: The TrainJob, overrides applied.
+        runtime: Its TrainingRuntime, overrides applied.
+        expect: What the render put there and must still hold.
+
+    Returns:
+        Every problem: per replicated job its pods' placement, then the gang queue labels,
+        then what Trainer's webhook refuses.
+
+    """
     out: list[str] = []
     meta = tj.get("metadata") or {}
-    spec = tj.get("spec") or {}
     pods = effective_pod_specs(tj, runtime)
     group = [n for n in str((meta.get("annotations") or {}).get(GROUP_NODES, "")).split(",") if n]
     jobs = ["node", LAUNCHER] if expect.framework == "mpi" else ["node"]
@@ -200,73 +210,111 @@ def placement_problems(
         pod = pods.get(job)
         if pod is None:
             out.append(f"the runtime has no replicated job {job!r} any more")
-            continue
-        where = f"the {job} pods"
-        if pod.get("nodeName"):
-            out.append(
-                f"{where} are bound by nodeName {pod['nodeName']!r}, which bypasses the target"
-            )
-        terms = _terms(pod) or []
-        if (group or expect.target) and not terms:
-            out.append(
-                f"{where} lost their required node affinity, so they may land on any node: "
-                + (f"the group's hostnames {', '.join(group)}" if group else "the target")
-                + " must stay required"
-            )
-        for t, term in enumerate(terms):
-            exprs = (term or {}).get("matchExpressions") or []
-            if group and not _pins(term or {}, group):
-                out.append(
-                    f"{where} are no longer pinned to exactly their group's nodes "
-                    f"({', '.join(group)}) in nodeSelectorTerms[{t}]; an override may narrow "
-                    "placement but not move or widen it"
-                )
-            missing = [e for e in expect.target if e not in exprs]
-            if missing:
-                out.append(
-                    f"{where} lost the target in nodeSelectorTerms[{t}]: "
-                    + ", ".join(f"{e.get('key')} {e.get('operator')}" for e in missing)
-                )
-        tols = pod.get("tolerations") or []
-        lost = [t for t in expect.tolerations if t not in tols]
-        if lost:
-            out.append(
-                f"{where} lost the taint-selector toleration(s) "
-                + ", ".join(str(t.get("key")) for t in lost)
-                + ", so they cannot run on the tainted nodes the target selects"
-            )
-        if expect.gang is not None:
-            scheduler, key, queue = expect.gang
-            if pod.get("schedulerName") != scheduler:
-                out.append(
-                    f"{where} use schedulerName {pod.get('schedulerName')!r}, not the gang "
-                    f"scheduler {scheduler!r}"
-                )
+        else:
+            out += _pod_problems(f"the {job} pods", pod, group, expect)
     if expect.gang is not None:
         _, key, queue = expect.gang
-        rt_jobs = (
-            (((runtime or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
-        ).get("replicatedJobs") or []
-        labels = meta.get("labels") or {}
-        if labels.get(key) != queue:
-            out.append(f"the TrainJob's queue label {key}={labels.get(key)!r} is not {queue!r}")
-        for rj in rt_jobs:
-            if rj.get("name") not in jobs:
-                continue
-            jl = ((rj.get("template") or {}).get("metadata") or {}).get("labels") or {}
-            pl = (
-                (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get(
-                    "metadata"
+        out += _queue_label_problems(meta, runtime, jobs, key, queue)
+    out += _trainer_webhook(tj.get("spec") or {}, effective_pod_specs({}, runtime), expect)
+    return out
+
+
+def _pod_problems(
+    where: str, pod: Mapping[str, Any], group: list[str], expect: Expect
+) -> list[str]:
+    """What moved one replicated job's pods off their place: binding, affinity, tolerations.
+
+    Args:
+        where: The pods, as the messages name them (``the node pods``).
+        pod: Their effective pod spec.
+        group: The group's hostnames (empty: the group is not pinned).
+        expect: What the render put there.
+
+    Returns:
+        The problems, in the order: nodeName, node affinity, tolerations, scheduler name.
+
+    """
+    out: list[str] = []
+    if pod.get("nodeName"):
+        out.append(f"{where} are bound by nodeName {pod['nodeName']!r}, which bypasses the target")
+    terms = _terms(pod) or []
+    if (group or expect.target) and not terms:
+        out.append(
+            f"{where} lost their required node affinity, so they may land on any node: "
+            + (f"the group's hostnames {', '.join(group)}" if group else "the target")
+            + " must stay required"
+        )
+    for t, term in enumerate(terms):
+        exprs = (term or {}).get("matchExpressions") or []
+        if group and not _pins(term or {}, group):
+            out.append(
+                f"{where} are no longer pinned to exactly their group's nodes "
+                f"({', '.join(group)}) in nodeSelectorTerms[{t}]; an override may narrow "
+                "placement but not move or widen it"
+            )
+        missing = [e for e in expect.target if e not in exprs]
+        if missing:
+            out.append(
+                f"{where} lost the target in nodeSelectorTerms[{t}]: "
+                + ", ".join(f"{e.get('key')} {e.get('operator')}" for e in missing)
+            )
+    tols = pod.get("tolerations") or []
+    lost = [t for t in expect.tolerations if t not in tols]
+    if lost:
+        out.append(
+            f"{where} lost the taint-selector toleration(s) "
+            + ", ".join(str(t.get("key")) for t in lost)
+            + ", so they cannot run on the tainted nodes the target selects"
+        )
+    if expect.gang is not None and pod.get("schedulerName") != expect.gang[0]:
+        out.append(
+            f"{where} use schedulerName {pod.get('schedulerName')!r}, not the gang "
+            f"scheduler {expect.gang[0]!r}"
+        )
+    return out
+
+
+def _queue_label_problems(
+    meta: Mapping[str, Any],
+    runtime: Mapping[str, Any] | None,
+    jobs: list[str],
+    key: str,
+    queue: str,
+) -> list[str]:
+    """Where the gang queue label is not ``key=queue``: the TrainJob, Job and pod templates.
+
+    Args:
+        meta: The TrainJob's metadata.
+        runtime: Its TrainingRuntime.
+        jobs: The replicated jobs to check.
+        key: The queue label's key.
+        queue: The queue it must name.
+
+    Returns:
+        The problems: the TrainJob's label first, then each replicated job's templates.
+
+    """
+    out: list[str] = []
+    rt_jobs = ((((runtime or {}).get("spec") or {}).get("template") or {}).get("spec") or {}).get(
+        "replicatedJobs"
+    ) or []
+    labels = meta.get("labels") or {}
+    if labels.get(key) != queue:
+        out.append(f"the TrainJob's queue label {key}={labels.get(key)!r} is not {queue!r}")
+    for rj in rt_jobs:
+        if rj.get("name") not in jobs:
+            continue
+        jl = ((rj.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        pl = (
+            (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("metadata")
+            or {}
+        ).get("labels") or {}
+        for what, lab in (("Job template", jl), ("pod template", pl)):
+            if lab.get(key) != queue:
+                out.append(
+                    f"the {rj.get('name')} {what}'s queue label {key}={lab.get(key)!r} is "
+                    f"not {queue!r}"
                 )
-                or {}
-            ).get("labels") or {}
-            for what, lab in (("Job template", jl), ("pod template", pl)):
-                if lab.get(key) != queue:
-                    out.append(
-                        f"the {rj.get('name')} {what}'s queue label {key}={lab.get(key)!r} is "
-                        f"not {queue!r}"
-                    )
-    out += _trainer_webhook(spec, effective_pod_specs({}, runtime), expect)
     return out
 
 

@@ -396,47 +396,91 @@ def detect_gpu_architecture(
         The detection, including the minority node names for a warning.
 
     """
-    ordered = sorted(nodes, key=node_name)
-    by_model: dict[str, list[str]] = {}
-    products: dict[str, set[str]] = {}
-    unlabelled: list[str] = []
-    first_index: dict[str, int] = {}
-    for index, node in enumerate(ordered):
-        product, source = node_gpu_product(node)
-        model = _node_model(product, source) if product else ""
-        if not model:
-            unlabelled.append(node_name(node))
-            continue
-        products.setdefault(model, set()).add(product)
-        by_model.setdefault(model, []).append(node_name(node))
-        first_index.setdefault(model, index)
-
+    tally = _tally(sorted(nodes, key=node_name))
+    by_model, products = tally.by_model, tally.products
     if not by_model:
-        return GpuDetection(architecture=UNKNOWN_ARCH, unlabelled_nodes=tuple(unlabelled))
+        return GpuDetection(architecture=UNKNOWN_ARCH, unlabelled_nodes=tuple(tally.unlabelled))
 
-    ranking = sorted(by_model, key=lambda a: (-len(by_model[a]), first_index[a]))
+    ranking = sorted(by_model, key=lambda a: (-len(by_model[a]), tally.first_index[a]))
     winner = ranking[0]
     votes = {model: len(by_model[model]) for model in ranking}
     minority = {model: by_model[model] for model in ranking[1:]}
-    minority_nodes = tuple(sorted(name for names in minority.values() for name in names))
-
-    warning = error = None
-    if minority:
-        labelled = sum(votes.values())
-        detail = (
-            f"{winner} on {votes[winner]} of {labelled} labelled nodes; "
-            f"other architectures: {summarize_node_groups(minority)}"
-        )
-        warning = f"mixed GPU architectures, using the majority: {detail}"
-        if strict:
-            error = f"mixed GPU architectures are not allowed in strict mode: {detail}"
+    warning, error = _mixed_messages(winner, votes, minority, strict)
     return GpuDetection(
         architecture=winner,
         products=tuple(sorted(p for ps in products.values() for p in ps)),
         model_products=tuple(sorted(products[winner])),
         votes=votes,
-        minority_nodes=minority_nodes,
-        unlabelled_nodes=tuple(unlabelled),
+        minority_nodes=tuple(sorted(name for names in minority.values() for name in names)),
+        unlabelled_nodes=tuple(tally.unlabelled),
         warning=warning,
         error=error,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Tally:
+    """The votes of a fleet, before ranking.
+
+    Attributes:
+        by_model: Each model voted for, with the names of the nodes that voted for it.
+        products: Each model with the product names its voters gave.
+        unlabelled: The names of the nodes that name no GPU.
+        first_index: Each model with the position (by name) of its first voter.
+
+    """
+
+    by_model: dict[str, list[str]]
+    products: dict[str, set[str]]
+    unlabelled: list[str]
+    first_index: dict[str, int]
+
+
+def _tally(ordered: list[Mapping[str, Any]]) -> _Tally:
+    """Count each node's vote for its GPU model.
+
+    Args:
+        ordered: The nodes, sorted by name.
+
+    Returns:
+        The votes, the products behind them and the nodes that did not vote.
+
+    """
+    tally = _Tally({}, {}, [], {})
+    for index, node in enumerate(ordered):
+        product, source = node_gpu_product(node)
+        model = _node_model(product, source) if product else ""
+        if not model:
+            tally.unlabelled.append(node_name(node))
+            continue
+        tally.products.setdefault(model, set()).add(product)
+        tally.by_model.setdefault(model, []).append(node_name(node))
+        tally.first_index.setdefault(model, index)
+    return tally
+
+
+def _mixed_messages(
+    winner: str, votes: dict[str, int], minority: dict[str, list[str]], strict: bool
+) -> tuple[str | None, str | None]:
+    """The warning (and in strict mode the error) for a fleet of mixed GPU models.
+
+    Args:
+        winner: The majority model.
+        votes: Each model's vote count.
+        minority: Each other model with its nodes (empty: the fleet is not mixed).
+        strict: Whether a mixed fleet is an error.
+
+    Returns:
+        ``(warning, error)``; each ``None`` when it does not apply.
+
+    """
+    if not minority:
+        return None, None
+    detail = (
+        f"{winner} on {votes[winner]} of {sum(votes.values())} labelled nodes; "
+        f"other architectures: {summarize_node_groups(minority)}"
+    )
+    warning = f"mixed GPU architectures, using the majority: {detail}"
+    if not strict:
+        return warning, None
+    return warning, f"mixed GPU architectures are not allowed in strict mode: {detail}"

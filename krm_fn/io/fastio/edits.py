@@ -129,77 +129,132 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
+_LOCAL_FLOW = f"{LOCAL_CONFIG}: 'true'"
+
+
+class _Marks:
+    """Offsets in ``text`` of PyYAML's marks, and insertions at them."""
+
+    __slots__ = ("lines", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = _line_starts(text)
+
+    def at(self, mark: Any) -> int:
+        """Offset of ``mark`` (the end of the text past the last line)."""
+        lines = self.lines
+        return int(lines[mark.line] + mark.column) if mark.line < len(lines) else len(self.text)
+
+    def after(self, n: yaml.Node) -> int:
+        """Offset of the line after the one node ``n`` ends on."""
+        lines, mk = self.lines, n.end_mark
+        if mk.column == 0:
+            return lines[mk.line] if mk.line < len(lines) else len(self.text)
+        return lines[mk.line + 1] if mk.line + 1 < len(lines) else len(self.text)
+
+    def insert(self, offset: int, new: str) -> str:
+        """The text with ``new`` inserted at ``offset``."""
+        return self.text[:offset] + new + self.text[offset:]
+
+    def flow_add(self, mapping: yaml.MappingNode, entry: str) -> str | None:
+        """``entry`` added last inside a flow mapping ``{...}``."""
+        end = self.at(mapping.end_mark)
+        if end == 0 or self.text[end - 1] != "}":
+            return None
+        sep = ", " if mapping.value else ""
+        return self.insert(end - 1, sep + entry)
+
+
 def _insert_by_marks(text: str) -> str | None:
-    """The annotation inserted where PyYAML's marks say, block or flow style alike."""
+    """The annotation inserted where PyYAML's marks say, block or flow style alike.
+
+    Args:
+        text: One ``- `` entry.
+
+    Returns:
+        The edited text; ``None`` when the item is not a mapping whose metadata and
+        annotations are mappings (the next way is tried).
+
+    """
     node, _ = yamlio.compose_and_load(text)
     if not isinstance(node, yaml.SequenceNode) or len(node.value) != 1:
         return None
     item = node.value[0]
     if not isinstance(item, yaml.MappingNode) or not item.value:
         return None
-    lines = _line_starts(text)
-
-    def at(mark: Any) -> int:
-        return int(lines[mark.line] + mark.column) if mark.line < len(lines) else len(text)
-
-    def after(n: yaml.Node) -> int:
-        """Offset of the line after the one node ``n`` ends on."""
-        mk = n.end_mark
-        if mk.column == 0:
-            return lines[mk.line] if mk.line < len(lines) else len(text)
-        return lines[mk.line + 1] if mk.line + 1 < len(lines) else len(text)
-
-    def flow_add(mapping: yaml.MappingNode, entry: str) -> str | None:
-        """``entry`` added last inside a flow mapping ``{...}``."""
-        end = at(mapping.end_mark)
-        if end == 0 or text[end - 1] != "}":
-            return None
-        sep = ", " if mapping.value else ""
-        return text[: end - 1] + sep + entry + text[end - 1 :]
-
-    local = f"{LOCAL_CONFIG}: 'true'"
-    if item.flow_style:
-        meta = next((v for k, v in item.value if getattr(k, "value", None) == "metadata"), None)
-        if meta is None:
-            return flow_add(item, f"metadata: {{annotations: {{{local}}}}}")
-    col = int(item.value[0][0].start_mark.column)
-    pad = " " * col
+    marks = _Marks(text)
     meta = next((v for k, v in item.value if getattr(k, "value", None) == "metadata"), None)
     if meta is None:
-        end = after(item.value[-1][1])
+        if item.flow_style:
+            return marks.flow_add(item, f"metadata: {{annotations: {{{_LOCAL_FLOW}}}}}")
+        pad = " " * int(item.value[0][0].start_mark.column)
         body = f"{pad}metadata:\n{pad}  annotations:\n{pad}    {_LOCAL_LINE}"
-        return text[:end] + body + text[end:]
+        return marks.insert(marks.after(item.value[-1][1]), body)
     if not isinstance(meta, yaml.MappingNode):
         return None
     ann_pair = next((p for p in meta.value if getattr(p[0], "value", None) == "annotations"), None)
     if meta.flow_style:
-        if ann_pair is None:
-            return flow_add(meta, f"annotations: {{{local}}}")
-        ann = ann_pair[1]
-        if not isinstance(ann, yaml.MappingNode) or not ann.flow_style:
-            return None
-        for k, v in ann.value:
-            if getattr(k, "value", None) == LOCAL_CONFIG:
-                return _replace_scalar(text, v, at)
-        return flow_add(ann, local)
+        return _insert_in_flow_metadata(marks, meta, ann_pair)
+    return _insert_in_block_metadata(marks, meta, ann_pair)
+
+
+def _insert_in_flow_metadata(
+    marks: _Marks, meta: yaml.MappingNode, ann_pair: tuple[yaml.Node, yaml.Node] | None
+) -> str | None:
+    """The annotation set in a flow-style ``metadata: {...}``.
+
+    Args:
+        marks: The item's text and its line offsets.
+        meta: The ``metadata`` mapping.
+        ann_pair: Its ``annotations`` key and value, if any.
+
+    Returns:
+        The edited text; ``None`` when ``annotations`` is not a flow mapping.
+
+    """
+    if ann_pair is None:
+        return marks.flow_add(meta, f"annotations: {{{_LOCAL_FLOW}}}")
+    ann = ann_pair[1]
+    if not isinstance(ann, yaml.MappingNode) or not ann.flow_style:
+        return None
+    for k, v in ann.value:
+        if getattr(k, "value", None) == LOCAL_CONFIG:
+            return _replace_scalar(marks.text, v, marks.at)
+    return marks.flow_add(ann, _LOCAL_FLOW)
+
+
+def _insert_in_block_metadata(
+    marks: _Marks, meta: yaml.MappingNode, ann_pair: tuple[yaml.Node, yaml.Node] | None
+) -> str | None:
+    """The annotation set in a block-style ``metadata``: last in (a new) ``annotations``.
+
+    Args:
+        marks: The item's text and its line offsets.
+        meta: The ``metadata`` mapping.
+        ann_pair: Its ``annotations`` key and value, if any.
+
+    Returns:
+        The edited text; ``None`` when ``metadata`` is empty or ``annotations`` is not a
+        non-empty mapping.
+
+    """
     if not meta.value:
         return None
     mcol = int(meta.value[0][0].start_mark.column)
     if ann_pair is None:
-        end = after(meta.value[-1][1])
         body = f"{' ' * mcol}annotations:\n{' ' * (mcol + 2)}{_LOCAL_LINE}"
-        return text[:end] + body + text[end:]
+        return marks.insert(marks.after(meta.value[-1][1]), body)
     ann = ann_pair[1]
     if not isinstance(ann, yaml.MappingNode) or not ann.value:
         return None
     for k, v in ann.value:
         if getattr(k, "value", None) == LOCAL_CONFIG:
-            return _replace_scalar(text, v, at)
+            return _replace_scalar(marks.text, v, marks.at)
     if ann.flow_style:
-        return flow_add(ann, local)
+        return marks.flow_add(ann, _LOCAL_FLOW)
     acol = int(ann.value[0][0].start_mark.column)
-    end = after(ann.value[-1][1])
-    return text[:end] + " " * acol + _LOCAL_LINE + text[end:]
+    return marks.insert(marks.after(ann.value[-1][1]), " " * acol + _LOCAL_LINE)
 
 
 def _replace_scalar(text: str, v: yaml.Node, at: Callable[[Any], int]) -> str | None:

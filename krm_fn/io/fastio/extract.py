@@ -339,8 +339,54 @@ def _node(
     api: str,
     kind: str,
 ) -> NodeInfo:
-    """The NodeInfo of a regular Node whose keys sit at ``b`` (``meta``: its metadata keys)."""
+    """The NodeInfo of a regular Node whose keys sit at ``b`` (``meta``: its metadata keys).
+
+    Three calls per Node, one per section read (metadata, spec, status), each filling its
+    part of the Node's view, the dict the full path would see of the fields read.
+
+    Raises:
+        Irregular: A field the render reads is not in the regular shape, or the Node has no
+            usable name.
+
+    """
     view: dict[str, Any] = {"apiVersion": api, "kind": kind}
+    name, labels = _node_metadata(text, top, meta, b, view)
+    provider, unsched, taints = _node_spec(text, top.get("spec"), b, view)
+    ready, gpus = _node_status(text, top.get("status"), b, view)
+    if type(name) is not str or not name:
+        raise Irregular  # the full path reports a Node without a usable name
+    return NodeInfo(
+        name=str(name),
+        labels=labels,
+        provider_id=str(provider or ""),
+        unschedulable=bool(unsched),
+        ready=ready,
+        taints=tuple(t for t in (taints or ()) if isinstance(t, Mapping)),
+        allocatable_gpus=gpus,
+        raw=view,
+    )
+
+
+def _node_metadata(
+    text: str,
+    top: Mapping[str, re.Match[str]],
+    meta: Mapping[str, re.Match[str]] | None,
+    b: int,
+    view: dict[str, Any],
+) -> tuple[Any, dict[str, str]]:
+    """Read a Node's ``metadata.name`` and ``metadata.labels``.
+
+    Args:
+        text: The input text.
+        top: The Node's top-level keys.
+        meta: Its metadata keys (``None``: an inline ``{}``).
+        b: The indentation of the Node's keys.
+        view: The Node's view; gets ``metadata`` when the Node has that key.
+
+    Returns:
+        The name as decoded (``""`` when absent) and the labels.
+
+    """
     name: Any = ""
     labels: dict[str, str] = {}
     if "metadata" in top:
@@ -352,7 +398,24 @@ def _node(
                 elif k == "labels":
                     labels = mview["labels"] = _flat_map(text, sub, b + 4, strings=True)
         view["metadata"] = mview
-    spec_m = top.get("spec")
+    return name, labels
+
+
+def _node_spec(
+    text: str, spec_m: re.Match[str] | None, b: int, view: dict[str, Any]
+) -> tuple[Any, Any, Any]:
+    """Read a Node's ``spec.providerID``, ``spec.unschedulable`` and ``spec.taints``.
+
+    Args:
+        text: The input text.
+        spec_m: The Node's ``spec`` entry, if any.
+        b: The indentation of the Node's keys.
+        view: The Node's view; gets ``spec`` when the Node has that key.
+
+    Returns:
+        ``(providerID, unschedulable, taints)`` as decoded, each ``None`` when absent.
+
+    """
     provider: Any = None
     unsched: Any = None
     taints: Any = None
@@ -368,7 +431,25 @@ def _node(
                 elif k == "taints":
                     taints = sview["taints"] = _seq_of_maps(text, sub, b + 2)
         view["spec"] = sview
-    status_m = top.get("status")
+    return provider, unsched, taints
+
+
+def _node_status(
+    text: str, status_m: re.Match[str] | None, b: int, view: dict[str, Any]
+) -> tuple[bool | None, int | None]:
+    """Read a Node's Ready condition and its allocatable GPUs.
+
+    Args:
+        text: The input text.
+        status_m: The Node's ``status`` entry, if any.
+        b: The indentation of the Node's keys.
+        view: The Node's view; gets ``status`` (allocatable, conditions) when the Node has it.
+
+    Returns:
+        Whether the Ready condition is ``True`` (``None``: no Ready condition) and the
+        ``nvidia.com/gpu`` allocatable count (``None``: absent or not an integer).
+
+    """
     ready: bool | None = None
     alloc: Any = None
     if status_m is not None:
@@ -382,24 +463,11 @@ def _node(
                     if c.get("type") == "Ready":
                         ready = str(c.get("status")) == "True"
         view["status"] = stview
-    if type(name) is not str or not name:
-        raise Irregular  # the full path reports a Node without a usable name
     gpu = alloc.get("nvidia.com/gpu") if isinstance(alloc, dict) else None
-    gpus: int | None
     try:
-        gpus = int(str(gpu)) if gpu is not None else None
+        return ready, int(str(gpu)) if gpu is not None else None
     except ValueError:
-        gpus = None
-    return NodeInfo(
-        name=str(name),
-        labels=labels,
-        provider_id=str(provider or ""),
-        unschedulable=bool(unsched),
-        ready=ready,
-        taints=tuple(t for t in (taints or ()) if isinstance(t, Mapping)),
-        allocatable_gpus=gpus,
-        raw=view,
-    )
+        return ready, None
 
 
 def _node_list(text: str, top: Mapping[str, re.Match[str]]) -> list[NodeInfo] | None:

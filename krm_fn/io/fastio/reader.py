@@ -291,18 +291,67 @@ def _read_items(
     meanwhile: Callable[[], object] | None,
     stream: bool,
 ) -> FastList | Fallback:
+    """Cut ``text`` into its items, read the header, and classify every item.
+
+    Args:
+        text: The ResourceList's text (a plain stream already rewritten as one).
+        raw: The input bytes (the helper process checks their characters).
+        big: Whether the input is large enough for a helper process.
+        meanwhile: Work for this process while the helper classifies items.
+        stream: Whether the input was a plain stream.
+
+    Returns:
+        The read list (its grammar check pending), or why the full reader must read it.
+
+    """
     if text.startswith("items:\n"):
         items_line = 0
     else:
         items_line = text.find("\nitems:\n") + 1
         if items_line == 0:
             return Fallback("the ResourceList has no 'items:' line at column 0")
-    pos = items_start = items_line + len("items:\n")
+    items_start = items_line + len("items:\n")
+    items, tail = _cut_items(text, items_start)
+    header = _header(text[:items_start] + text[tail:], text.count("\n", 0, items_line))
+    if header is None:
+        return Fallback("the ResourceList around its items is not in the regular shape")
+    fast = FastList(text=text, header=header, items=items, stream=stream)
+    units = Units(fast, [i for i, it in enumerate(items) if it.regular])
+    child = helper._Helper.start(units, raw, len(text))
+    if big and child is None and not _clean_chars(raw):
+        return _UNCLEAN
+    if meanwhile is not None:
+        meanwhile()
+    try:
+        _classify_items(fast, units, child)
+    except (Irregular, yamlio.YAMLInputError, RecursionError):
+        if child is not None:
+            child.cancel()
+        return Fallback("an item cannot be read on its own (it is not a Kubernetes object)")
+    if child is not None:
+        fast._pending = (units.owner_starts(), child.verdict, child.cancel)
+    else:
+        fast._pending = (units.owner_starts(), units.check_all, _nothing)
+    return fast
+
+
+def _cut_items(text: str, items_start: int) -> tuple[list[Item], int]:
+    """Cut the ``items:`` list into items, by their top-level keys (one pass, no call per line).
+
+    Args:
+        text: The ResourceList's text.
+        items_start: Where the line after ``items:`` starts.
+
+    Returns:
+        The items in input order (those not in the regular shape marked so, spanning to the
+        next column-0 line), and where the list ends (the rest of the header starts).
+
+    """
+    pos = prefix_start = items_start
     n = len(text)
     items: list[Item] = []
     first = _FIRST[2].match
     entry = _ENTRY[2].match
-    prefix_start = pos
     while pos < n:
         c = text[pos]
         if c == "-" and text.startswith("- ", pos):
@@ -329,46 +378,42 @@ def _read_items(
             pos = n if nl < 0 else nl + 1
         else:
             break
-    tail = pos
-    header_text = text[:items_start] + text[tail:]
-    header = _header(header_text, text.count("\n", 0, items_line))
-    if header is None:
-        return Fallback("the ResourceList around its items is not in the regular shape")
-    fast = FastList(text=text, header=header, items=items, stream=stream)
-    units = Units(fast, [i for i, it in enumerate(items) if it.regular])
-    child = helper._Helper.start(units, raw, len(text))
-    if big and child is None and not _clean_chars(raw):
-        return _UNCLEAN
-    if meanwhile is not None:
-        meanwhile()
-    try:
-        count = len(units.sizes)
-        if child is None:
-            for k in range(count):
-                units.classify(k)
-        else:
-            split = child.split()
-            for k in range(split):
-                units.classify(k)
-            results = child.classified()
-            for k in range(split, count):
-                if k in results:
-                    units.apply(k, results[k])
-                else:  # the helper failed: do it here
-                    units.classify(k)
-        units.finish()
-        for it in items:
-            if not it.regular:
-                _classify_loaded(fast, it)
-    except (Irregular, yamlio.YAMLInputError, RecursionError):
-        if child is not None:
-            child.cancel()
-        return Fallback("an item cannot be read on its own (it is not a Kubernetes object)")
-    if child is not None:
-        fast._pending = (units.owner_starts(), child.verdict, child.cancel)
+    return items, pos
+
+
+def _classify_items(fast: FastList, units: Units, child: helper._Helper | None) -> None:
+    """Classify every item: the regular ones here and in the helper, the others with PyYAML.
+
+    Args:
+        fast: The list being read.
+        units: Its regular items, as units of work.
+        child: The helper process, which classifies the units past its split (``None``:
+            every unit is classified here).
+
+    Raises:
+        Irregular: An item is not a Kubernetes object in the regular shape.
+        yamlio.YAMLInputError: An item PyYAML cannot read.
+        RecursionError: An item nested too deep.
+
+    """
+    count = len(units.sizes)
+    if child is None:
+        for k in range(count):
+            units.classify(k)
     else:
-        fast._pending = (units.owner_starts(), units.check_all, _nothing)
-    return fast
+        split = child.split()
+        for k in range(split):
+            units.classify(k)
+        results = child.classified()
+        for k in range(split, count):
+            if k in results:
+                units.apply(k, results[k])
+            else:  # the helper failed: do it here
+                units.classify(k)
+    units.finish()
+    for it in fast.items:
+        if not it.regular:
+            _classify_loaded(fast, it)
 
 
 def _nothing() -> None:
