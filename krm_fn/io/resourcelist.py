@@ -540,6 +540,7 @@ def _write(
     mark: bool,
 ) -> list[Chunk]:
     from krm_fn.io import fastdump
+    from krm_fn.io.dump_each import dump_each
 
     fl = inp.fast_list
     if inp.encoding == "json":
@@ -553,10 +554,10 @@ def _write(
                 docs += fl.document_pieces(e.fast, mark and e.input_kind)
             else:
                 docs.append(fastdump.dump(_loaded(inp, e, mark)))
-        for obj in generated:
+        for text in dump_each(generated):
             if docs:
                 docs.append("---\n")
-            docs.append(fastdump.dump(obj))
+            docs.append(text)
         return docs
     pieces: list[Chunk] = [
         f"apiVersion: {fastdump.scalar_value(inp.api_version)}\nkind: {RL_KIND}\n"
@@ -566,7 +567,7 @@ def _write(
         _fast_items(fl, entries, mark, body)
     else:
         body.extend(fastdump.dump_item(_loaded(inp, e, mark)) for e in entries)
-    body.extend(fastdump.dump_item(obj) for obj in generated)
+    body.extend(dump_each(generated, item=True))
     if body:
         pieces.append("items:\n")
         pieces.extend(body)
