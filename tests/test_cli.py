@@ -181,3 +181,15 @@ def test_the_installed_script_and_python_m_use_the_run_entry_point() -> None:
     pyproject = (REPO / "pyproject.toml").read_text()
     assert 'workloadrun-fn = "krm_fn.entry.cli:run"' in pyproject
     assert "run()" in (REPO / "krm_fn" / "__main__.py").read_text()
+
+
+def test_every_command_runs_without_the_cyclic_collector() -> None:
+    code = (
+        "import gc, sys\n"
+        "from krm_fn.entry import cli\n"
+        "cli.main = lambda: sys.stdout.write(f'collector on: {gc.isenabled()}\\n')\n"
+        "cli.run()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == b"collector on: False\n"

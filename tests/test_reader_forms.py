@@ -427,3 +427,14 @@ def test_render_keeps_nothing_computed_from_a_fast_read_its_deferred_check_refus
     monkeypatch.setattr(inputs, "read_input", misread)
     assert preview(*args) == expected
     assert passes == [True, True, False, False]  # deferred, refused, read again confirmed
+
+
+def test_only_fast_reads_wait_for_a_deferred_check(gpu_nodes: list[dict[str, Any]]) -> None:
+    from krm_fn.entry.inputs import read_input
+
+    pending: list[rl.FunctionInput] = []
+    json_nodes = json.dumps({"apiVersion": "v1", "kind": "List", "items": gpu_nodes}).encode()
+    assert read_input(json_nodes, "nodes.json", pending)
+    assert pending == []  # read by json: nothing to confirm, nothing kept alive
+    assert read_input(kubectl_list(gpu_nodes).encode(), "nodes.yaml", pending)
+    assert len(pending) == 1 and pending[0].fast_list is not None

@@ -132,8 +132,8 @@ def read_input(
             if pending is None:
                 inp.confirm()
             got = [(e, None if e.nodes else inp.load(e)) for e in inp.entries()]
-            if pending is not None:
-                pending.append(inp)
+            if pending is not None and inp.fast_list is not None:
+                pending.append(inp)  # (anything else has nothing to confirm: let it go)
             return got
         except StaleInput as exc:
             if exc.refusal is not None:
