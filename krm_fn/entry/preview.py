@@ -26,7 +26,7 @@ from krm_fn.entry.inputs import (
 )
 from krm_fn.fleet.inventory import collect_nodes
 from krm_fn.gitops.env_options import GITOPS_ENV, plain_secret_refusal, with_env
-from krm_fn.io import yamlio
+from krm_fn.io import fastdump, yamlio
 from krm_fn.io.resourcelist import InputError
 from krm_fn.io.results import Results
 from krm_fn.render import RunSummary, render_all
@@ -175,7 +175,7 @@ def _render_preview(loaded: Loaded, options: FunctionOptions, fmt: str) -> _Outc
         n = sum(1 for r in results.items if r.severity == "error")
         return 1, "", [*err, f"workloadrun-fn render: {n} error(s); nothing rendered"]
     objs = [o for o, _ in out.objects]
-    text = json.dumps(objs, indent=2) + "\n" if fmt == "json" else _stream_of(objs)
+    text = json.dumps(objs, indent=2) + "\n" if fmt == "json" else fastdump.dump_all(objs)
     return 0, text, [*err, *summary_lines(out.summaries)]
 
 
@@ -202,13 +202,6 @@ def summary_lines(summaries: list[RunSummary]) -> list[str]:
         if s.excluded:
             lines.append("  left out: " + ", ".join(s.excluded))
     return lines
-
-
-def _stream_of(objs: list[dict[str, Any]]) -> str:
-    """The objects as one YAML stream (``fastdump.dump_all``), written on two cores."""
-    from krm_fn.io.dump_each import dump_each
-
-    return "---\n".join(dump_each(objs))
 
 
 __all__ = ["CONFIG_KIND", "preview", "summary_lines"]

@@ -540,7 +540,6 @@ def _write(
     mark: bool,
 ) -> list[Chunk]:
     from krm_fn.io import fastdump
-    from krm_fn.io.dump_each import dump_each
 
     fl = inp.fast_list
     if inp.encoding == "json":
@@ -554,10 +553,10 @@ def _write(
                 docs += fl.document_pieces(e.fast, mark and e.input_kind)
             else:
                 docs.append(fastdump.dump(_loaded(inp, e, mark)))
-        for text in dump_each(generated):
+        for obj in generated:
             if docs:
                 docs.append("---\n")
-            docs.append(text)
+            docs.append(fastdump.dump(obj))
         return docs
     pieces: list[Chunk] = [
         f"apiVersion: {fastdump.scalar_value(inp.api_version)}\nkind: {RL_KIND}\n"
@@ -567,7 +566,7 @@ def _write(
         _fast_items(fl, entries, mark, body)
     else:
         body.extend(fastdump.dump_item(_loaded(inp, e, mark)) for e in entries)
-    body.extend(dump_each(generated, item=True))
+    body.extend(fastdump.dump_item(obj) for obj in generated)
     if body:
         pieces.append("items:\n")
         pieces.extend(body)
