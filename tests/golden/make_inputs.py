@@ -2,101 +2,23 @@
 
     python tests/golden/make_inputs.py
 
-Each case is a WorkloadRun (from the guide where one exists) plus a small inventory.
+Each case is a WorkloadRun (from the guide where one exists) plus a small inventory, built
+with the tests' shared builders (``tests/builders.py``).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 HERE = Path(__file__).parent
-IMAGE = "nvcr.io/nvidia/pytorch:26.01-py3"
-MPI = {
-    "mpirunPath": "/usr/local/mpi/bin/mpirun",
-    "binary": "/usr/local/bin/all_reduce_perf_mpi",
-    "args": ["-b", "8", "-e", "32G", "-f", "2", "-n", "100"],
-}
+if __name__ == "__main__":  # run as a script: make ``tests`` importable from the checkout
+    sys.path.insert(0, str(HERE.parents[1]))
 
-
-def node(
-    name: str,
-    *,
-    product: str = "NVIDIA-H100-80GB-HBM3",
-    provider: str = "aws:///us-east-1a/i-0",
-    labels: dict[str, str] | None = None,
-    ready: bool = True,
-    cordoned: bool = False,
-    taints: list[dict[str, str]] | None = None,
-    gpus: int = 8,
-) -> dict[str, Any]:
-    lab = {"kubernetes.io/hostname": name, "nvidia.com/gpu.present": "true"}
-    if product:
-        lab["nvidia.com/gpu.product"] = product
-    lab.update(labels or {})
-    spec: dict[str, Any] = {"providerID": provider + name[-2:] if provider else ""}
-    if not provider:
-        spec = {}
-    if cordoned:
-        spec["unschedulable"] = True
-    if taints:
-        spec["taints"] = taints
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": lab},
-        "spec": spec,
-        "status": {
-            "allocatable": {"nvidia.com/gpu": str(gpus)},
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-        },
-    }
-
-
-def nodes(n: int, prefix: str = "gpu-node-", **kw: Any) -> list[dict[str, Any]]:
-    return [node(f"{prefix}{i:02d}", **kw) for i in range(1, n + 1)]
-
-
-def wr(
-    name: str, spec: dict[str, Any], ns: str | None = None, path: str | None = "workloadrun.yaml"
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name}
-    if ns:
-        meta["namespace"] = ns
-    if path:
-        meta["annotations"] = {
-            "internal.config.kubernetes.io/path": path,
-            "internal.config.kubernetes.io/index": "0",
-        }
-    return {
-        "apiVersion": "nvcre.nvidia.com/v1alpha1",
-        "kind": "WorkloadRun",
-        "metadata": meta,
-        "spec": spec,
-    }
-
-
-def rl(items: list[dict[str, Any]], fc: dict[str, Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "apiVersion": "config.kubernetes.io/v1",
-        "kind": "ResourceList",
-        "items": items,
-    }
-    if fc:
-        out["functionConfig"] = fc
-    return out
-
-
-def cm(**data: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": "function-input"},
-        "data": data,
-    }
-
+from tests.builders import IMAGE, MPI, cm, node, nodes, rl, runtime_spec, wr  # noqa: E402
 
 # The plain Secret holds the password: the function writes it only on this explicit opt-in.
 REGISTRY = cm(
@@ -826,33 +748,17 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
                                         "apiVersion": "trainer.kubeflow.org/v1alpha1",
                                         "kind": "TrainingRuntime",
                                         "metadata": {"name": "nccl-hostpath-rdma-runtime"},
-                                        "spec": {
-                                            "template": {
-                                                "spec": {
-                                                    "replicatedJobs": [
-                                                        {
-                                                            "name": "node",
-                                                            "template": {
-                                                                "spec": {
-                                                                    "template": {
-                                                                        "spec": {
-                                                                            "containers": [
-                                                                                {
-                                                                                    "name": "node",
-                                                                                    "securityContext": {
-                                                                                        "privileged": True
-                                                                                    },
-                                                                                }
-                                                                            ]
-                                                                        }
-                                                                    }
-                                                                }
-                                                            },
-                                                        }
-                                                    ]
-                                                }
-                                            }
-                                        },
+                                        "spec": runtime_spec(
+                                            "node",
+                                            {
+                                                "containers": [
+                                                    {
+                                                        "name": "node",
+                                                        "securityContext": {"privileged": True},
+                                                    }
+                                                ]
+                                            },
+                                        ),
                                     }
                                 ],
                             }

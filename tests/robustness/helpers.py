@@ -18,8 +18,9 @@ import yaml
 
 from krm_fn.io import yamlio
 from krm_fn.io.output import is_generated
+from tests.builders import IMAGE, MPI, node, nodes, rl, wr
 from tests.e2e.helpers import BIN
-from tests.golden.make_inputs import IMAGE, MPI, REGISTRY, node, nodes, rl, wr
+from tests.golden.make_inputs import REGISTRY
 
 __all__ = [
     "IMAGE",
