@@ -22,6 +22,7 @@ import yaml
 from krm_fn.builders import group_nodes, mpi_forward, trainer_limits
 from krm_fn.entry.run import run_krm
 from krm_fn.io.output import is_generated
+from tests.builders import IMAGE, node, rl, runtime_spec, wr
 from tests.trainer_gate import findings, split, trainer_sim
 
 HERE = Path(__file__).parent
@@ -215,33 +216,8 @@ def test_every_launcher_variable_reaches_the_ranks(
 
 
 def test_a_launcher_command_that_is_not_mpirun_is_a_warning_naming_the_variables() -> None:
-    runtime = {
-        "spec": {
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "launcher",
-                            "template": {
-                                "spec": {
-                                    "template": {
-                                        "spec": {
-                                            "containers": [
-                                                {
-                                                    "name": "node",
-                                                    "env": [{"name": "A", "value": "1"}],
-                                                }
-                                            ]
-                                        }
-                                    }
-                                }
-                            },
-                        }
-                    ]
-                }
-            }
-        }
-    }
+    pod = {"containers": [{"name": "node", "env": [{"name": "A", "value": "1"}]}]}
+    runtime = {"spec": runtime_spec("launcher", pod)}
     tj = {"spec": {"trainer": {"command": ["/opt/run.sh"], "args": []}}}
     assert mpi_forward.forward_launcher_env(runtime, tj, set(), "/usr/bin/mpirun") == ["A"]
     tj2 = {"spec": {"trainer": {"command": ["/usr/bin/mpirun"], "args": ["bin"]}}}
@@ -252,46 +228,13 @@ def test_a_launcher_command_that_is_not_mpirun_is_a_warning_naming_the_variables
 # --------------------------------------------------------------------------- sizes
 
 
-def _big_fleet(n: int, name: str = "gke-a3mega-prod-pool-{i:05d}") -> list[dict[str, Any]]:
-    nodes = []
-    for i in range(n):
-        node = name.format(i=i)
-        nodes.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {
-                    "name": node,
-                    "labels": {
-                        "kubernetes.io/hostname": node,
-                        "nvidia.com/gpu.present": "true",
-                        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-                    },
-                },
-                "status": {"allocatable": {"nvidia.com/gpu": "8"}},
-            }
-        )
-    return nodes
-
-
 def _fleet_rl(
     n: int, framework: dict[str, Any], name: str = "gke-a3mega-prod-pool-{i:05d}"
 ) -> dict[str, Any]:
-    wr = {
-        "apiVersion": "nvcre.nvidia.com/v1alpha1",
-        "kind": "WorkloadRun",
-        "metadata": {"name": "fleet", "namespace": "gpu"},
-        "spec": {
-            "image": "nvcr.io/nvidia/pytorch:26.01-py3",
-            "framework": framework,
-            "numNodes": n,
-        },
-    }
-    return {
-        "apiVersion": "config.kubernetes.io/v1",
-        "kind": "ResourceList",
-        "items": [wr, *_big_fleet(n, name)],
-    }
+    """``n`` Nodes as large fleets list them (no spec, no conditions) and a run over all."""
+    run = wr("fleet", {"image": IMAGE, "framework": framework, "numNodes": n}, ns="gpu", path=None)
+    fleet = [node(name.format(i=i), provider=None, ready=None) for i in range(n)]
+    return rl([run, *fleet])
 
 
 MPI = {

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from krm_fn.entry.run import run_krm
-from tests.golden.make_inputs import node, nodes
+from tests.builders import node, nodes, runtime_spec
 from tests.k8s_schemas import validate_all
 from tests.robustness.helpers import by_kind, dump, generated, mpi_run, rl
 
@@ -25,11 +25,7 @@ def _err(out: Any) -> str:
 
 def _patch_pod(job: str, pod: dict[str, Any], manager: str = "example.com/team") -> dict[str, Any]:
     """A jobTemplate adding a runtimePatch that sets ``pod`` fields on replicated job ``job``."""
-    rj = {"name": job, "template": {"spec": {"template": {"spec": pod}}}}
-    patch = {
-        "manager": manager,
-        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [rj]}}},
-    }
+    patch = {"manager": manager, "trainingRuntimeSpec": runtime_spec(job, pod)}
     return {"spec": {"workload": {"trainJob": {"runtimePatches": [patch]}}}}
 
 
@@ -182,20 +178,7 @@ def test_dependency_dropping_the_taint_toleration_is_refused() -> None:
                         "apiVersion": "trainer.kubeflow.org/v1alpha1",
                         "kind": "TrainingRuntime",
                         "metadata": {"name": "dep-runtime"},
-                        "spec": {
-                            "template": {
-                                "spec": {
-                                    "replicatedJobs": [
-                                        {
-                                            "name": "node",
-                                            "template": {
-                                                "spec": {"template": {"spec": {"tolerations": []}}}
-                                            },
-                                        }
-                                    ]
-                                }
-                            }
-                        },
+                        "spec": runtime_spec("node", {"tolerations": []}),
                     }
                 ],
             }
