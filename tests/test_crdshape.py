@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from krm_fn.api import crdshape
+from tests.builders import runtime_spec
 from tests.k8s_schemas import shared_dir
 
 CRD_DIR = shared_dir() / "schemas" / "crds"
@@ -39,20 +40,7 @@ TRAINJOB: dict[str, Any] = {
         "runtimePatches": [
             {
                 "manager": "m",
-                "trainingRuntimeSpec": {
-                    "template": {
-                        "spec": {
-                            "replicatedJobs": [
-                                {
-                                    "name": "node",
-                                    "template": {
-                                        "spec": {"template": {"spec": {"tolerations": []}}}
-                                    },
-                                }
-                            ]
-                        }
-                    }
-                },
+                "trainingRuntimeSpec": runtime_spec("node", {"tolerations": []}),
             }
         ],
     },

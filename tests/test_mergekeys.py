@@ -16,6 +16,7 @@ import yaml
 
 from krm_fn.api import mergekeys
 from krm_fn.overrides.smp import strategic_merge
+from tests.builders import runtime_spec
 from tests.k8s_schemas import shared_dir
 
 CRD_DIR = shared_dir() / "schemas" / "crds"
@@ -101,18 +102,7 @@ def _runtime(pod_spec: dict[str, Any]) -> dict[str, Any]:
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainingRuntime",
         "metadata": {"name": "r"},
-        "spec": {
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "node",
-                            "template": {"spec": {"template": {"spec": pod_spec}}},
-                        }
-                    ]
-                }
-            }
-        },
+        "spec": runtime_spec("node", pod_spec),
     }
 
 

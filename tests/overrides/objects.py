@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-IMAGE = "nvcr.io/nvidia/pytorch:26.01-py3"
+from tests.builders import IMAGE, runtime_spec
+
 TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 
 NCCL_ENV = [
@@ -192,28 +193,9 @@ def trainjob(run: str, group: int, hosts: list[str]) -> dict[str, Any]:
             "runtimePatches": [
                 {
                     "manager": "nvcre.nvidia.com/workloadrun-fn",
-                    "trainingRuntimeSpec": {
-                        "template": {
-                            "spec": {
-                                "replicatedJobs": [
-                                    {
-                                        "name": "node",
-                                        "template": {
-                                            "spec": {
-                                                "template": {
-                                                    "spec": {
-                                                        "nodeSelector": {
-                                                            "kubernetes.io/hostname": hosts[0]
-                                                        }
-                                                    }
-                                                }
-                                            }
-                                        },
-                                    }
-                                ]
-                            }
-                        }
-                    },
+                    "trainingRuntimeSpec": runtime_spec(
+                        "node", {"nodeSelector": {"kubernetes.io/hostname": hosts[0]}}
+                    ),
                 }
             ],
         },

@@ -10,21 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from krm_fn.overrides.smp import SMPError, dotted, strategic_merge
+from tests.builders import runtime_spec
 
 
 def pod(spec: dict[str, Any]) -> dict[str, Any]:
     """Wrap a pod spec in a one-job TrainingRuntime."""
     return {
         "kind": "TrainingRuntime",
-        "spec": {
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {"name": "node", "template": {"spec": {"template": {"spec": spec}}}}
-                    ]
-                }
-            }
-        },
+        "spec": runtime_spec("node", spec),
     }
 
 
