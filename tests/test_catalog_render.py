@@ -35,6 +35,7 @@ from krm_fn.platforms.catalog import Catalog, CatalogEntry
 from krm_fn.platforms.detect import PLATFORMS
 from krm_fn.platforms.gpu import GPU_ARCHITECTURES, gpu_defaults
 from krm_fn.platforms.load import load_catalog
+from tests.builders import IMAGE, wr
 from tests.k8s_schemas import shared_dir, validate_all
 
 sys.path.insert(0, str(shared_dir() / "tools"))
@@ -59,7 +60,6 @@ ANN_APPLIED = "nvcre.nvidia.com/applied-overrides"
 ANN_PLATFORM = "nvcre.nvidia.com/detected-platform"
 ANN_ARCH = "nvcre.nvidia.com/detected-gpu-architecture"
 
-IMAGE = "nvcr.io/nvidia/pytorch:26.01-py3"
 MPIRUN = "/usr/local/mpi/bin/mpirun"
 NCCL_BINARY = "/usr/local/bin/all_reduce_perf_mpi"
 NCCL_ARGS = ["-b", "8", "-e", "16G", "-f", "2", "-g", "1"]
@@ -502,18 +502,7 @@ def workloadrun(framework: str, num_nodes: int, **spec: Any) -> dict[str, Any]:
     else:
         name = "torch-ddp"
         fw = {"torch": {"script": TORCH_SCRIPT, "args": list(TORCH_ARGS)}}
-    return {
-        "apiVersion": "nvcre.nvidia.com/v1alpha1",
-        "kind": "WorkloadRun",
-        "metadata": {
-            "name": name,
-            "annotations": {
-                "internal.config.kubernetes.io/path": "workloadrun.yaml",
-                "internal.config.kubernetes.io/index": "0",
-            },
-        },
-        "spec": {"image": IMAGE, "framework": fw, "numNodes": num_nodes, **spec},
-    }
+    return wr(name, {"image": IMAGE, "framework": fw, "numNodes": num_nodes, **spec})
 
 
 def resource_list(
