@@ -9,10 +9,16 @@ imports these instead of writing its own dicts, so an input shape changes in one
 * ``rl``: a ``ResourceList`` with optional ``functionConfig``; ``cm``: that ConfigMap.
 * ``runtime_spec``: the ``replicatedJobs`` nesting of a TrainingRuntime's spec (also a
   runtimePatch's ``trainingRuntimeSpec``) around one replicated job's pod spec.
+* ``bench_generator`` / ``bench_inventory``: realistic fleets as the benchmark writes them
+  (``bench/make_inventory.py``), as objects or as the text of a ResourceList.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import io
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 IMAGE = "nvcr.io/nvidia/pytorch:26.01-py3"
@@ -115,3 +121,21 @@ def runtime_spec(job: str, pod: dict[str, Any]) -> dict[str, Any]:
     job ``job`` whose pod spec is ``pod``."""
     rj = {"name": job, "template": {"spec": {"template": {"spec": pod}}}}
     return {"template": {"spec": {"replicatedJobs": [rj]}}}
+
+
+def bench_generator() -> ModuleType:
+    """``bench/make_inventory.py`` (not a package), loaded afresh from the checkout."""
+    path = Path(__file__).resolve().parents[1] / "bench" / "make_inventory.py"
+    spec = importlib.util.spec_from_file_location("make_inventory", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def bench_inventory(count: int, seed: int, *, as_list: bool) -> str:
+    """The benchmark's ResourceList text: its WorkloadRun and ``count`` AWS GPU Nodes
+    (generated with ``seed``), as separate items or inside one ``v1 List`` item."""
+    out = io.StringIO()
+    bench_generator().write(out, count, seed, "aws", True, True, as_list)
+    return out.getvalue()

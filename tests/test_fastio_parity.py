@@ -30,6 +30,7 @@ from krm_fn.io import resourcelist as rl
 from krm_fn.io.fastio import helper as fastio_helper
 from krm_fn.io.output import LABEL_MANAGED_BY as OUTPUT_LABEL_MANAGED_BY
 from krm_fn.io.output import is_generated, is_input_kind, mark_local_config
+from tests.builders import bench_inventory
 
 SETTINGS = settings(
     max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
@@ -339,24 +340,9 @@ def test_end_to_end_output_is_the_same(ns: list[dict[str, Any]]) -> None:
     check_end_to_end(resource_list(WORKLOADRUN + "".join(go_item(n) for n in ns)))
 
 
-def _bench_generator() -> Any:
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "bench" / "make_inventory.py"
-    spec = importlib.util.spec_from_file_location("make_inventory", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_realistic_inventory_is_read_on_the_fast_path() -> None:
-    bench = _bench_generator()
     for as_list_item in (False, True):
-        out = __import__("io").StringIO()
-        bench.write(out, 40, 1, "aws", True, True, as_list_item)
-        fast = check_parity(out.getvalue(), expect_fast=True)
+        fast = check_parity(bench_inventory(40, 1, as_list=as_list_item), expect_fast=True)
         assert fast is not None
         nodes_read = [n for it in fast.items for n in it.nodes]
         assert len(nodes_read) == 40
@@ -365,10 +351,7 @@ def test_realistic_inventory_is_read_on_the_fast_path() -> None:
 
 
 def _helper_case() -> str:
-    bench = _bench_generator()
-    out = __import__("io").StringIO()
-    bench.write(out, 60, 2, "aws", True, True, False)
-    return out.getvalue()
+    return bench_inventory(60, 2, as_list=False)
 
 
 def _assert_same_reading(inline: fastio.FastList, forked: fastio.FastList) -> None:

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -32,9 +31,9 @@ from krm_fn.io import resourcelist as rl
 from krm_fn.io.fastio import helper as fastio_helper
 from krm_fn.io.fastio import reader as fastio_reader
 from krm_fn.io.output import is_generated
+from tests.builders import bench_generator, bench_inventory
 from tests.test_fastio_parity import (
     SETTINGS,
-    _bench_generator,
     go_item,
     nodes,
 )
@@ -105,8 +104,7 @@ def same_output(text: str) -> str:
 
 @pytest.fixture
 def gpu_nodes() -> list[dict[str, Any]]:
-    bench = _bench_generator()
-    return list(bench.nodes(6, seed=3))
+    return list(bench_generator().nodes(6, seed=3))
 
 
 # --------------------------------------------------------------------------- streams
@@ -174,10 +172,7 @@ def test_stream_markers_the_fast_reader_does_not_handle_fall_back_with_a_reason(
 
 
 def _list_rl(ns: list[dict[str, Any]]) -> str:
-    bench = _bench_generator()
-    out = io.StringIO()
-    bench.write(out, len(ns), 5, "aws", True, True, True)
-    return out.getvalue()
+    return bench_inventory(len(ns), 5, as_list=True)
 
 
 def test_a_v1_list_item_is_cut_into_one_unit_per_node() -> None:
