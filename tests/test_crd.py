@@ -11,6 +11,7 @@ import yaml
 
 from krm_fn.api.crd import workloadrun_crd
 from krm_fn.io import yamlio
+from tests.builders import wr
 from tests.k8s_schemas import _strict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,16 +50,10 @@ def test_every_valid_golden_workloadrun_passes_the_crd(run: dict) -> None:
 
 
 def test_unknown_fields_are_rejected_by_the_crd() -> None:
-    bad = {
-        "apiVersion": "nvcre.nvidia.com/v1alpha1",
-        "kind": "WorkloadRun",
-        "metadata": {"name": "x"},
-        "spec": {
-            "image": "i",
-            "framework": {"exec": {"command": ["c"]}},
-            "numNodes": 1,
-            "envv": [],
-        },
-    }
+    bad = wr(
+        "x",
+        {"image": "i", "framework": {"exec": {"command": ["c"]}}, "numNodes": 1, "envv": []},
+        path=None,
+    )
     with pytest.raises(jsonschema.ValidationError, match="envv"):
         jsonschema.validate(bad, _schema())

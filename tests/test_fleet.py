@@ -21,6 +21,7 @@ from krm_fn.fleet.inventory import node_info, select_nodes
 from krm_fn.io.output import is_generated, is_input_kind
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.detect import forge_by_hostname_only, unrecognised_provider_ids
+from tests.builders import IMAGE, rl, wr
 from tests.k8s_schemas import shared_dir
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -283,25 +284,15 @@ def test_forge_by_hostname_only_names_nodes_nvcre_would_call_forge() -> None:
 
 
 def _render(items: list[dict[str, Any]], fc: dict[str, Any] | None = None) -> Any:
-    rl: dict[str, Any] = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList"}
-    rl["items"] = items
-    if fc:
-        rl["functionConfig"] = fc
-    return run_krm(yaml.safe_dump(rl).encode(), cwd=Path.cwd())
+    return run_krm(yaml.safe_dump(rl(items, fc)).encode(), cwd=Path.cwd())
 
 
 def _run(spec: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "nvcre.nvidia.com/v1alpha1",
-        "kind": "WorkloadRun",
-        "metadata": {"name": "r"},
-        "spec": {
-            "image": "nvcr.io/nvidia/pytorch:26.01-py3",
-            "framework": {"torch": {"script": "/w/train.py"}},
-            "numNodes": 1,
-            **spec,
-        },
-    }
+    return wr(
+        "r",
+        {"image": IMAGE, "framework": {"torch": {"script": "/w/train.py"}}, "numNodes": 1, **spec},
+        path=None,
+    )
 
 
 def _generated(stdout: str) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from krm_fn.api import config, models
+from tests.builders import wr as workloadrun
 
 
 def errors_of(cls: type[BaseModel], data: Any) -> list[tuple[str, str, str]]:
@@ -35,12 +36,7 @@ def spec(**kw: Any) -> dict[str, Any]:
 
 
 def run(**kw: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "nvcre.nvidia.com/v1alpha1",
-        "kind": "WorkloadRun",
-        "metadata": {"name": "r"},
-        "spec": spec(**kw),
-    }
+    return workloadrun("r", spec(**kw), path=None)
 
 
 class Str(str):

@@ -20,6 +20,7 @@ from krm_fn import __version__
 from krm_fn.entry.cli import SUBCOMMANDS
 from krm_fn.platforms.detect import PLATFORMS
 from krm_fn.platforms.gpu import GPU_ARCHITECTURES
+from tests.builders import rl as resource_list
 
 REPO = Path(__file__).resolve().parents[1]
 FN = str(Path(sys.executable).with_name("workloadrun-fn"))
@@ -275,8 +276,7 @@ def _two_runs_one_failing() -> bytes:
     bad["metadata"]["name"] = "too-big"
     bad["spec"]["numNodes"] = 40
     items = [good, bad, *yaml.safe_load(NODES.read_text())["items"]]
-    rl = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items}
-    return yaml.safe_dump(rl).encode()
+    return yaml.safe_dump(resource_list(items)).encode()
 
 
 def test_failed_run_reports_no_rendered_trainjobs_above_nothing_rendered() -> None:

@@ -11,6 +11,7 @@ from krm_fn.api import models
 from krm_fn.entry.preview import preview
 from krm_fn.fleet.inventory import select_nodes
 from krm_fn.platforms.run_platform import synthetic_nodes, target_gpu_product
+from tests.builders import wr
 
 MPI = {"mpirunPath": "/usr/local/mpi/bin/mpirun", "binary": "/b"}
 
@@ -61,17 +62,16 @@ def test_synthetic_nodes_are_the_target_node_names() -> None:
 
 
 def test_platform_alone_previews_a_targeted_run(tmp_path: Any) -> None:
-    run = {
-        "apiVersion": "nvcre.nvidia.com/v1alpha1",
-        "kind": "WorkloadRun",
-        "metadata": {"name": "pv"},
-        "spec": {
+    run = wr(
+        "pv",
+        {
             "image": "img",
             "numNodes": 2,
             "framework": {"mpi": MPI},
             "target": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-B200", "pool": "t"}},
         },
-    }
+        path=None,
+    )
     path = tmp_path / "wr.yaml"
     path.write_text(yaml.safe_dump(run))
     code, out, err = preview([str(path)], None, "nscale", None, "yaml")

@@ -32,6 +32,7 @@ from krm_fn.io.fastio import helper as fastio_helper
 from krm_fn.io.fastio import reader as fastio_reader
 from krm_fn.io.output import is_generated
 from tests.builders import bench_generator, bench_inventory
+from tests.builders import rl as resource_list
 from tests.test_fastio_parity import (
     SETTINGS,
     go_item,
@@ -247,8 +248,7 @@ def test_a_bad_node_entry_in_a_split_list_is_read_by_pyyaml() -> None:
 
 def _json_rl(ns: list[dict[str, Any]]) -> str:
     run = yaml.safe_load(RUN_DOC)
-    doc = {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": [run, *ns]}
-    return json.dumps(doc, indent=4)
+    return json.dumps(resource_list([run, *ns]), indent=4)
 
 
 def test_json_is_read_with_json_and_answered_in_json(gpu_nodes: list[dict[str, Any]]) -> None:

@@ -15,19 +15,19 @@ from krm_fn.fleet.inventory import node_info
 from krm_fn.io.results import Results
 from krm_fn.overrides.apply import apply_overrides
 from krm_fn.render import render_all
+from tests.builders import IMAGE, wr
 
 BAD_EXPRESSION = 'platform == "aws" &&'
-RUN: dict[str, Any] = {
-    "apiVersion": "nvcre.nvidia.com/v1alpha1",
-    "kind": "WorkloadRun",
-    "metadata": {"name": "nccl"},
-    "spec": {
-        "image": "nvcr.io/nvidia/pytorch:26.01-py3",
+RUN: dict[str, Any] = wr(
+    "nccl",
+    {
+        "image": IMAGE,
         "framework": {"torch": {"script": "train.py"}},
         "numNodes": 1,
         "overrides": [{"when": {"expression": BAD_EXPRESSION}, "mpiArgs": ["-v"]}],
     },
-}
+    path=None,
+)
 NODE = {
     "apiVersion": "v1",
     "kind": "Node",
