@@ -15,7 +15,7 @@ from krm_fn.fleet.inventory import node_info
 from krm_fn.io.results import Results
 from krm_fn.overrides.apply import apply_overrides
 from krm_fn.render import render_all
-from tests.builders import IMAGE, wr
+from tests.builders import IMAGE, node, wr
 
 BAD_EXPRESSION = 'platform == "aws" &&'
 RUN: dict[str, Any] = wr(
@@ -28,23 +28,7 @@ RUN: dict[str, Any] = wr(
     },
     path=None,
 )
-NODE = {
-    "apiVersion": "v1",
-    "kind": "Node",
-    "metadata": {
-        "name": "gpu-node-01",
-        "labels": {
-            "kubernetes.io/hostname": "gpu-node-01",
-            "nvidia.com/gpu.present": "true",
-            "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-        },
-    },
-    "spec": {"providerID": "aws:///us-east-1a/i-001"},
-    "status": {
-        "allocatable": {"nvidia.com/gpu": "8"},
-        "conditions": [{"type": "Ready", "status": "True"}],
-    },
-}
+NODE = node("gpu-node-01")  # H100, Ready, providerID aws:///us-east-1a/i-001
 
 
 def _render(run: dict[str, Any]) -> tuple[Results, int]:
