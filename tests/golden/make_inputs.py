@@ -903,14 +903,24 @@ CASES: dict[str, tuple[Any, dict[str, str] | None]] = {
                             },
                             {
                                 "when": {"gpuArchitecture": {"in": ["h100", "h200"]}},
+                                # NVCRE's job-template language: workload labels and the
+                                # TrainJob live under spec.workloadMetadata / spec.workload.
                                 "jobTemplate": {
-                                    "metadata": {"labels": {"team": "fleet"}},
-                                    "spec": {"trainer": {"env": [{"name": "EXTRA", "value": "1"}]}},
+                                    "spec": {
+                                        "workloadMetadata": {"labels": {"team": "fleet"}},
+                                        "workload": {
+                                            "trainJob": {
+                                                "trainer": {
+                                                    "env": [{"name": "EXTRA", "value": "1"}]
+                                                }
+                                            }
+                                        },
+                                    },
                                 },
                                 "jobTemplatePatch": [
                                     {
                                         "op": "add",
-                                        "path": "/metadata/annotations/owner",
+                                        "path": "/spec/workloadMetadata/labels/owner",
                                         "value": "sre",
                                     }
                                 ],
