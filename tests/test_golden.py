@@ -81,3 +81,13 @@ def test_golden_case(name: str, monkeypatch: pytest.MonkeyPatch, update_golden: 
     again = run_case(case, _with_function_config(out.stdout, case), monkeypatch)
     assert again.exit_code == 0
     assert again.stdout == out.stdout, "running on its own output must change nothing"
+
+
+def test_the_generator_writes_every_committed_golden_input_as_it_is() -> None:
+    """tests/golden/make_inputs.py and the committed inputs cannot drift apart unnoticed."""
+    from tests.golden.make_inputs import HERE, generated_inputs
+
+    generated = generated_inputs()
+    assert generated
+    stale = [rel for rel, text in generated.items() if (HERE / rel).read_text() != text]
+    assert stale == [], f"run `python tests/golden/make_inputs.py` and review: {stale}"

@@ -1019,20 +1019,26 @@ CASES.update(
 STREAM_CASE = "plain-stream-in-plain-stream-out"
 
 
-def main() -> None:
+def generated_inputs() -> dict[str, str]:
+    """Every file this generator writes, by its path relative to tests/golden."""
+    out: dict[str, str] = {}
     for name, (doc, env) in CASES.items():
-        d = HERE / name
-        d.mkdir(exist_ok=True)
-        (d / "input.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+        out[f"{name}/input.yaml"] = yaml.safe_dump(doc, sort_keys=False)
         if env:
-            (d / "env.yaml").write_text(yaml.safe_dump(env, sort_keys=False))
-    d = HERE / STREAM_CASE
-    d.mkdir(exist_ok=True)
+            out[f"{name}/env.yaml"] = yaml.safe_dump(env, sort_keys=False)
     docs = [
         wr("stream", {"image": IMAGE, "framework": {"mpi": MPI}, "numNodes": 2}, path=None),
         *nodes(2),
     ]
-    (d / "input.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    out[f"{STREAM_CASE}/input.yaml"] = yaml.safe_dump_all(docs, sort_keys=False)
+    return out
+
+
+def main() -> None:
+    for rel, text in generated_inputs().items():
+        path = HERE / rel
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
 
 
 if __name__ == "__main__":
