@@ -18,6 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from dataclasses import dataclass
@@ -43,31 +44,38 @@ class StreamItems:
 _IRREGULAR = "the stream has directives, '...' markers or content on a '---' line"
 
 
-# Searched with compiled patterns: CPython's ``str.find``/``in`` for these short needles
-# (``\n...``: 0.065 s, the ``\n---`` loop: 0.136 s over 108 MB) is slower than the regular
-# expression engine's literal search (0.039 s and 0.040 s), bench/results.md.
-_DOCUMENT_END = re.compile(r"\n\.\.\.")
-_DIRECTIVE = re.compile(r"\n%")
-_SEPARATOR = re.compile(r"\n---")
+# One pass finds every line the rewrite cares about: a ``---`` separator, a ``...`` or ``%``
+# line, an empty line (the lookahead leaves the second newline to the next match, so a
+# separator right after an empty line is still found). The regular expression engine's search
+# for the leading newline beats CPython's ``str.find``/``in`` on these short needles, and one
+# pass replaces three scans and a search per document (bench/results.md).
+_MARKS = re.compile(r"\n(?:---|\.\.\.|%|(?=\n))")
 _BLANK_LINE = re.compile(r"\n  \n")
 
 
-def _bounds(text: str) -> list[int] | str:
-    """The start of each document's ``---`` line (and 0 and the end), or why not regular.
+def _bounds(text: str) -> tuple[list[int], list[int]] | str:
+    """Where the documents and the empty lines are, or why the stream is not regular.
 
-    A directive line is looked for only when there is a ``%`` at all (one ``memchr`` pass).
+    Returns:
+        The start of each document's ``---`` line (with 0 and the end), and the offset of
+        the newline before each empty line.
+
     """
-    if (
-        text.startswith(("%", "...", "--- ", "---\t"))
-        or _DOCUMENT_END.search(text)
-        or ("%" in text and _DIRECTIVE.search(text))
-    ):
+    if text.startswith(("%", "...", "--- ", "---\t")):
         return _IRREGULAR
-    separators = [m.start() for m in _SEPARATOR.finditer(text)]
-    for at in separators:
-        if not text.startswith("\n---\n", at):
+    separators: list[int] = []
+    blanks: list[int] = []
+    for m in _MARKS.finditer(text):
+        at = m.start()
+        if m.end() == at + 1:
+            blanks.append(at)
+        elif text[at + 1] != "-":
+            return _IRREGULAR
+        elif not text.startswith("\n---\n", at):
             return "the stream has content on a '---' line"
-    return [0, *(at + 1 for at in separators), len(text)]
+        else:
+            separators.append(at)
+    return [0, *(at + 1 for at in separators), len(text)], blanks
 
 
 def _bodies(text: str, bounds: list[int]) -> list[tuple[int, int, int]]:
@@ -86,7 +94,7 @@ def _bodies(text: str, bounds: list[int]) -> list[tuple[int, int, int]]:
 
 
 def _stream_as_items_by_document(
-    text: str, docs: list[tuple[int, int, int]]
+    text: str, docs: list[tuple[int, int, int]], blanks: list[int]
 ) -> tuple[str, list[tuple[int, int, int] | None]]:
     """The rewrite, one document at a time.
 
@@ -99,13 +107,13 @@ def _stream_as_items_by_document(
     for a, body, b in docs:
         out.append(text[a:body])
         doc = text[body : b - 1].replace("\n", "\n  ")
-        clean = True
-        while _BLANK_LINE.search(doc):
-            doc = doc.replace("\n  \n", "\n\n")
-            clean = False
-        if doc.endswith("\n  "):
-            doc = doc[:-2]
-            clean = False
+        i = bisect.bisect_left(blanks, body)
+        clean = i == len(blanks) or blanks[i] >= b - 1  # no empty line in text[body:b-1]
+        if not clean:
+            while _BLANK_LINE.search(doc):
+                doc = doc.replace("\n  \n", "\n\n")
+            if doc.endswith("\n  "):
+                doc = doc[:-2]
         out += ("- ", doc, "\n")
         spans.append((body, b, len(doc) + 3) if clean else None)
     return "".join(out), spans
@@ -116,10 +124,11 @@ def stream_as_items(text: str) -> StreamItems | str:
 
     Indentation is relative in YAML, so each item reads as its document did.
     """
-    bounds = _bounds(text)
-    if isinstance(bounds, str):
-        return bounds
-    return StreamItems(*_stream_as_items_by_document(text, _bodies(text, bounds)))
+    scanned = _bounds(text)
+    if isinstance(scanned, str):
+        return scanned
+    bounds, blanks = scanned
+    return StreamItems(*_stream_as_items_by_document(text, _bodies(text, bounds), blanks))
 
 
 def _reindented(item_text: str) -> str:
