@@ -279,16 +279,19 @@ _PHRASE_RULES: tuple[_PhraseRule, ...] = (
 """Phrases checked last, outside ``NCCL INFO`` lines; first match wins."""
 
 
+def _at(line: LogLine, reason: Reason, kind: str, message: str, host: str | None) -> Finding:
+    """A finding first seen on ``line`` (no peer address)."""
+    return Finding(reason, kind, message, host, None, line.source, line.number)
+
+
 def _phrase_finding(line: LogLine, text: str, rule: _PhraseRule) -> Finding:
     """A phrase finding quoting the line without its ``host:pid:tid [dev]`` prefixes."""
-    return Finding(
+    return _at(
+        line,
         rule.reason,
         rule.kind,
         f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}",
         _host_before(text, len(text)),
-        None,
-        line.source,
-        line.number,
     )
 
 
@@ -296,27 +299,23 @@ def _test_failure_finding(line: LogLine, test: re.Match[str], frames: list[str])
     """A ``Test NCCL/CUDA failure`` finding, listing the stack lines folded into it."""
     where = f" at {test.group('where')}" if test.group("where") else ""
     trail = f" (stack: {', '.join(frames)})" if frames else ""
-    return Finding(
+    return _at(
+        line,
         "WorkloadFailed",
         f"nccl-tests-{test.group('what').lower()}-failure",
         f"Test {test.group('what')} failure{where}: {test.group('msg').strip(' /')}{trail}",
         test.group("host"),
-        None,
-        line.source,
-        line.number,
     )
 
 
 def _stack_finding(line: LogLine, stack: re.Match[str]) -> Finding:
     """A nccl-tests failure known only by a stack line (its message line is missing)."""
-    return Finding(
+    return _at(
+        line,
         "WorkloadFailed",
         "nccl-tests-failure",
         f"nccl-tests failure at {stack.group('where')}",
         stack.group("host"),
-        None,
-        line.source,
-        line.number,
     )
 
 
@@ -328,40 +327,34 @@ def _traceback_finding(line: LogLine, after: list[LogLine]) -> Finding:
         if found is not None:
             exception = f"{found.group('name')}: {found.group('msg') or ''}".strip(": ")
             break
-    return Finding(
+    return _at(
+        line,
         "WorkloadFailed",
         "python-traceback",
         f"Python traceback: {exception}",
         None,
-        None,
-        line.source,
-        line.number,
     )
 
 
 def _result_finding(line: LogLine, text: str, result: re.Match[str]) -> Finding:
     """An ``nccl*Error`` result name, with what follows it and the host before it."""
-    return Finding(
+    return _at(
+        line,
         "WorkloadFailed",
         f"nccl-result-{result.group('name')}",
         f"{result.group('name')}: {result.group('msg').strip()}".strip(": "),
         _host_before(text, result.start()),
-        None,
-        line.source,
-        line.number,
     )
 
 
 def _signal_finding(line: LogLine, signal: re.Match[str]) -> Finding:
     """A rank that mpirun says exited on a signal."""
-    return Finding(
+    return _at(
+        line,
         "WorkloadFailed",
         "mpirun-rank-signal",
         f"rank {signal.group('rank')} exited on signal {signal.group('signal')}",
         signal.group("host"),
-        None,
-        line.source,
-        line.number,
     )
 
 
