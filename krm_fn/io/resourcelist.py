@@ -545,19 +545,19 @@ def _write(
     if inp.encoding == "json":
         return _write_json(inp, entries, generated, results, mark)
     if inp.form == "stream":
-        docs: list[Chunk] = []
-        for e in entries:
-            if docs:
-                docs.append("---\n")
-            if fl is not None and e.fast is not None:
-                docs += fl.document_pieces(e.fast, mark and e.input_kind)
-            else:
-                docs.append(fastdump.dump(_loaded(inp, e, mark)))
-        for obj in generated:
-            if docs:
-                docs.append("---\n")
-            docs.append(fastdump.dump(obj))
-        return docs
+        docs: list[list[Chunk]] = [
+            fl.document_pieces(e.fast, mark and e.input_kind)
+            if fl is not None and e.fast is not None
+            else [fastdump.dump(_loaded(inp, e, mark))]
+            for e in entries
+        ]
+        docs += ([fastdump.dump(obj)] for obj in generated)
+        out: list[Chunk] = []
+        for i, doc in enumerate(docs):
+            if i:
+                out.append("---\n")
+            out += doc
+        return out
     pieces: list[Chunk] = [
         f"apiVersion: {fastdump.scalar_value(inp.api_version)}\nkind: {RL_KIND}\n"
     ]
