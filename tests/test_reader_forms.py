@@ -91,7 +91,7 @@ def check_stream(text: str) -> fastio.FastList | None:
         assert it.generated == is_generated(obj)
         if not it.generated:
             assert it.nodes == collect_nodes([obj])
-        assert yaml.safe_load(fast.document_text(it, mark=False)) == obj
+        assert yaml.safe_load(rl.chunks_text(fast.document_pieces(it, False))) == obj
     return fast
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from krm_fn.io import fastio
 from krm_fn.io.fastio import streams
+from krm_fn.io.resourcelist import chunks_text
 
 SETTINGS = settings(
     max_examples=300, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
@@ -101,7 +102,7 @@ def test_a_document_is_written_back_as_the_reference_writes_it(
         edit = fast.edit(it) if mark else None
         a, b, new = edit if edit is not None else (it.start, it.start, "")
         reference = streams._reindented(fast.text[it.start : a] + new + fast.text[b : it.end])
-        assert fast.document_text(it, mark) == reference
+        assert chunks_text(fast.document_pieces(it, mark)) == reference
 
 
 @pytest.mark.parametrize("mark", [False, True], ids=["as-read", "marked-local-config"])
@@ -115,7 +116,9 @@ def test_plain_documents_are_written_from_slices_of_the_input_not_copies(mark: b
         assert [type(p) for p in pieces] == (
             [memoryview, str, memoryview] if mark else [memoryview]
         )
-        assert fast.document_text(it, mark).startswith("apiVersion: v1\nkind: Node\n")
+        assert chunks_text(fast.document_pieces(it, mark)).startswith(
+            "apiVersion: v1\nkind: Node\n"
+        )
 
 
 def test_a_resource_list_is_written_from_slices_of_the_input() -> None:

@@ -162,12 +162,6 @@ class FastList:
         edit = self.edit(item) if mark else None
         return streams.document_pieces(self.text, item.start, item.end, edit, self.source, span)
 
-    def document_text(self, item: Item, mark: bool) -> str:
-        """:meth:`document_pieces` joined."""
-        return "".join(
-            p if isinstance(p, str) else str(p, "ascii") for p in self.document_pieces(item, mark)
-        )
-
 
 _NEXT_TOP = re.compile(r"\n(?=[^ \n#])")
 
