@@ -56,19 +56,19 @@ class ThresholdKey:
         return self.alias_of or self.name
 
 
-_DATA = Path(__file__).parent / "data" / "thresholds.yaml"
+_DATA = (Path(__file__).parent / "data" / "thresholds.yaml").read_text()
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, when PyYAML has it
 KNOWN_THRESHOLD_KEYS: Mapping[str, ThresholdKey] = MappingProxyType(
-    {entry["name"]: ThresholdKey(**entry) for entry in yaml.safe_load(_DATA.read_text())}
+    {e["name"]: ThresholdKey(**e) for e in yaml.load(_DATA, _LOADER)}
 )
 
 
 def check_threshold_key(key: str) -> ThresholdKey:
     """The registry entry for ``key``; :class:`ThresholdKeyError` listing the known keys."""
-    try:
-        return KNOWN_THRESHOLD_KEYS[key]
-    except KeyError:
+    if key not in KNOWN_THRESHOLD_KEYS:
         known = ", ".join(sorted(KNOWN_THRESHOLD_KEYS))
-        raise ThresholdKeyError(f"unknown threshold key {key!r}; known keys: {known}") from None
+        raise ThresholdKeyError(f"unknown threshold key {key!r}; known keys: {known}")
+    return KNOWN_THRESHOLD_KEYS[key]
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,11 @@ compares generated integer and double arithmetic with Python's, so the library i
 from __future__ import annotations
 
 import operator
+import re
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +21,8 @@ from krm_fn import expressions
 from krm_fn.expressions import THRESHOLD, WHEN, ExpressionError, parse
 from krm_fn.overrides.when import WhenContext, WhenError, matches
 from krm_fn.thresholds import ThresholdSyntaxError, parse_threshold
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 CTX = {
     "platform": "aws",
@@ -250,6 +254,29 @@ def test_a_failed_evaluation_is_an_expression_error_naming_the_values() -> None:
         compiled.evaluate(CTX)
     assert caught.value.column is None
     assert "domainCount=3" in str(caught.value) and "divide by zero" in str(caught.value)
+
+
+def _doc_rows(page: str, heading: str, row: str) -> list[tuple[str, ...]]:
+    section = (DOCS / page).read_text().split(heading, 1)[1].split("\n#", 1)[0]
+    return [tuple(c.replace("\\|", "|") for c in m) for m in re.findall(row, section, re.M)]
+
+
+def test_the_when_expression_examples_of_the_docs_match_as_they_say() -> None:
+    rows = _doc_rows("rendering.md", "#### `when.expression`", r"^\| `(.+)` \| (true|false) \|$")
+    assert len(rows) >= 5
+    ctx = WhenContext("aws", "gb200", topology_mode="topology", domain_count=1)  # as the doc says
+    assert [matches({"expression": e}, ctx) for e, _ in rows] == [r == "true" for _, r in rows]
+
+
+def test_the_threshold_examples_of_the_docs_give_their_verdicts() -> None:
+    rows = _doc_rows("report.md", "## Thresholds", r"^\| `(.+)` \| ([\d.]+) \| (pass|fail) \|$")
+    assert len(rows) >= 5
+    got = [parse_threshold(e).evaluate(float(v)) for e, v, _ in rows]
+    assert got == [verdict == "pass" for _, _, verdict in rows]
+    shown = (DOCS / "report.md").read_text().split("threshold 'value == 900' does not parse: ")[1]
+    with pytest.raises(ThresholdSyntaxError) as caught:
+        parse_threshold("value == 900")
+    assert shown.startswith(str(caught.value) + "\n```")
 
 
 def test_importing_the_module_does_not_import_the_library() -> None:
