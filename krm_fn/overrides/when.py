@@ -111,7 +111,7 @@ def describe(when: Mapping[str, Any]) -> str:
                     parts.append(f"topology.domainCount{op}{count[key]}")
     if "config" in spec:
         parts.append("config=" + json.dumps(spec["config"], sort_keys=True, separators=(",", ":")))
-    if "expression" in spec:
+    if spec.get("expression"):  # an empty one is unset
         parts.append(f"expression={spec['expression']}")
     return ", ".join(parts) if parts else "always"
 

@@ -328,6 +328,7 @@ def test_generated_expressions_evaluate_like_python(case: tuple[str, bool]) -> N
         ),
         ({"config": {"b": 1, "a": "x"}}, 'config={"a":"x","b":1}'),
         ({"expression": 'platform == "aws"'}, 'expression=platform == "aws"'),
+        ({"expression": ""}, "always"),
     ],
 )
 def test_describe(when: dict[str, Any], expected: str) -> None:
