@@ -49,6 +49,7 @@ def test_the_results_record_why_each_hand_written_part_exists() -> None:
         "**Output as slices of the input's bytes",
         "**A plain stream rewritten document by document**",
         "**Leaving with `os._exit` after flushing**",
+        "**CEL from a library: cel-expr-python**",
         "<!-- kpt-compact:begin -->",
     ):
         assert heading in kept, heading

@@ -30,6 +30,7 @@ NOT_ON_THE_RENDER_PATH = (
     "krm_fn.report",
     "krm_fn.overrides",  # only a run with spec.overrides needs it
     "krm_fn.expressions",  # only a `when.expression` or a threshold needs it
+    "cel_expr_python",  # the CEL library, likewise
     "ruamel",
 )
 

@@ -1,4 +1,4 @@
-"""WhenSpec matching: each matcher, AND semantics, describe() and the expression language."""
+"""WhenSpec matching: each matcher, AND semantics, describe() and CEL expressions."""
 
 from __future__ import annotations
 
@@ -97,32 +97,55 @@ def test_matchers(when: dict[str, Any], ctx: WhenContext, expected: bool) -> Non
 @pytest.mark.parametrize(
     ("when", "message"),
     [
-        pytest.param({"plat": {}}, "unknown field 'plat'", id="unknown-matcher"),
-        pytest.param({"platform": "aws"}, "when.platform must be a map", id="string-match-shape"),
         pytest.param(
-            {"platform": {"equals": 1}}, "when.platform.equals must be a string", id="equals-type"
+            {"plat": {}},
+            "when.plat: unknown field 'plat'; known fields: gpuArchitecture, platform, "
+            "workloadKind, topology, config, expression",
+            id="unknown-matcher-lists-the-known-ones",
+        ),
+        pytest.param(
+            {"platform": "aws"}, "when.platform: Input should be a valid dictionary", id="shape"
+        ),
+        pytest.param(
+            {"platform": {"equals": 1}},
+            "when.platform.equals: Input should be a valid string; got int 1",
+            id="equals-type",
         ),
         pytest.param(
             {"gpuArchitecture": {"in": "gb200"}},
-            "when.gpuArchitecture.in must be a list of strings",
+            "when.gpuArchitecture.in: Input should be a valid list",
             id="in-must-be-a-list",
         ),
         pytest.param(
-            {"gpuArchitecture": {"oneOf": ["a"]}}, "unknown field 'oneOf'", id="string-match-key"
+            {"gpuArchitecture": {"oneOf": ["a"]}},
+            "unknown field 'oneOf'; known fields: equals, in, notIn",
+            id="string-match-key",
         ),
         pytest.param(
-            {"workloadKind": ["TrainJob"]}, "workloadKind must be a string", id="workload-kind-type"
+            {"workloadKind": ["TrainJob"]},
+            "when.workloadKind: Input should be a valid string",
+            id="workload-kind-type",
         ),
         pytest.param(
-            {"topology": {"mode": "Topology"}}, "simple or topology", id="topology-mode-value"
+            {"topology": {"mode": "Topology"}},
+            "value 'Topology' is not allowed; expected 'simple' or 'topology'",
+            id="topology-mode-value",
         ),
         pytest.param(
             {"topology": {"domainCount": {"greaterThan": "2"}}},
-            "domainCount.greaterThan must be an integer",
+            "when.topology.domainCount.greaterThan: Input should be a valid integer",
             id="domain-count-type",
         ),
-        pytest.param({"config": ["a"]}, "when.config must be a map", id="config-shape"),
-        pytest.param({"expression": 5}, "expression must be a string", id="expression-type"),
+        pytest.param({"config": ["a"]}, "when.config: Input should be a valid dict", id="config"),
+        pytest.param(
+            {"expression": 5}, "when.expression: Input should be a valid string", id="expr"
+        ),
+        pytest.param(
+            {"plat": 1, "topology": {"mode": "x"}},
+            "when.topology.mode: value 'x' is not allowed; expected 'simple' or 'topology'; "
+            "when.plat: unknown field 'plat'",
+            id="every-problem-at-once",
+        ),
         pytest.param(
             {"platform": {"equals": "gcp"}, "expression": "platform = 1"},
             "position 10",
@@ -137,7 +160,7 @@ def test_bad_when_raises(when: dict[str, Any], message: str) -> None:
 
 
 def test_when_must_be_a_map() -> None:
-    with pytest.raises(WhenError, match="when must be a map"):
+    with pytest.raises(WhenError, match="when: Input should be a valid dictionary"):
         matches(["platform"], AWS_GB200)  # type: ignore[arg-type]
 
 
@@ -167,6 +190,14 @@ def test_when_must_be_a_map() -> None:
         ('(platform == "aws" || true) && false', AWS_GB200, False),
         ('platform == "a\\"b"', WhenContext(platform='a"b', gpu_architecture="x"), True),
         ('  platform=="aws"  ', AWS_GB200, True),
+        ('platform < "b"', AWS_GB200, True),  # CEL orders strings
+        ("platform in [platform]", AWS_GB200, True),
+        ('platform == "aws" == true', AWS_GB200, True),
+        ("domainCount % 2 == 1", TOPO_3, True),
+        ("gpuArchitecture.startsWith('gb') && size(platform) == 3", AWS_GB200, True),
+        ("['aws', 'oci'].exists(p, p == platform)", TOPO_3, True),
+        ("(domainCount > 2 ? 'many' : 'few') == 'many'", TOPO_3, True),
+        ("", AWS_GB200, True),  # NVCRE: an empty expression is unset (Expression != "")
     ],
 )
 def test_expression(expression: str, ctx: WhenContext, expected: bool) -> None:
@@ -176,29 +207,26 @@ def test_expression(expression: str, ctx: WhenContext, expected: bool) -> None:
 @pytest.mark.parametrize(
     ("expression", "message"),
     [
-        ("", "position 1: empty expression"),
+        ("   ", "position 1: the expression is empty"),
         ('platform = "aws"', "position 10: unexpected character '='; did you mean '=='?"),
         ('platform == "aws" & true', "position 19: unexpected character '&'; did you mean '&&'?"),
-        ('(platform == "aws"', "position 19: expected ')', found end of expression"),
-        ('platform == "aws")', "position 18: expected an operator such as '&&' or '||'"),
-        ("platform == 'aws", "position 13: unterminated string"),
-        ("cloud == 'aws'", "position 1: unknown variable 'cloud'"),
-        ("platform", "expression must return a bool, not a string"),
-        ("domainCount", "expression must return a bool, not an integer"),
-        ('domainCount == "2"', "position 13: cannot compare an integer with a string"),
-        ('platform < "b"', "position 1: '<' needs integer operands"),
-        ("!platform", "position 1: '!' needs a bool, not a string"),
-        ("platform && true", "'&&' needs bool operands, not a string"),
-        ('platform in "aws"', "expected '[' after 'in'"),
-        ("platform in [1]", "list item is an integer, but the left side of 'in' is a string"),
-        ('platform in ["a" "b"]', "expected ',' or ']'"),
-        ("platform in [platform]", "expected a literal in the list"),
-        ('platform == "aws" == true', "position 19: expected an operator"),
-        ("platform == ", "expected a value, a variable, '!' or '('"),
-        ("in == 1", "position 1: expected a value"),
-        ("'a\\q' == platform", "position 3: unknown escape"),
-        ("(" * 100 + "true" + ")" * 100, "nested too deeply"),
-        ("!" * 100 + "true", "nested too deeply"),
+        ('(platform == "aws"', "position 19: the expression ends early: expected ')'"),
+        ('platform == "aws")', "position 18: unexpected ')' after a complete expression"),
+        ("platform == 'aws", "position 13: a string that does not end"),
+        ("cloud == 'aws'", "position 1: unknown name 'cloud': the variables are platform, "),
+        ("platform", "the result is string, not a bool"),
+        ("domainCount", "the result is int, not a bool"),
+        ('domainCount == "2"', "position 13: '==' is not defined for (int, string)"),
+        ("!platform", "position 1: '!' is not defined for (string): it needs bools"),
+        ("platform && true", "'&&' is not defined for (string, bool): it needs bools"),
+        ('platform in "aws"', "'in' is not defined for (string, string)"),
+        ("platform in [1]", "'in' is not defined for (string, list(int))"),
+        ('platform in ["a" "b"]', "position 18: unexpected '\"b\"': expected ']' or ','"),
+        ("platform == ", "position 13: the expression ends early: expected a value, a name"),
+        ("in == 1", "position 1: unexpected 'in': expected a value"),
+        ("'a\\q' == platform", "position 1: a string that does not end, or has an unknown escape"),
+        ("domainCount > 1.5", "CEL does not mix int and double here; write 2 or 2.0 alike"),
+        ("(" * 100 + "true" + ")" * 100, "nests deeper than CEL allows"),
     ],
 )
 def test_expression_errors(expression: str, message: str) -> None:
@@ -206,6 +234,19 @@ def test_expression_errors(expression: str, message: str) -> None:
         matches({"expression": expression}, AWS_GB200)
     assert message in str(info.value)
     assert repr(expression) in str(info.value)
+
+
+def test_a_bad_expression_is_reported_even_when_another_matcher_fails() -> None:
+    with pytest.raises(WhenError, match="unknown name 'cloud'"):
+        matches({"platform": {"equals": "gcp"}, "expression": "cloud == 'x'"}, AWS_GB200)
+
+
+def test_the_expression_is_evaluated_only_when_the_others_match() -> None:
+    """As NVCRE's matchesWhen: a failure at evaluation counts only when it decides."""
+    failing = "domainCount / 0 == 1"
+    assert matches({"platform": {"equals": "gcp"}, "expression": failing}, AWS_GB200) is False
+    with pytest.raises(WhenError, match=r"evaluating with platform='aws', .*divide by zero"):
+        matches({"expression": failing}, AWS_GB200)
 
 
 @given(st.text(alphabet=st.sampled_from(list("pladomCunt =!&|()[],<>'\"\\01-9 ")), max_size=30))
@@ -287,6 +328,7 @@ def test_generated_expressions_evaluate_like_python(case: tuple[str, bool]) -> N
         ),
         ({"config": {"b": 1, "a": "x"}}, 'config={"a":"x","b":1}'),
         ({"expression": 'platform == "aws"'}, 'expression=platform == "aws"'),
+        ({"expression": ""}, "always"),
     ],
 )
 def test_describe(when: dict[str, Any], expected: str) -> None:

@@ -96,7 +96,7 @@ def test_nvcre_training_keys_read_the_same_metric_as_our_aliases(nvcre: str, our
 
 
 def test_c2c_keys_are_understood_but_fail_closed() -> None:
-    group = group_for(P5, thresholds='{"c2cVerified": "value == 1"}', bandwidth=BW)
+    group = group_for(P5, thresholds='{"c2cVerified": "value == 1.0"}', bandwidth=BW)
     [result] = group.thresholds
     assert result.value is None and not result.passed
     assert "C2CMeasurement" in (result.note or "")

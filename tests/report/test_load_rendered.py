@@ -101,7 +101,7 @@ def test_missing_profile_ref_defaults_to_the_builtin() -> None:
         ),
         pytest.param(
             trainjob_yaml(thresholds='{"goodput": "value >> 1"}'),
-            "goodput: expected a number",
+            "goodput: position 8: unexpected '>': expected a value",
             id="threshold-syntax-error",
         ),
         pytest.param(
