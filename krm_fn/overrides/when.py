@@ -62,7 +62,7 @@ def matches(when: Mapping[str, Any], ctx: WhenContext) -> bool:
     hit = (
         _string_match(spec.gpu_architecture, ctx.gpu_architecture)
         and _string_match(spec.platform, ctx.platform)
-        and spec.workload_kind in (None, ctx.workload_kind)
+        and spec.workload_kind in (None, "", ctx.workload_kind)
         and (topology is None or topology.mode in (None, ctx.topology_mode))
         and (count is None or count.equals in (None, ctx.domain_count))
         and (count is None or count.greater_than is None or ctx.domain_count > count.greater_than)
@@ -131,10 +131,11 @@ def _unknown_field(loc: tuple[int | str, ...]) -> str:
 
 
 def _string_match(spec: models.StringMatch | None, actual: str) -> bool:
+    """NVCRE's ``matchesStringSpec``: an empty ``equals``, ``in`` or ``notIn`` is unset."""
     return spec is None or (
-        spec.equals in (None, actual)
-        and (spec.in_ is None or actual in spec.in_)
-        and (spec.not_in is None or actual not in spec.not_in)
+        spec.equals in (None, "", actual)
+        and (not spec.in_ or actual in spec.in_)
+        and (not spec.not_in or actual not in spec.not_in)
     )
 
 

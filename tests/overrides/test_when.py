@@ -29,7 +29,10 @@ TOPO_3 = WhenContext(
         pytest.param({"platform": {"equals": "aws"}}, AWS_GB200, True, id="platform-equals"),
         pytest.param({"platform": {"equals": "AWS"}}, AWS_GB200, False, id="case-sensitive"),
         pytest.param({"platform": {"in": ["gcp", "aws"]}}, AWS_GB200, True, id="platform-in"),
-        pytest.param({"platform": {"in": []}}, AWS_GB200, False, id="empty-in-never-matches"),
+        # NVCRE's matchesStringSpec (pkg/controller/workflow_detect.go): empty means unset.
+        pytest.param({"platform": {"in": []}}, AWS_GB200, True, id="empty-in-is-unset"),
+        pytest.param({"platform": {"equals": ""}}, AWS_GB200, True, id="empty-equals-is-unset"),
+        pytest.param({"workloadKind": ""}, AWS_GB200, True, id="empty-workload-kind-is-unset"),
         pytest.param({"platform": {"notIn": ["aws"]}}, AWS_GB200, False, id="platform-not-in"),
         pytest.param(
             {"gpuArchitecture": {"in": ["gb200", "gb300"], "notIn": ["gb300"]}},
