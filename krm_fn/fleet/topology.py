@@ -43,8 +43,7 @@ job of ``per_group`` nodes:
   1 domain). Regular groups never do.
 * **``overlaps``** of an overflow group names the *earliest* group, in partition order, that it
   shares a node with (``None`` if it reuses no node). Borrowing from two domains can make an
-  overflow group overlap several groups: use :func:`overlapping_pairs` for all of them, and
-  :func:`run_waves` to schedule. Regular groups never overlap one another.
+  overflow group overlap several groups: :func:`run_waves` schedules around all of them. Regular groups never overlap one another.
 * **``remainder="skip"`` never puts a node in two groups.** Nodes left over by step 3 can still
   hold whole groups when ``cap`` stopped the regular pass (domains of 8 and 4, ``per_group`` 6:
   2 + 4 nodes are left). Skip mode still groups them as in step 4, drawing on untested nodes
@@ -69,8 +68,6 @@ from krm_fn.fleet.partition import Group, Partition, PartitionError
 __all__ = [
     "TopologyGroup",
     "missing_topology_label",
-    "missing_topology_label_message",
-    "overlapping_pairs",
     "partition_topology",
     "run_waves",
 ]
@@ -96,18 +93,6 @@ def missing_topology_label(nodes: Sequence[tuple[str, str | None]], key: str) ->
     if not key:
         raise ValueError("topology key must not be empty")
     return sorted(name for name, value in nodes if not value)
-
-
-def missing_topology_label_message(nodes: Sequence[tuple[str, str | None]], key: str) -> str | None:
-    """Return NVCRE's partition error for the first (by name) node without the label, if any.
-
-    The message is ``node "<name>" missing topology label "<key>"``. NVCRE fails the whole
-    run on it; it does not skip the node.
-    """
-    missing = missing_topology_label(nodes, key)
-    if not missing:
-        return None
-    return f'node "{missing[0]}" missing topology label "{key}"'
 
 
 def _domains(nodes: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
@@ -351,23 +336,6 @@ def _top_up(
         if extra:
             taken += extra
             used += [] if d in used else [d]
-
-
-def overlapping_pairs(groups: Sequence[Group]) -> list[tuple[str, str]]:
-    """Return every pair of groups that share at least one node.
-
-    Each pair is ``(earlier, later)`` by position in ``groups``, and the pairs are sorted by those
-    positions, i.e. in partition order (``group-2`` before ``group-10``), not by string.
-    """
-    holders: dict[str, list[int]] = {}
-    for i, group in enumerate(groups):
-        for node in set(group.nodes):
-            holders.setdefault(node, []).append(i)
-    pairs: set[tuple[int, int]] = set()
-    for indices in holders.values():
-        for a, i in enumerate(indices):
-            pairs.update((i, j) for j in indices[a + 1 :])
-    return [(groups[i].name, groups[j].name) for i, j in sorted(pairs)]
 
 
 def run_waves(groups: Sequence[Group], max_concurrent: int = 0) -> list[list[str]]:

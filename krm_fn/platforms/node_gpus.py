@@ -155,18 +155,7 @@ def with_slice_products(
         meta = dict(_mapping(raw.get("metadata")))
         meta["labels"] = {**_mapping(meta.get("labels")), GPU_PRODUCT_LABEL: gpus.product}
         raw["metadata"] = meta
-        out.append(
-            NodeInfo(
-                name=n.name,
-                labels=labels,
-                provider_id=n.provider_id,
-                unschedulable=n.unschedulable,
-                ready=n.ready,
-                taints=n.taints,
-                allocatable_gpus=n.allocatable_gpus,
-                raw=raw,
-            )
-        )
+        out.append(replace(n, labels=labels, raw=raw))
     return out
 
 
