@@ -242,3 +242,13 @@ def test_the_readme_run_flag_example_renders_one_rack(monkeypatch: pytest.Monkey
     ((size, nodes, _),) = groups(res.stdout)
     assert size == len(nodes) == 8
     assert "run flags applied: run:topologyDomain=nn-0001" in res.stderr
+
+
+def test_offline_preview_stands_synthetic_nodes_in_the_domain(tmp_path: Path) -> None:
+    (tmp_path / "wr.yaml").write_text(yaml.safe_dump(run(2)))
+    args = ["render", str(tmp_path / "wr.yaml"), "--platform", "gcp", "--gpu-arch", "h100"]
+    res = CliRunner().invoke(cli, [*args, "--topology-domain", "block-7"])
+    assert res.exit_code == 0, res.stderr
+    ((size, nodes, applied),) = groups(res.stdout)
+    assert size == len(nodes) == 2
+    assert "run:topologyKey=cloud.google.com/gce-topology-block" in applied

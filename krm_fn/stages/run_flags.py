@@ -29,7 +29,7 @@ from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.platforms.detect import detect_fleet_platform
 from krm_fn.platforms.run_platform import default_topology_key
 from krm_fn.stages.diagnostics import RunDiagnostics
-from krm_fn.stages.nodes import NodeSelection, select
+from krm_fn.stages.nodes import NodeSelection, select, within
 from krm_fn.stages.parse import InputContext
 
 
@@ -68,7 +68,7 @@ def narrowed(
 ) -> Narrowed:
     """Select the run's nodes, within ``topologyDomain`` when it is given."""
     selection = select(wr.spec, nodes, context)
-    known = {n.name for n in nodes}
+    known = {n.name for n in nodes} if options.node_list else set()
     absent = [n for n in options.node_list if n not in known]
     if absent:
         diag.warning(f"nodeList names node(s) that are not in the input: {', '.join(absent)}")
@@ -87,12 +87,9 @@ def narrowed(
                 "label whose value names the domain"
             )
         return Narrowed(wr, selection, _flags(options, None))
-    target = wr.spec.target or models.Target()
-    term = models.NodeSelectorRequirement(key=key, operator="In", values=[domain])
-    terms = [*target.match_expressions, term]
-    inside = _with(wr, target=target.model_copy(update={"match_expressions": terms}))
-    within = select(inside.spec, nodes, context)
-    if not within.eligible:
+    inside = _with(wr, target=within(wr.spec.target, key, domain))
+    chosen = select(inside.spec, nodes, context)
+    if not chosen.eligible:
         found = sorted(Counter(n.labels.get(key, "(no label)") for n in selection.eligible).items())
         more = f" and {len(found) - 10} more" if len(found) > 10 else ""
         diag.error(
@@ -100,7 +97,7 @@ def narrowed(
             f"eligible nodes are in: {', '.join(f'{d} ({c})' for d, c in found[:10])}{more}"
         )
         return Narrowed(wr, selection, _flags(options, key))
-    return Narrowed(inside, within, _flags(options, key))
+    return Narrowed(inside, chosen, _flags(options, key))
 
 
 def _flags(options: FunctionOptions, key: str | None) -> tuple[str, ...]:
