@@ -208,17 +208,7 @@ def partition_topology(
 
 
 def _group_cap(ordered: list[tuple[str, list[str]]], per_group: int) -> int:
-    """The most domains a regular group may span (step 2, raised as the module docstring says).
-
-    Args:
-        ordered: The ``(domain, node names)`` pairs of :func:`_domains` (enough nodes assumed).
-        per_group: Nodes per group.
-
-    Returns:
-        ``ceil(per_group / largest domain)``, or the fewest domains the first group needs if
-        that is more.
-
-    """
+    """Step 2: ``ceil(per_group / largest domain)``, or the fewest domains group-0 needs."""
     largest = len(ordered[0][1])
     sizes = [len(names) for _, names in ordered]
     return max(-(-per_group // largest), _fewest_domains(sizes, per_group))
@@ -227,16 +217,7 @@ def _group_cap(ordered: list[tuple[str, list[str]]], per_group: int) -> int:
 def _regular_groups(
     ordered: list[tuple[str, list[str]]], per_group: int
 ) -> tuple[list[TopologyGroup], dict[str, list[str]]]:
-    """Take disjoint groups of ``per_group`` nodes from at most the cap's domains (step 3).
-
-    Args:
-        ordered: The ``(domain, node names)`` pairs of :func:`_domains`.
-        per_group: Nodes per group.
-
-    Returns:
-        The groups ``group-0``, ``group-1``, ... and each domain's nodes left unassigned.
-
-    """
+    """Step 3: disjoint groups from at most the cap's domains; and each domain's leftovers."""
     cap = _group_cap(ordered, per_group)
     members = dict(ordered)
     fresh = _Pools(members, dict.fromkeys(members, 0))
@@ -264,19 +245,9 @@ def _overflow_groups(
     per_group: int,
     remainder: Literal["overflow", "skip"],
 ) -> tuple[list[TopologyGroup], set[str]]:
-    """Group the nodes the regular pass left over (step 4): untested nodes first.
+    """Step 4: the regular groups, then overflow groups of the leftovers; the nodes in none.
 
-    Args:
-        ordered: The ``(domain, node names)`` pairs of :func:`_domains`.
-        leftover: Each domain's nodes that are in no regular group.
-        regular: The regular groups.
-        per_group: Nodes per group.
-        remainder: ``overflow`` also draws on a domain's tested nodes; ``skip`` does not, and
-            stops when fewer than ``per_group`` untested nodes are left.
-
-    Returns:
-        The regular groups followed by the overflow groups, and the nodes still in no group.
-
+    ``skip`` draws on untested nodes only and stops when fewer than ``per_group`` are left.
     """
     members = dict(ordered)
     rank = {domain: i for i, (domain, _) in enumerate(ordered)}
@@ -320,16 +291,7 @@ def _top_up(
     used: list[str],
     per_group: int,
 ) -> None:
-    """Fill an undersized overflow group with other nodes: its own domains first, then in order.
-
-    Args:
-        members: Each domain's nodes, in name order.
-        rank: Each domain's place in the domain order.
-        taken: The group's nodes so far; extended in place to ``per_group``.
-        used: The group's domains so far; extended in place with the domains drawn on.
-        per_group: Nodes per group.
-
-    """
+    """Extend ``taken`` (and ``used``) to ``per_group``: its own domains first, then in order."""
     chosen = set(taken)
     for d in sorted(members, key=lambda d: (d not in used, rank[d])):
         extra = [n for n in members[d] if n not in chosen][: per_group - len(taken)]
