@@ -3,7 +3,8 @@
 The stages, in order (each a function of :mod:`krm_fn.stages` taking and returning typed,
 frozen values; every problem goes to the run's :class:`RunDiagnostics`, passed explicitly):
 
-    inputs and parse → run checks → select nodes → resolve platform → partition →
+    inputs and parse → run flags → run checks → select nodes (within the run flags' domain) →
+    resolve platform → size numNodes (run flags) → partition →
     env and resources → match overrides → waves → plan → objects → apply overrides →
     platform (DRA) objects → finalize (env forwarding, limits, apply order).
 
@@ -17,16 +18,17 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.io.results import FileRef, Result, Results
-from krm_fn.stages import checks, finalize, overrides, plan, waves
+from krm_fn.stages import checks, finalize, overrides, plan, run_flags, waves
 from krm_fn.stages import objects as build
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.env import env_and_resources
-from krm_fn.stages.nodes import inventory_for, select
+from krm_fn.stages.nodes import inventory_for
 from krm_fn.stages.parse import InputContext, ParsedRun, inputs_ok, parse_runs, registry_password
 from krm_fn.stages.partitioning import partition
 from krm_fn.stages.platform import resolve
@@ -72,6 +74,7 @@ def render_all(
             continue
         seen.add(key)
         diag = RunDiagnostics(results, run.ref, run.file, errors=len(run.bad_whens))
+        run = replace(run, model=run_flags.applied(run.model, options))
         run_nodes = inventory_for(run.model.spec, run.ref, nodes, options, results)
         done = render_run(run, run_nodes, options, password, context, diag)
         if done is not None:
@@ -96,13 +99,16 @@ def render_run(
     diag: RunDiagnostics,
 ) -> RenderedRun | None:
     """Run one WorkloadRun through the stages; ``None`` when it has an error (reported)."""
-    wr, spec = run.model, run.model.spec
-    checked = checks.check_run(wr, context, diag)
-    selection = select(spec, nodes, context)
-    platform = resolve(spec, nodes, selection, options, context, diag)
+    checked = checks.check_run(run.model, context, diag)
+    narrowed = run_flags.narrowed(run.model, nodes, options, context, diag)
+    selection = narrowed.selection
+    platform = resolve(narrowed.run.spec, nodes, selection, options, context, diag)
+    wr = run_flags.sized(narrowed.run, len(platform.eligible), options)
+    spec = wr.spec
     parts = partition(spec, platform, options, diag)
     worker = env_and_resources(wr, platform, parts, options, context, diag)
     matched = overrides.match(spec, platform, parts, run.bad_whens, diag)
+    matched = replace(matched, applied=(*narrowed.flags, *matched.applied))
     if diag.failed:
         return None
     jobs = waves.schedule(wr, parts, platform.eligible, diag)

@@ -378,10 +378,8 @@ def test_fleet_golden_passes_the_trainer_simulation(case: str) -> None:
     assert out.exit_code == 0, out.stderr
     generated = [i for i in _items(out.stdout) if is_generated(i)]
     inputs = list(_items(text))
-    # Note: for the DRA-only case the simulation passes although the pods request
-    # nvidia.com/gpu that those nodes do not advertise (trainer_sim.py:1359-1360 treats a
-    # missing allocatable as enough; kube-scheduler's NodeResourcesFit would not). The render
-    # warns about it (see that golden); the DRA claims are the catalog's.
+    # The DRA-only case claims its GPUs through DRA (the catalog's Nscale entry), which the
+    # simulation does not model; tests/test_dra_only.py checks claims against the slices.
     failed = [(n, d) for n, ok, d in sim.check_render(generated, inputs, label=case) if not ok]
     assert not failed, failed
 

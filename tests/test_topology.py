@@ -16,8 +16,6 @@ from krm_fn.fleet.partition import Group, Partition, PartitionError
 from krm_fn.fleet.topology import (
     TopologyGroup,
     missing_topology_label,
-    missing_topology_label_message,
-    overlapping_pairs,
     partition_topology,
     run_waves,
 )
@@ -303,26 +301,18 @@ def test_missing_topology_label() -> None:
         missing_topology_label(nodes, "")
 
 
-def test_missing_topology_label_message_matches_nvcre_golden() -> None:
-    # partition-errors/missing-topology-label-multiple: nodes n2, n1 without the label.
-    assert missing_topology_label_message([("n2", None), ("n1", None)], "rack") == (
-        'node "n1" missing topology label "rack"'
-    )
-    assert missing_topology_label_message([("n1", "r")], "rack") is None
-
-
 def g(name: str, *nodes: str) -> Group:
     return Group(name, tuple(nodes))
 
 
-def test_overlapping_pairs_in_partition_order() -> None:
-    groups = [g(f"group-{i}", f"n{i}") for i in range(11)] + [g("group-11-overflow", "n2", "n10")]
-    assert overlapping_pairs(groups) == [
-        ("group-2", "group-11-overflow"),
-        ("group-10", "group-11-overflow"),
+def overlapping_pairs(groups: list[Group] | tuple[Group, ...]) -> list[tuple[str, str]]:
+    """Every (earlier, later) pair of groups sharing a node, in partition order."""
+    return [
+        (a.name, b.name)
+        for i, a in enumerate(groups)
+        for b in groups[i + 1 :]
+        if set(a.nodes) & set(b.nodes)
     ]
-    assert overlapping_pairs([g("a", "x", "y"), g("b", "y", "x")]) == [("a", "b")]
-    assert overlapping_pairs([]) == []
 
 
 def test_run_waves_examples() -> None:
@@ -501,19 +491,6 @@ def test_run_waves_properties(groups: list[Group], max_concurrent: int) -> None:
         order = [groups.index(by_name[name]) for name in wave]
         assert order == sorted(order)
     assert run_waves(groups, max_concurrent) == waves
-
-
-@pytest.mark.slow
-@settings(max_examples=100, deadline=None)
-@given(group_lists())
-def test_overlapping_pairs_matches_brute_force(groups: list[Group]) -> None:
-    expected = [
-        (a.name, b.name)
-        for i, a in enumerate(groups)
-        for b in groups[i + 1 :]
-        if set(a.nodes) & set(b.nodes)
-    ]
-    assert overlapping_pairs(groups) == expected
 
 
 @settings(max_examples=100, deadline=None)

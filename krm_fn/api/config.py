@@ -10,12 +10,61 @@ Invariants:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from krm_fn.api import models
 
 CONFIG_API_VERSION = "fn.nvcre.nvidia.com/v1alpha1"
 CONFIG_KIND = "WorkloadRunRender"
+
+
+def _given(value: Any) -> Any:
+    """NVCRE's flags: an empty string is a flag not given."""
+    return None if value == "" else value
+
+
+def _names(value: Any) -> Any:
+    """A comma-separated node list (NVCRE's ``--node-list``) or a list; blanks and repeats go."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list):
+        return value
+    names = [str(v).strip() if isinstance(v, str) else v for v in value]
+    return list(dict.fromkeys(n for n in names if n != ""))
+
+
+def _checked(problem: Callable[[str], str | None], what: str) -> AfterValidator:
+    def check(value: str | None) -> str | None:
+        why = problem(value) if value is not None else None
+        if why:
+            raise ValueError(f"{value!r} is not a valid {what}: {why}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _test_scale(value: str | None) -> str | None:
+    """The WorkloadRun's own ``spec.orchestration.testScale`` values."""
+    try:
+        models.Orchestration.model_validate({"testScale": value})
+    except ValidationError as exc:
+        raise ValueError(exc.errors()[0]["msg"]) from None
+    return value
+
+
+RUN_FLAGS = ("node_list", "topology_domain", "topology_key", "test_scale")
+"""The options that are NVCRE's ``nvcrectl workloadrun run`` flags (also ``render`` options)."""
 
 
 class FunctionOptions(BaseModel):
@@ -42,6 +91,50 @@ class FunctionOptions(BaseModel):
     gpu_arch: str | None = Field(default=None, alias="gpuArch")
     strict_gpu_arch: bool = Field(default=False, alias="strictGpuArch")
     inventory: list[str] = Field(default_factory=list)
+    node_list: Annotated[list[str], BeforeValidator(_names)] = Field(
+        default_factory=list,
+        alias="nodeList",
+        description="Comma-separated node names: the run uses only these nodes "
+        "(`target.nodeNames`), and `numNodes` is lowered to the number of them that exist and "
+        "are eligible, never raised (NVCRE's `--node-list`).",
+        examples=["gpu-node-01,gpu-node-02"],
+    )
+    topology_domain: Annotated[
+        str | None, BeforeValidator(_given), _checked(models.label_value_problem, "label value")
+    ] = Field(
+        default=None,
+        alias="topologyDomain",
+        description="Run on the nodes of this topology domain only (a `target.matchExpressions` "
+        "`In` on the topology key) and size `numNodes` to its eligible nodes (NVCRE's "
+        "`--topology-domain`).",
+        examples=["nn-0001"],
+    )
+    topology_key: Annotated[
+        str | None, BeforeValidator(_given), _checked(models.label_key_problem, "label key")
+    ] = Field(
+        default=None,
+        alias="topologyKey",
+        description="The node label naming `topologyDomain`; default: the platform's topology "
+        "key in the platform catalog, required on a platform without one (NVCRE's "
+        "`--topology-key`).",
+        examples=["topology.k8s.aws/network-node-layer-1"],
+    )
+    test_scale: Annotated[str | None, BeforeValidator(_given), AfterValidator(_test_scale)] = Field(
+        default=None,
+        alias="testScale",
+        description="Replaces `spec.orchestration.testScale`: `intra-node`, `intra-rack` or "
+        "`full-scale` (NVCRE's `--test-scale`).",
+        examples=["intra-rack"],
+    )
+
+    @model_validator(mode="after")
+    def _key_with_domain(self) -> FunctionOptions:
+        if self.topology_key and not self.topology_domain:
+            raise ValueError(
+                "topologyKey names the label of topologyDomain and does nothing alone; set "
+                "topologyDomain too, or leave topologyKey out"
+            )
+        return self
 
     @model_validator(mode="after")
     def _registry_together(self) -> FunctionOptions:
@@ -161,6 +254,16 @@ def options_from_config(fc: dict[str, Any] | None) -> FunctionOptions:
         f"functionConfig of kind {kind!r} is not supported; use a ConfigMap or "
         f"{CONFIG_API_VERSION} {CONFIG_KIND}"
     )
+
+
+def with_options(options: FunctionOptions, given: dict[str, Any], where: str) -> FunctionOptions:
+    """``options`` with the ``given`` ones (by option name) replacing theirs, validated again.
+
+    Raises:
+        ValueError: As :func:`options_from_config`, the problem's place named by ``where``.
+
+    """
+    return _validate({**options.model_dump(by_alias=True, exclude_none=True), **given}, where)
 
 
 REFUSED_OPTIONS = frozenset({"registryPassword"})

@@ -31,6 +31,14 @@ class FieldDoc(NamedTuple):
     values_from: str | None = None
 
 
+def _from_field(name: str, renders: str) -> FieldDoc:
+    """The words of a function option whose field carries its description and example."""
+    from krm_fn.api.config import FunctionOptions
+
+    info = FunctionOptions.model_fields[name]
+    return FieldDoc(str(info.description), f"{info.alias}: {(info.examples or [''])[0]}", renders)
+
+
 K8S_API = "https://kubernetes.io/docs/reference/kubernetes-api"
 
 KUBERNETES_TYPES: dict[str, str] = {
@@ -628,6 +636,21 @@ FIELD_DOCS: dict[str, FieldDoc] = {
         "annotation), for generators that receive no resources.",
         "inventory: [nodes.yaml, racks/]",
         "More nodes to choose from.",
+    ),
+    "FunctionOptions.nodeList": _from_field(
+        "node_list",
+        "The pinned groups' nodes and `numNodes`; `run:nodeList` in the applied overrides.",
+    ),
+    "FunctionOptions.topologyDomain": _from_field(
+        "topology_domain",
+        "A `target.matchExpressions` term (pod affinity), the groups and `numNodes`; "
+        "`run:topologyDomain=<domain>` and `run:topologyKey=<key>` in the applied overrides.",
+    ),
+    "FunctionOptions.topologyKey": _from_field(
+        "topology_key", "The key of `topologyDomain`'s `target.matchExpressions` term."
+    ),
+    "FunctionOptions.testScale": _from_field(
+        "test_scale", "Groups as for `spec.orchestration.testScale`; `run:testScale=<value>`."
     ),
 }
 

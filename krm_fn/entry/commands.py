@@ -109,6 +109,43 @@ def _complete_from(values: tuple[str, ...]) -> Any:
     return complete
 
 
+def _flag(alias: str) -> str:
+    """``nodeList`` -> ``--node-list``."""
+    return "--" + "".join(f"-{c.lower()}" if c.isupper() else c for c in alias)
+
+
+def _run_flag_options(command: Any) -> Any:
+    """``render``'s options for NVCRE's run flags, derived from the function options' fields."""
+    from krm_fn.api.config import RUN_FLAGS, FunctionOptions
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        from pydantic import ValidationError
+
+        alias = FunctionOptions.model_fields[str(param.name)].alias
+        if not value:
+            return value
+        try:
+            FunctionOptions.model_validate({alias: value})
+        except ValidationError as exc:
+            for err in exc.errors():
+                if err["loc"] and err["loc"][0] == alias:
+                    raise click.BadParameter(err["msg"].removeprefix("Value error, ")) from None
+        return value
+
+    for name in reversed(RUN_FLAGS):
+        info = FunctionOptions.model_fields[name]
+        alias = str(info.alias)
+        example = (info.examples or [""])[0]
+        command = click.option(
+            _flag(alias),
+            name,
+            metavar=name.upper(),
+            callback=check,
+            help=f"{info.description} Example: {_flag(alias)} {example}",
+        )(command)
+    return command
+
+
 @cli.command(
     "render",
     epilog="""\b
@@ -117,6 +154,7 @@ Examples:
   workloadrun-fn render wr.yaml nodes.yaml --config fn-config.yaml -o json
   kubectl get nodes -o yaml | workloadrun-fn render wr.yaml -
   workloadrun-fn render wr.yaml --platform aws --gpu-arch h100   # no cluster needed
+  workloadrun-fn render fixtures/ --topology-domain nn-0001   # one rack of the fleet
 
 Exit codes: 0 rendered; 1 invalid input (nothing printed on stdout); 2 usage error
 (unknown option, missing file).""",
@@ -153,12 +191,14 @@ Exit codes: 0 rendered; 1 invalid input (nothing printed on stdout); 2 usage err
     f"{', '.join(GPU_ARCHITECTURES)}; a product name such as NVIDIA-H100-80GB-HBM3 is "
     "accepted too.",
 )
+@_run_flag_options
 def render_cmd(
     files: tuple[str, ...],
     fmt: str,
     config_file: str | None,
     platform: str | None,
     gpu_arch: str | None,
+    **flags: str | None,
 ) -> None:
     """Preview the objects rendered from WorkloadRun and Node files (or - for stdin).
 
@@ -166,9 +206,11 @@ def render_cmd(
     yaml`) and directories of *.yaml, *.yml and *.json. Only the generated objects are
     printed; a summary (groups, nodes per group, untested nodes) goes to stderr.
     """
+    from krm_fn.api.config import FunctionOptions
     from krm_fn.entry.preview import preview
 
-    code, out, err = preview(list(files), config_file, platform, gpu_arch, fmt)
+    given = {str(FunctionOptions.model_fields[k].alias): v for k, v in flags.items() if v}
+    code, out, err = preview(list(files), config_file, platform, gpu_arch, fmt, given)
     if out:
         click.echo(out, nl=False)
     if err:  # one write: a fleet's summary is thousands of lines

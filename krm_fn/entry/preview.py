@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from krm_fn import keys
-from krm_fn.api.config import CONFIG_KIND, FunctionOptions, options_from_config
+from krm_fn.api.config import CONFIG_KIND, FunctionOptions, options_from_config, with_options
 from krm_fn.entry.inputs import (
     Loaded,
     add_input,
@@ -38,8 +39,12 @@ def preview(
     platform: str | None,
     gpu_arch: str | None,
     fmt: str,
+    flags: Mapping[str, str] | None = None,
 ) -> tuple[int, str, list[str]]:
     """Render ``files``; returns (exit code, stdout text, stderr lines).
+
+    ``platform``, ``gpu_arch`` and ``flags`` (option name -> value: the run flags) replace
+    the function config's options; an empty value is an option not given.
 
     The fast reader's grammar check runs in its helper process while the render runs; only
     once it agrees is the result returned. When it finds a misread item, everything is
@@ -48,7 +53,9 @@ def preview(
     stdin = sys.stdin.buffer.read() if "-" in files else None
     for deferred in (True, False):
         loaded = Loaded()
-        got = _preview(files, stdin, config_file, platform, gpu_arch, fmt, loaded, deferred)
+        given = {"platform": platform or "", "gpuArch": gpu_arch or "", **(flags or {})}
+        given = {k: v for k, v in given.items() if v}
+        got = _preview(files, stdin, config_file, given, fmt, loaded, deferred)
         if loaded.confirm():
             return got
     raise AssertionError("unreachable: the second pass confirms every input as it reads it")
@@ -64,8 +71,7 @@ def _preview(
     files: list[str],
     stdin: bytes | None,
     config_file: str | None,
-    platform: str | None,
-    gpu_arch: str | None,
+    given: dict[str, str],
     fmt: str,
     loaded: Loaded,
     deferred: bool,
@@ -76,8 +82,7 @@ def _preview(
         files: The files to read (``-`` is ``stdin``).
         stdin: Standard input, when ``files`` names it.
         config_file: The function config's file, if given.
-        platform: The ``--platform`` override.
-        gpu_arch: The ``--gpu-arch`` override.
+        given: The options given on the command line (option name -> value).
         fmt: ``json`` or ``yaml``.
         loaded: What was read (the caller confirms it with the fast reader's check).
         deferred: Whether the fast reader's check runs in the background.
@@ -91,14 +96,12 @@ def _preview(
         return fc
     try:
         options, _ = with_env(options_from_config(fc), os.environ)
+        options = with_options(options, given, "and command line") if given else options
     except ValueError as exc:
         return 1, "", [f"[error] {exc}", _NOTHING_RENDERED]
     refusal = plain_secret_refusal(options) if os.environ.get(GITOPS_ENV) == "1" else None
     if refusal:  # the output goes to a GitOps engine (the Argo CD plugin, the Flux script)
         return 1, "", [f"[error] {refusal}", _NOTHING_RENDERED]
-    overrides = {k: v for k, v in (("platform", platform), ("gpu_arch", gpu_arch)) if v}
-    if overrides:
-        options = options.model_copy(update=overrides)
     return _render_preview(loaded, options, fmt)
 
 
@@ -201,6 +204,8 @@ def summary_lines(summaries: list[RunSummary]) -> list[str]:
             )
         if s.excluded:
             lines.append("  left out: " + ", ".join(s.excluded))
+        if s.run_flags:
+            lines.append("  run flags applied: " + ", ".join(s.run_flags))
     return lines
 
 

@@ -13,39 +13,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from krm_fn.io.nodes import (
-    CONDITION_VIEW_FIELDS as CONDITION_VIEW_FIELDS,
-)
-from krm_fn.io.nodes import (
-    GPU_PRESENT_LABEL as GPU_PRESENT_LABEL,
-)
-from krm_fn.io.nodes import (
-    GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL,
-)
-from krm_fn.io.nodes import (
-    HOSTNAME_LABEL as HOSTNAME_LABEL,
-)
-from krm_fn.io.nodes import (
-    NODE_VIEW_FIELDS as NODE_VIEW_FIELDS,
-)
-from krm_fn.io.nodes import (
-    UNSCHEDULABLE_TAINT as UNSCHEDULABLE_TAINT,
-)
-from krm_fn.io.nodes import (
-    NodeInfo as NodeInfo,
-)
-from krm_fn.io.nodes import (
-    collect_nodes as collect_nodes,
-)
-from krm_fn.io.nodes import (
-    node_info as node_info,
-)
-from krm_fn.io.nodes import (
-    node_problems as node_problems,
-)
-from krm_fn.io.nodes import (
-    node_view as node_view,
-)
+from krm_fn.io.nodes import GPU_PRESENT_LABEL as GPU_PRESENT_LABEL
+from krm_fn.io.nodes import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL
+from krm_fn.io.nodes import HOSTNAME_LABEL as HOSTNAME_LABEL
+from krm_fn.io.nodes import UNSCHEDULABLE_TAINT
+from krm_fn.io.nodes import NodeInfo as NodeInfo
+from krm_fn.io.nodes import collect_nodes as collect_nodes
+from krm_fn.io.nodes import node_info as node_info
+from krm_fn.io.nodes import node_view as node_view
 
 if TYPE_CHECKING:  # only for annotations: the reader imports this before the models
     from krm_fn.api.models import Target

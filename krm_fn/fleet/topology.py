@@ -43,8 +43,7 @@ job of ``per_group`` nodes:
   1 domain). Regular groups never do.
 * **``overlaps``** of an overflow group names the *earliest* group, in partition order, that it
   shares a node with (``None`` if it reuses no node). Borrowing from two domains can make an
-  overflow group overlap several groups: use :func:`overlapping_pairs` for all of them, and
-  :func:`run_waves` to schedule. Regular groups never overlap one another.
+  overflow group overlap several groups: :func:`run_waves` schedules around all of them. Regular groups never overlap one another.
 * **``remainder="skip"`` never puts a node in two groups.** Nodes left over by step 3 can still
   hold whole groups when ``cap`` stopped the regular pass (domains of 8 and 4, ``per_group`` 6:
   2 + 4 nodes are left). Skip mode still groups them as in step 4, drawing on untested nodes
@@ -69,8 +68,6 @@ from krm_fn.fleet.partition import Group, Partition, PartitionError
 __all__ = [
     "TopologyGroup",
     "missing_topology_label",
-    "missing_topology_label_message",
-    "overlapping_pairs",
     "partition_topology",
     "run_waves",
 ]
@@ -96,18 +93,6 @@ def missing_topology_label(nodes: Sequence[tuple[str, str | None]], key: str) ->
     if not key:
         raise ValueError("topology key must not be empty")
     return sorted(name for name, value in nodes if not value)
-
-
-def missing_topology_label_message(nodes: Sequence[tuple[str, str | None]], key: str) -> str | None:
-    """Return NVCRE's partition error for the first (by name) node without the label, if any.
-
-    The message is ``node "<name>" missing topology label "<key>"``. NVCRE fails the whole
-    run on it; it does not skip the node.
-    """
-    missing = missing_topology_label(nodes, key)
-    if not missing:
-        return None
-    return f'node "{missing[0]}" missing topology label "{key}"'
 
 
 def _domains(nodes: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
@@ -223,17 +208,7 @@ def partition_topology(
 
 
 def _group_cap(ordered: list[tuple[str, list[str]]], per_group: int) -> int:
-    """The most domains a regular group may span (step 2, raised as the module docstring says).
-
-    Args:
-        ordered: The ``(domain, node names)`` pairs of :func:`_domains` (enough nodes assumed).
-        per_group: Nodes per group.
-
-    Returns:
-        ``ceil(per_group / largest domain)``, or the fewest domains the first group needs if
-        that is more.
-
-    """
+    """Step 2: ``ceil(per_group / largest domain)``, or the fewest domains group-0 needs."""
     largest = len(ordered[0][1])
     sizes = [len(names) for _, names in ordered]
     return max(-(-per_group // largest), _fewest_domains(sizes, per_group))
@@ -242,16 +217,7 @@ def _group_cap(ordered: list[tuple[str, list[str]]], per_group: int) -> int:
 def _regular_groups(
     ordered: list[tuple[str, list[str]]], per_group: int
 ) -> tuple[list[TopologyGroup], dict[str, list[str]]]:
-    """Take disjoint groups of ``per_group`` nodes from at most the cap's domains (step 3).
-
-    Args:
-        ordered: The ``(domain, node names)`` pairs of :func:`_domains`.
-        per_group: Nodes per group.
-
-    Returns:
-        The groups ``group-0``, ``group-1``, ... and each domain's nodes left unassigned.
-
-    """
+    """Step 3: disjoint groups from at most the cap's domains; and each domain's leftovers."""
     cap = _group_cap(ordered, per_group)
     members = dict(ordered)
     fresh = _Pools(members, dict.fromkeys(members, 0))
@@ -279,19 +245,9 @@ def _overflow_groups(
     per_group: int,
     remainder: Literal["overflow", "skip"],
 ) -> tuple[list[TopologyGroup], set[str]]:
-    """Group the nodes the regular pass left over (step 4): untested nodes first.
+    """Step 4: the regular groups, then overflow groups of the leftovers; the nodes in none.
 
-    Args:
-        ordered: The ``(domain, node names)`` pairs of :func:`_domains`.
-        leftover: Each domain's nodes that are in no regular group.
-        regular: The regular groups.
-        per_group: Nodes per group.
-        remainder: ``overflow`` also draws on a domain's tested nodes; ``skip`` does not, and
-            stops when fewer than ``per_group`` untested nodes are left.
-
-    Returns:
-        The regular groups followed by the overflow groups, and the nodes still in no group.
-
+    ``skip`` draws on untested nodes only and stops when fewer than ``per_group`` are left.
     """
     members = dict(ordered)
     rank = {domain: i for i, (domain, _) in enumerate(ordered)}
@@ -335,39 +291,13 @@ def _top_up(
     used: list[str],
     per_group: int,
 ) -> None:
-    """Fill an undersized overflow group with other nodes: its own domains first, then in order.
-
-    Args:
-        members: Each domain's nodes, in name order.
-        rank: Each domain's place in the domain order.
-        taken: The group's nodes so far; extended in place to ``per_group``.
-        used: The group's domains so far; extended in place with the domains drawn on.
-        per_group: Nodes per group.
-
-    """
+    """Extend ``taken`` (and ``used``) to ``per_group``: its own domains first, then in order."""
     chosen = set(taken)
     for d in sorted(members, key=lambda d: (d not in used, rank[d])):
         extra = [n for n in members[d] if n not in chosen][: per_group - len(taken)]
         if extra:
             taken += extra
             used += [] if d in used else [d]
-
-
-def overlapping_pairs(groups: Sequence[Group]) -> list[tuple[str, str]]:
-    """Return every pair of groups that share at least one node.
-
-    Each pair is ``(earlier, later)`` by position in ``groups``, and the pairs are sorted by those
-    positions, i.e. in partition order (``group-2`` before ``group-10``), not by string.
-    """
-    holders: dict[str, list[int]] = {}
-    for i, group in enumerate(groups):
-        for node in set(group.nodes):
-            holders.setdefault(node, []).append(i)
-    pairs: set[tuple[int, int]] = set()
-    for indices in holders.values():
-        for a, i in enumerate(indices):
-            pairs.update((i, j) for j in indices[a + 1 :])
-    return [(groups[i].name, groups[j].name) for i, j in sorted(pairs)]
 
 
 def run_waves(groups: Sequence[Group], max_concurrent: int = 0) -> list[list[str]]:

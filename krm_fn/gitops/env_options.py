@@ -16,9 +16,8 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from krm_fn.api.config import FunctionOptions, _from_strings, _validate
+from krm_fn.api.config import FunctionOptions, _from_strings, with_options
 
 ENV_PREFIX = "WORKLOADRUN_FN_"
 GITOPS_ENV = "WORKLOADRUN_FN_GITOPS"
@@ -53,12 +52,8 @@ def with_env(
     given = {names[k]: v for k, v in sorted(environ.items()) if k in names and v != ""}
     if not given:
         return options, []
-    raw: dict[str, Any] = {
-        k: v for k, v in options.model_dump(by_alias=True).items() if k != "registryPassword"
-    }
-    raw = {k: v for k, v in raw.items() if v is not None}
-    raw.update(_from_strings(given))
-    return _validate(raw, "and WORKLOADRUN_FN_* environment"), sorted(given)
+    where = "and WORKLOADRUN_FN_* environment"
+    return with_options(options, _from_strings(given), where), sorted(given)
 
 
 def plain_secret_refusal(options: FunctionOptions) -> str | None:

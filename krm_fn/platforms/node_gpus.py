@@ -23,11 +23,13 @@ and GKE hints) are what the render calls between node selection and partitioning
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from krm_fn.api import models
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
+from krm_fn.platforms.catalog import ClaimTemplate
+from krm_fn.platforms.overlay import ResolvedOverlay
 
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
@@ -153,18 +155,7 @@ def with_slice_products(
         meta = dict(_mapping(raw.get("metadata")))
         meta["labels"] = {**_mapping(meta.get("labels")), GPU_PRODUCT_LABEL: gpus.product}
         raw["metadata"] = meta
-        out.append(
-            NodeInfo(
-                name=n.name,
-                labels=labels,
-                provider_id=n.provider_id,
-                unschedulable=n.unschedulable,
-                ready=n.ready,
-                taints=n.taints,
-                allocatable_gpus=n.allocatable_gpus,
-                raw=raw,
-            )
-        )
+        out.append(replace(n, labels=labels, raw=raw))
     return out
 
 
@@ -289,23 +280,46 @@ def short_of_gpus(
     return out
 
 
-def dra_only_nodes(
+def gpus_by_claim(
+    overlay: ResolvedOverlay,
     eligible: Sequence[NodeInfo],
     slices: Mapping[str, SliceGpus],
-    resources: Mapping[str, Any],
-) -> list[str]:
-    """Nodes with GPUs only in ResourceSlices, when the pods still request ``nvidia.com/gpu``."""
-    try:
-        requested = int(str((resources.get("limits") or {}).get(GPU_RESOURCE, 0)))
-    except ValueError:
-        return []
-    if requested <= 0:
-        return []
-    return sorted(
-        n.name
-        for n in eligible
-        if n.allocatable_gpus is None and n.name in slices and slices[n.name].count > 0
-    )
+    spec: models.WorkloadRunSpec,
+    gpus: int,
+) -> tuple[ResolvedOverlay, tuple[str, str] | None]:
+    """The overlay with the GPUs claimed through DRA where the nodes publish them only so.
+
+    kube-scheduler's NodeResourcesFit counts an extended resource missing from a node's
+    allocatable as 0, so a pod requesting ``nvidia.com/gpu`` never lands on a node whose GPUs
+    are only ``gpu.nvidia.com`` ResourceSlice devices. When every eligible node is such a node
+    and the pods would request ``nvidia.com/gpu``, the request becomes a ResourceClaimTemplate
+    of DeviceClass ``gpu.nvidia.com`` for ``gpus`` devices (what the catalog's Nscale entry
+    does). Returns the overlay and, when the run cannot start either way, the problem (why and
+    the fix) with the field it is about.
+    """
+    dra = [n.name for n in eligible if n.allocatable_gpus is None and _sliced(n, slices)]
+    res = overlay.resources
+    deleted = any((res.get(k) or {}).get(GPU_RESOURCE, 0) is None for k in ("limits", "requests"))
+    if not dra or deleted or gpus <= 0 or requested_gpus(spec, gpus) <= 0:
+        return overlay, None
+    via = f"node(s) {_shown(dra)} publish their GPUs only through {DRA_GPU_DRIVER} ResourceSlices"
+    others = [n.name for n in eligible if n.name not in set(dra)]
+    if others:
+        why = "the pods of a run request their GPUs one way; narrow spec.target to one kind"
+        return overlay, (f"{via} and {_shown(others)} do not: {why}", "spec.target")
+    if requested_gpus(spec, -1) > 0:  # the user's own nvidia.com/gpu (-1: none named)
+        fix = f"remove it and the pods claim {DRA_GPU_DRIVER} devices instead"
+        return overlay, (
+            f"{via}, which a pod requesting {GPU_RESOURCE} never gets; {fix}",
+            "spec.resources",
+        )
+    claim = ClaimTemplate("gpu", "gpu", "gpu", DRA_GPU_DRIVER, gpus)
+    drop = {k: {**(res.get(k) or {}), GPU_RESOURCE: None} for k in ("limits", "requests")}
+    return replace(overlay, claim_templates=(*overlay.claim_templates, claim), resources=drop), None
+
+
+def _sliced(node: NodeInfo, slices: Mapping[str, SliceGpus]) -> bool:
+    return node.name in slices and slices[node.name].count > 0
 
 
 def unlabelled_gpu_hint(

@@ -73,6 +73,17 @@ def _topology_keys() -> list[str]:
     return sorted({e.topology_key for e in cat.entries if e.topology_key})
 
 
+def default_topology_key(platform: str) -> str | None:
+    """The platform's topology label: the first the catalog names for it, whatever the GPU.
+
+    NVCRE's ``cluster.DefaultTopologyKey``; ``None`` when the catalog names none.
+    """
+    for e in load_catalog().entries:
+        if e.topology_key and e.when.platform and platform in e.when.platform:
+            return e.topology_key
+    return None
+
+
 def target_gpu_product(target: models.Target | None) -> str | None:
     """The GPU product a target names, as NVCRE's offline render reads it.
 

@@ -7,8 +7,7 @@ Invariants:
     * Platform ``mpiArgs`` that set a variable the user sets in ``spec.env`` yield to it.
     * Resources: NVCRE's GPU rule, then the platform's requests, then the NIC request; the
       user's names always win (:func:`worker_resources`).
-    * Shared claims (PVCs) every concurrent worker mounts must allow it; nodes that offer
-      GPUs only through DRA while the pods request ``nvidia.com/gpu`` are named in a warning.
+    * Shared claims (PVCs) every concurrent worker mounts must allow it.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from krm_fn.builders.nccl_env import (
     user_wins_in_mpi_args,
 )
 from krm_fn.builders.run_plan import WorkerEnv
-from krm_fn.platforms import node_gpus as fleet
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
 from krm_fn.stages.partitioning import Partitioned
@@ -70,7 +68,6 @@ def env_and_resources(
         spec.nic_resource_name,
         platform.plan.nics_per_node if platform.plan else 0,
     )
-    _dra_only_warning(platform, resources, context, diag)
     secret_name = options.registry_pull_secret or (
         naming.pull_secret_name(wr.name) if options.registry else None
     )
@@ -102,29 +99,6 @@ def _shared_claims(
         diag.build_failed(msg, path)
     for path, msg in claim_warnings:
         diag.warning(msg, path)
-
-
-def _dra_only_warning(
-    platform: ResolvedPlatform,
-    resources: Mapping[str, Any],
-    context: InputContext,
-    diag: RunDiagnostics,
-) -> None:
-    """Warn about nodes that offer GPUs only through DRA while the pods request the plugin's."""
-    dra_only = fleet.dra_only_nodes(list(platform.eligible), context.gpu_slices, resources)
-    if not dra_only:
-        return
-    shown = ", ".join(dra_only[:3]) + (
-        f" and {len(dra_only) - 3} more" if len(dra_only) > 3 else ""
-    )
-    diag.warning(
-        f"node(s) {shown} advertise their GPUs only through gpu.nvidia.com ResourceSlices (no "
-        f"allocatable nvidia.com/gpu), but the worker pods request nvidia.com/gpu: "
-        f"{resources['limits'][fleet.GPU_RESOURCE]}, which those nodes cannot grant until a "
-        "device plugin advertises it; request the GPUs through DRA instead "
-        "(spec.resources.claims, or an override that sets nvidia.com/gpu to 0)",
-        "spec.resources",
-    )
 
 
 def _config_map(wr: models.WorkloadRun) -> str | None:

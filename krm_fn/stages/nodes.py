@@ -7,7 +7,8 @@ Invariants:
       clusters without that plugin schedule the same.
     * GPU products a node advertises only through ResourceSlices are attached to it.
     * Offline preview: with no Node in the input and a forced platform or GPU architecture,
-      ``numNodes`` synthetic nodes stand in (:func:`inventory_for`), said in an info result.
+      ``numNodes`` synthetic nodes stand in (:func:`inventory_for`), said in an info result;
+      they are in the ``topologyDomain`` option's domain.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import Exclusion, NodeInfo, select_nodes
 from krm_fn.io.results import ResourceRef, Results
 from krm_fn.platforms import node_gpus as fleet
-from krm_fn.platforms.run_platform import synthetic_nodes
+from krm_fn.platforms.run_platform import default_topology_key, synthetic_nodes
 from krm_fn.stages.parse import InputContext
 
 
@@ -52,6 +53,13 @@ def select(
     return NodeSelection(tuple(eligible), tuple(sel.excluded), tuple(tolerations))
 
 
+def within(target: models.Target | None, key: str, domain: str) -> models.Target:
+    """The target narrowed to one topology domain: an ``In`` term on ``key`` added."""
+    target = target or models.Target()
+    term = models.NodeSelectorRequirement(key=key, operator="In", values=[domain])
+    return target.model_copy(update={"match_expressions": [*target.match_expressions, term]})
+
+
 def inventory_for(
     spec: models.WorkloadRunSpec,
     ref: ResourceRef,
@@ -64,11 +72,14 @@ def inventory_for(
         return nodes
     from krm_fn.platforms import gpu as pgpu
 
+    platform = options.platform.strip().lower() if options.platform else None
+    key = options.topology_key or default_topology_key(platform or "")
+    domain = options.topology_domain
     synthetic = synthetic_nodes(
         spec.num_nodes,
-        options.platform.strip().lower() if options.platform else None,
+        platform,
         pgpu.parse_gpu_product(options.gpu_arch) if options.gpu_arch else None,
-        spec.target,
+        within(spec.target, key, domain) if key and domain else spec.target,
     )
     results.info(
         f"no Node in the input: offline preview on {len(synthetic)} synthetic node(s) "

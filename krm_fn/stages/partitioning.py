@@ -12,7 +12,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
@@ -80,7 +80,7 @@ def partition(
     else:
         names = [n.name for n in platform.eligible]
         try:
-            out = _with(out, partition_simple(names, per_group, options.remainder))
+            out = replace(out, part=partition_simple(names, per_group, options.remainder))
         except PartitionError as exc:
             diag.error(f"{exc}; {_fewer_nodes(platform.eligible, platform.gpus)}", "spec.numNodes")
     if out.part.untested:
@@ -89,16 +89,6 @@ def partition(
             f"fill a group of {per_group} (option remainder=skip): " + ", ".join(out.part.untested)
         )
     return out
-
-
-def _with(out: Partitioned, part: Partition, domains: int | None = None) -> Partitioned:
-    return Partitioned(
-        part,
-        out.per_group,
-        out.unpinned,
-        out.topology_key,
-        out.domains if domains is None else domains,
-    )
 
 
 def _unpinned(
@@ -116,7 +106,7 @@ def _unpinned(
             "spec.numNodes",
         )
         return out
-    return _with(out, Partition((Group("group-0", ()),), untested=()))
+    return replace(out, part=Partition((Group("group-0", ()),), untested=()))
 
 
 def _by_topology(
@@ -153,8 +143,8 @@ def _by_topology(
         part = topology.partition_topology(labelled, out.per_group, strict, options.remainder)
     except PartitionError as exc:
         diag.error(f"{exc}; {_fewer_nodes(platform.eligible, platform.gpus)}", "spec.numNodes")
-        return _with(out, out.part, domains)
-    return _with(out, part, domains)
+        return replace(out, domains=domains)
+    return replace(out, part=part, domains=domains)
 
 
 def _fewer_nodes(eligible: Sequence[NodeInfo], gpus: int) -> str:

@@ -6,12 +6,14 @@ Invariants:
     * Nodes with fewer GPUs than each pod requests are left out (NVCRE's capacity filter),
       unless the nodes disagree on their counts (already an error).
     * Every left-out node is named in one warning (summarised per reason when many).
+    * Nodes whose GPUs are only ResourceSlice devices get pods that claim them through DRA, or
+      the run is refused with why (:func:`krm_fn.platforms.node_gpus.gpus_by_claim`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
@@ -88,6 +90,7 @@ def resolve(
             eligible = [n for n in eligible if n.name not in {x.node for x in short}]
             if not eligible:
                 no_gpus_left = (requested, max(x.gpus for x in short))
+        plat = _gpus_claimed(spec, plat, eligible, context, diag)
     if excluded:
         diag.warning(
             f"{len(excluded)} node(s) matching the target are left out: " + left_out(excluded)
@@ -95,6 +98,28 @@ def resolve(
     _no_nodes_error(spec, nodes, eligible, no_gpus_left, context, diag)
     gpus = plat.gpus_per_node if plat else (spec.gpus_per_node or 8)
     return ResolvedPlatform(plat, tuple(eligible), tuple(excluded), gpus)
+
+
+def _gpus_claimed(
+    spec: models.WorkloadRunSpec,
+    plat: PlatformPlan,
+    eligible: Sequence[NodeInfo],
+    context: InputContext,
+    diag: RunDiagnostics,
+) -> PlatformPlan:
+    """The plan whose pods claim their GPUs through DRA where the nodes publish them so."""
+    overlay, problem = fleet.gpus_by_claim(
+        plat.overlay, eligible, context.gpu_slices, spec, plat.gpus_per_node
+    )
+    if problem:
+        diag.error(*problem)
+    elif overlay is not plat.overlay:
+        diag.info(
+            f"the worker pods claim {plat.gpus_per_node} GPU(s) of DeviceClass "
+            f"{fleet.DRA_GPU_DRIVER} (ResourceClaimTemplate <run>-gpu) instead of requesting "
+            f"{fleet.GPU_RESOURCE}: the nodes publish their GPUs only through ResourceSlices"
+        )
+    return replace(plat, overlay=overlay)
 
 
 def _no_nodes_error(

@@ -36,6 +36,7 @@ class RunSummary:
     platform: str
     gpu_arch: str
     waves: list[list[str]] = field(default_factory=list)
+    run_flags: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -81,6 +82,7 @@ def rendered(
         platform.platform,
         platform.arch,
         waves=[list(w) for w in jobs.waves],
+        run_flags=[a for a in matched.applied if a.startswith("run:")],
     )
     sizes = sorted({len(g.nodes) or wr.spec.num_nodes for g in part.groups})
     products = unlisted_products(platform)
