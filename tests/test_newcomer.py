@@ -369,3 +369,76 @@ def test_readme_docker_and_kustomize_examples_use_the_same_key_as_the_quick_star
     readme = (REPO / "README.md").read_text()
     keys = set(re.findall(r"NGC_API_KEY=(\S+)", readme))
     assert keys == {"example-api-key"}
+
+
+# --- issue 27: the render summary at fleet scale ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fleet_2000(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,000 realistic nodes (bench/make_inventory.py: some NotReady, cordoned or tainted)."""
+    from tests.gitops.test_inventory_command import bench_inventory
+
+    path = tmp_path_factory.mktemp("fleet") / "nodes.yaml"
+    with path.open("w") as out:
+        bench_inventory().write(out, 2000, 0, "aws", False, False, False)
+    return path
+
+
+def test_fleet_summary_is_a_screen_with_counts_and_the_first_names(fleet_2000: Path) -> None:
+    proc = run(["render", str(WR), str(fleet_2000)])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) <= 10 and len(proc.stderr) < 2500, proc.stderr
+    assert lines[1] == "WorkloadRun my-workload: 485 group(s), platform aws, GPU h100"
+    assert (
+        lines[2]
+        == "  group-0: 4 node(s): gpu-aws-00000, gpu-aws-00001, gpu-aws-00002, gpu-aws-00003"
+    )
+    assert "  ... and 482 more group(s) (--verbose lists every group)" in lines
+    assert (
+        "wave 0: 484 TrainJob(s): my-workload-group-0, my-workload-group-1, "
+        "my-workload-group-2 and 481 more; wave 1: my-workload-group-484-overflow"
+    ) in proc.stderr
+
+
+def test_untested_nodes_count_the_left_out_ones_of_the_warning(fleet_2000: Path) -> None:
+    proc = run(["render", str(WR), str(fleet_2000)])
+    left_out = re.search(r"(\d+) node\(s\) matching the target are left out", proc.stderr)
+    assert left_out, proc.stderr
+    n = left_out.group(1)
+    assert (
+        f"  untested nodes: {n} left out (the warning above says why): "
+        "gpu-aws-00016, gpu-aws-00018, gpu-aws-00029 and 60 more"
+    ) in proc.stderr.splitlines()
+    assert "untested nodes: none" not in proc.stderr
+
+
+def test_verbose_lists_every_group_node_and_trainjob(fleet_2000: Path) -> None:
+    proc = run(["render", "--verbose", str(WR), str(fleet_2000)])
+    assert proc.returncode == 0, proc.stderr
+    groups = re.findall(r"^  group-\d+(?:-overflow)?: ", proc.stderr, re.M)
+    assert len(groups) == 485
+    assert (
+        "my-workload-group-483; wave 1" in proc.stderr
+        and "more" not in proc.stderr.split("\n", 1)[1]
+    )
+    (untested,) = [ln for ln in proc.stderr.splitlines() if "untested nodes" in ln]
+    assert untested.count("gpu-aws-") == 63
+
+
+def test_skipped_remainder_and_left_out_nodes_both_count_as_untested(tmp_path: Path) -> None:
+    nodes = yaml.safe_load(NODES.read_text())
+    nodes["items"][0]["spec"]["unschedulable"] = True  # gpu-node-01: 15 nodes left, 3 over
+    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump(nodes))
+    (tmp_path / "cfg.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {remainder: skip}\n"
+    )
+    proc = run(
+        ["render", str(WR), str(tmp_path / "nodes.yaml"), "--config", str(tmp_path / "cfg.yaml")]
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "  untested nodes: 4: 1 left out (the warning above says why): gpu-node-01; "
+        "3 not filling a last group (remainder: skip): gpu-node-14, gpu-node-15, gpu-node-16"
+    ) in proc.stderr.splitlines()

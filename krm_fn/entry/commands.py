@@ -153,22 +153,27 @@ Exit codes: 0 rendered; 1 invalid input (nothing printed on stdout); 2 usage err
     f"{', '.join(GPU_ARCHITECTURES)}; a product name such as NVIDIA-H100-80GB-HBM3 is "
     "accepted too.",
 )
+@click.option(
+    "-v", "--verbose", is_flag=True, help="List every group, node and TrainJob in the summary."
+)
 def render_cmd(
     files: tuple[str, ...],
     fmt: str,
     config_file: str | None,
     platform: str | None,
     gpu_arch: str | None,
+    verbose: bool,
 ) -> None:
     """Preview the objects rendered from WorkloadRun and Node files (or - for stdin).
 
     FILES are WorkloadRuns, Nodes (single documents or the List of `kubectl get nodes -o
     yaml`) and directories of *.yaml, *.yml and *.json. Only the generated objects are
-    printed; a summary (groups, nodes per group, untested nodes) goes to stderr.
+    printed; a summary (groups, nodes per group, untested nodes) goes to stderr, with
+    counts and the first few names at fleet scale (--verbose: every name).
     """
     from krm_fn.entry.preview import preview
 
-    code, out, err = preview(list(files), config_file, platform, gpu_arch, fmt)
+    code, out, err = preview(list(files), config_file, platform, gpu_arch, fmt, verbose)
     if out:
         click.echo(out, nl=False)
     if err:  # one write: a fleet's summary is thousands of lines

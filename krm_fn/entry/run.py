@@ -36,7 +36,7 @@ from krm_fn.io.resourcelist import (
     parse_input,
     write_output_chunks,
 )
-from krm_fn.io.results import FileRef, ResourceRef, Results
+from krm_fn.io.results import FileRef, ResourceRef, Results, some
 
 if TYPE_CHECKING:
     from krm_fn.api.config import FunctionOptions
@@ -321,9 +321,8 @@ def _read_inventory_option(
         return None
     twice = sorted({n.name for n in nodes} & {n.name for n in loaded.nodes})
     if twice:
-        shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
         results.error(
-            f"Node {shown} reached the function both as input resources and from the "
+            f"Node {some(twice, 5)} reached the function both as input resources and from the "
             f"inventory option ({', '.join(options.inventory)}): each node must come from "
             "one place; in a kpt package list the inventory file in .krmignore so kpt does "
             'not read it as resources (README: "Node inventory for GitOps")',

@@ -26,6 +26,7 @@ from krm_fn.builders.nccl_env import (
     user_wins_in_mpi_args,
 )
 from krm_fn.builders.run_plan import WorkerEnv
+from krm_fn.io.results import some
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
@@ -114,11 +115,8 @@ def _dra_only_warning(
     dra_only = fleet.dra_only_nodes(list(platform.eligible), context.gpu_slices, resources)
     if not dra_only:
         return
-    shown = ", ".join(dra_only[:3]) + (
-        f" and {len(dra_only) - 3} more" if len(dra_only) > 3 else ""
-    )
     diag.warning(
-        f"node(s) {shown} advertise their GPUs only through gpu.nvidia.com ResourceSlices (no "
+        f"node(s) {some(dra_only)} advertise their GPUs only through gpu.nvidia.com ResourceSlices (no "
         f"allocatable nvidia.com/gpu), but the worker pods request nvidia.com/gpu: "
         f"{resources['limits'][fleet.GPU_RESOURCE]}, which those nodes cannot grant until a "
         "device plugin advertises it; request the GPUs through DRA instead "

@@ -16,15 +16,13 @@ from dataclasses import dataclass
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, Exclusion, NodeInfo
+from krm_fn.io.results import LISTED, some
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.overlay import ResolvedOverlay
 from krm_fn.platforms.run_platform import PlatformPlan, resolve_platform
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.nodes import NodeSelection
 from krm_fn.stages.parse import InputContext
-
-LEFT_OUT_LISTED = 10
-"""Up to this many left-out nodes are listed one by one; more are summarised per reason."""
 
 
 @dataclass(frozen=True)
@@ -124,14 +122,10 @@ def _no_nodes_error(
 
 def left_out(excluded: Sequence[Exclusion | fleet.ShortOfGpus]) -> str:
     """``a: NotReady; b: cordoned`` or, for many nodes, counts and examples per reason."""
-    if len(excluded) <= LEFT_OUT_LISTED:
+    if len(excluded) <= LISTED:
         return "; ".join(f"{x.node}: {x.reason}" for x in excluded)
     by_reason: dict[str, list[str]] = {}
     for x in excluded:
         by_reason.setdefault(x.reason, []).append(x.node)
-    parts = []
-    for reason, names in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        shown = ", ".join(sorted(names)[:3])
-        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-        parts.append(f"{reason}: {len(names)} ({shown}{more})")
-    return "; ".join(parts)
+    ranked = sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return "; ".join(f"{reason}: {len(names)} ({some(sorted(names))})" for reason, names in ranked)
