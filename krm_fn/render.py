@@ -72,8 +72,7 @@ def render_all(
             continue
         seen.add(key)
         diag = RunDiagnostics(results, run.ref, run.file, errors=len(run.bad_whens))
-        run_nodes = inventory_for(run.model.spec, run.ref, nodes, options, results)
-        done = render_run(run, run_nodes, options, password, context, diag)
+        done = render_run(run, nodes, options, password, context, diag)
         if done is not None:
             out.objects += [(o, run.raw) for o in done.objects]
             out.summaries.append(done.summary)
@@ -98,8 +97,9 @@ def render_run(
     """Run one WorkloadRun through the stages; ``None`` when it has an error (reported)."""
     wr, spec = run.model, run.model.spec
     checked = checks.check_run(wr, context, diag)
-    selection = select(spec, nodes, context)
-    platform = resolve(spec, nodes, selection, options, context, diag)
+    run_nodes = inventory_for(spec, run.ref, nodes, options, diag.results)  # or stand-ins
+    selection = select(spec, run_nodes, context)
+    platform = resolve(spec, run_nodes, selection, options, context, diag, not nodes)
     parts = partition(spec, platform, options, diag)
     worker = env_and_resources(wr, platform, parts, options, context, diag)
     matched = overrides.match(spec, platform, parts, run.bad_whens, diag)

@@ -442,3 +442,111 @@ def test_skipped_remainder_and_left_out_nodes_both_count_as_untested(tmp_path: P
         "  untested nodes: 4: 1 left out (the warning above says why): gpu-node-01; "
         "3 not filling a last group (remainder: skip): gpu-node-14, gpu-node-15, gpu-node-16"
     ) in proc.stderr.splitlines()
+
+
+# --- issue 27: errors that say the fix ----------------------------------------------------
+
+
+def test_no_node_in_the_input_says_how_to_pass_nodes_or_preview() -> None:
+    rel = str(WR.relative_to(REPO))
+    proc = run(["render", rel])
+    assert proc.returncode == 1
+    assert (
+        "[error] WorkloadRun my-workload: no eligible nodes: the input holds no Node. Pass the "
+        f"inventory with the run: a file (workloadrun-fn render {rel} nodes.yaml), a cluster's "
+        f"(kubectl get nodes -o yaml | workloadrun-fn render {rel} -), or in kpt and kustomize "
+        "the inventory option or Node resources; or preview without a cluster on synthetic "
+        f"nodes: --platform NAME and/or --gpu-arch NAME (options platform, gpuArch) ({rel}#0)"
+    ) in proc.stderr.splitlines()
+    assert "0 Node(s) in the input" not in proc.stderr
+
+
+def _b200_run(tmp_path: Path) -> Path:
+    wr = yaml.safe_load(WR.read_text())
+    wr["spec"]["numNodes"] = 2
+    wr["spec"]["target"] = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-B200"}}
+    path = tmp_path / "b200.yaml"
+    path.write_text(yaml.safe_dump(wr))
+    return path
+
+
+def test_preview_whose_gpu_arch_contradicts_the_target_names_both_gpus(tmp_path: Path) -> None:
+    path = _b200_run(tmp_path)
+    proc = run(["render", "--platform", "aws", "--gpu-arch", "h100", str(path)])
+    assert proc.returncode == 1
+    assert (
+        "spec.target: no eligible nodes: the input holds no Node, and none of the 2 synthetic "
+        "node(s) standing in for it (offline preview: --platform/--gpu-arch, options "
+        "platform/gpuArch) matches spec.target: they carry "
+        "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 (from --gpu-arch h100) but the target "
+        "selects NVIDIA-B200; leave out --gpu-arch to preview the target's GPU; to render on "
+        "real nodes, pass Node files"
+    ) in proc.stderr
+    assert "Node(s) in the input" not in proc.stderr
+    fixed = run(["render", "--platform", "aws", str(path)])  # as the message says
+    assert fixed.returncode == 0, fixed.stderr
+    assert "platform aws, GPU b200" in fixed.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [
+        ({"registry": "nvcr.io"}, "registryUsername, registryPasswordEnv"),
+        ({"registry": "nvcr.io", "registryUsername": "$oauthtoken"}, "registryPasswordEnv"),
+        ({"registryUsername": "u", "registryPasswordEnv": "NGC_API_KEY"}, "registry"),
+    ],
+    ids=["registry-alone", "password-env-missing", "registry-missing"],
+)
+def test_partial_registry_setup_names_the_missing_option(
+    given: dict[str, str], missing: str, tmp_path: Path
+) -> None:
+    cfg = {"apiVersion": "fn.nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRunRender"}
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump({**cfg, "spec": given}))
+    proc = run(["render", "fixtures/", "--config", str(tmp_path / "cfg.yaml")])
+    assert proc.returncode == 1
+    assert (
+        "[error] functionConfig spec: a generated pull Secret needs registry, registryUsername "
+        "and registryPasswordEnv (the name of the variable holding the password, e.g. "
+        f"NGC_API_KEY); missing: {missing}. Without a generated Secret: registryPullSecret alone "
+        "names a Secret in the cluster, or registrySecretStore and registrySecretKey (instead of "
+        "registryPasswordEnv) make an ExternalSecret"
+    ) in proc.stderr.splitlines()
+
+
+def test_discover_on_a_directory_without_a_run_says_so(tmp_path: Path) -> None:
+    (tmp_path / "deployment.yaml").write_text("kind: Deployment\n")
+    proc = run(["discover", str(tmp_path)])
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        f"discover: no WorkloadRun or WorkloadRunRender in {tmp_path} (its non-hidden *.yaml, "
+        "*.yml, *.json files, or a base its kustomization builds on)\n"
+    )
+
+
+KLOG = 'E1203 19:12:14.817864 13949 memcache.go:265] "Unhandled Error" err="connection refused"'
+REFUSED = "The connection to the server localhost:8080 was refused - did you specify the right host or port?"
+
+
+def test_release_without_a_cluster_is_an_environment_error_in_one_line(tmp_path: Path) -> None:
+    kubectl = tmp_path / "kubectl"  # what kubectl prints without a cluster: 7 klog lines, 1 plain
+    kubectl.write_text(
+        f"#!/bin/sh\nfor i in 1 2 3 4 5 6 7; do echo '{KLOG}' >&2; done\n"
+        f"echo '{REFUSED}' >&2\nexit 1\n"
+    )
+    kubectl.chmod(0o755)
+    proc = run(["release", "my-workload", "--once", "--kubectl", str(kubectl)])
+    assert proc.returncode == 2, proc.stderr  # not 1: no TrainJob failed
+    assert proc.stderr == (
+        f"release: cannot reach the TrainJobs of my-workload: {kubectl} get "
+        f"trainjobs.trainer.kubeflow.org failed: {REFUSED} (does kubectl's current context name "
+        "the cluster? kubectl config current-context)\n"
+    )
+
+
+def test_release_without_kubectl_says_how_to_name_it() -> None:
+    proc = run(["release", "my-workload", "--once"], env={"WORKLOADRUN_FN_KUBECTL": "no-kubectl"})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        "release: cannot reach the TrainJobs of my-workload: cannot run no-kubectl: No such file "
+        "or directory; install kubectl or name it with --kubectl (or WORKLOADRUN_FN_KUBECTL)\n"
+    )

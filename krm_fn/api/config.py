@@ -97,11 +97,19 @@ class FunctionOptions(BaseModel):
                     "SecretStore/NAME or ClusterSecretStore/NAME"
                 )
             return self
-        given = [self.registry, self.registry_username, self.registry_password_env]
-        if any(given) and not all(given):
+        given = {
+            "registry": self.registry,
+            "registryUsername": self.registry_username,
+            "registryPasswordEnv": self.registry_password_env,
+        }
+        missing = [n for n, v in given.items() if not v]
+        if len(missing) in (1, 2):
             raise ValueError(
-                "registry, registryUsername and registryPasswordEnv must all be set together "
-                "and non-empty"
+                "a generated pull Secret needs registry, registryUsername and "
+                f"registryPasswordEnv (the name of the variable holding the password, e.g. "
+                f"NGC_API_KEY); missing: {', '.join(missing)}. Without a generated Secret: "
+                "registryPullSecret alone names a Secret in the cluster, or registrySecretStore "
+                "and registrySecretKey (instead of registryPasswordEnv) make an ExternalSecret"
             )
         return self
 

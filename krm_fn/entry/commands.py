@@ -352,7 +352,7 @@ def release_cmd(
     """Release the waves of RUN: when wave n completed, unsuspend wave n+1; until all ran.
 
     Exit 0 when every wave completed, 1 when a TrainJob failed (later waves stay suspended),
-    3 on timeout.
+    2 when kubectl cannot reach the cluster (or is missing), 3 on timeout.
     """
     from krm_fn.api.durations import parse_go_duration
     from krm_fn.gitops import release
@@ -381,6 +381,11 @@ def discover_cmd(directory: str) -> None:
 
     hit = find(Path(directory))
     if hit is None:
+        click.echo(
+            f"discover: no WorkloadRun or WorkloadRunRender in {directory} (its non-hidden "
+            "*.yaml, *.yml, *.json files, or a base its kustomization builds on)",
+            err=True,
+        )
         sys.exit(1)
     click.echo(os.path.relpath(hit, Path(directory).resolve()))
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, Exclusion, NodeInfo
+from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
 from krm_fn.io.results import LISTED, some
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.overlay import ResolvedOverlay
-from krm_fn.platforms.run_platform import PlatformPlan, resolve_platform
+from krm_fn.platforms.run_platform import PlatformPlan, resolve_platform, target_gpu_product
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.nodes import NodeSelection
 from krm_fn.stages.parse import InputContext
@@ -65,8 +65,12 @@ def resolve(
     options: FunctionOptions,
     context: InputContext,
     diag: RunDiagnostics,
+    stand_ins: bool = False,
 ) -> ResolvedPlatform:
-    """Resolve the platform on the selected nodes and drop those short of GPUs."""
+    """Resolve the platform on the selected nodes and drop those short of GPUs.
+
+    ``stand_ins``: ``nodes`` are the offline preview's synthetic nodes (no Node in the input).
+    """
     eligible = list(selection.eligible)
     excluded = list(selection.excluded)
     plat: PlatformPlan | None = None
@@ -90,20 +94,6 @@ def resolve(
         diag.warning(
             f"{len(excluded)} node(s) matching the target are left out: " + left_out(excluded)
         )
-    _no_nodes_error(spec, nodes, eligible, no_gpus_left, context, diag)
-    gpus = plat.gpus_per_node if plat else (spec.gpus_per_node or 8)
-    return ResolvedPlatform(plat, tuple(eligible), tuple(excluded), gpus)
-
-
-def _no_nodes_error(
-    spec: models.WorkloadRunSpec,
-    nodes: Sequence[NodeInfo],
-    eligible: Sequence[NodeInfo],
-    no_gpus_left: tuple[int, int] | None,
-    context: InputContext,
-    diag: RunDiagnostics,
-) -> None:
-    """Report a run left without nodes, with why."""
     if no_gpus_left:
         diag.error(
             f"No node can supply the {no_gpus_left[0]} nvidia.com/gpu the workload requests "
@@ -112,12 +102,49 @@ def _no_nodes_error(
         )
     elif not eligible:
         diag.error(
-            "no eligible nodes: no Ready, schedulable Node in the input matches the target"
-            + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
-            + f"; {len(nodes)} Node(s) in the input"
+            _no_eligible(spec, nodes, options, stand_ins, diag.file.path if diag.file else "")
             + fleet.unlabelled_gpu_hint(nodes, spec.target, context.gpu_slices),
             "spec.target" if spec.target else None,
         )
+    gpus = plat.gpus_per_node if plat else (spec.gpus_per_node or 8)
+    return ResolvedPlatform(plat, tuple(eligible), tuple(excluded), gpus)
+
+
+def _no_eligible(
+    spec: models.WorkloadRunSpec,
+    nodes: Sequence[NodeInfo],
+    options: FunctionOptions,
+    stand_ins: bool,
+    run_file: str,
+) -> str:
+    """Why no node is eligible, and how to pass (or preview without) nodes."""
+    if not nodes:
+        run = run_file or "RUN.yaml"
+        return (
+            "no eligible nodes: the input holds no Node. Pass the inventory with the run: a "
+            f"file (workloadrun-fn render {run} nodes.yaml), a cluster's (kubectl get nodes "
+            f"-o yaml | workloadrun-fn render {run} -), or in kpt and kustomize the inventory "
+            "option or Node resources; or preview without a cluster on synthetic nodes: "
+            "--platform NAME and/or --gpu-arch NAME (options platform, gpuArch)"
+        )
+    if not stand_ins:
+        return (
+            "no eligible nodes: no Ready, schedulable Node in the input matches the target"
+            + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
+            + f"; {len(nodes)} Node(s) in the input"
+        )
+    have, wanted = nodes[0].gpu_product, target_gpu_product(spec.target)
+    why = (
+        f": they carry {GPU_PRODUCT_LABEL}={have} (from --gpu-arch {options.gpu_arch}) but the "
+        f"target selects {wanted}; leave out --gpu-arch to preview the target's GPU"
+        if wanted and have and wanted != have and options.gpu_arch
+        else ""
+    )
+    return (
+        f"no eligible nodes: the input holds no Node, and none of the {len(nodes)} synthetic "
+        f"node(s) standing in for it (offline preview: --platform/--gpu-arch, options "
+        f"platform/gpuArch) matches spec.target{why}; to render on real nodes, pass Node files"
+    )
 
 
 def left_out(excluded: Sequence[Exclusion | fleet.ShortOfGpus]) -> str:
