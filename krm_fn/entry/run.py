@@ -313,9 +313,32 @@ def _read_inventory_option(
 
     if not options.inventory:
         return [], []
-    base = cwd if "inventory" in from_env else inventory_base(fc, cwd)
+    config_dir = None if "inventory" in from_env else _config_dir(fc)
+    base = config_dir or cwd
     try:
         loaded = load_files(expand_paths(options.inventory, base), base)
+    except FileNotFoundError as exc:
+        results.error(
+            f"the inventory option ({', '.join(options.inventory)}) leads to {exc.filename}, "
+            "which does not exist: relative paths are relative to "
+            + (
+                f"the directory of the functionConfig file ({base}), where kpt fn render says "
+                "the file is"
+                if config_dir
+                else f"the working directory ({cwd}), because "
+                + (
+                    "they come from WORKLOADRUN_FN_INVENTORY"
+                    if "inventory" in from_env
+                    else "nothing says where the functionConfig file is (kpt fn eval "
+                    "--fn-config and kustomize do not; kpt fn render does): run from the "
+                    "directory they are relative to (cd PACKAGE && kpt fn eval . --exec "
+                    "workloadrun-fn --fn-config fn-config.yaml), use kpt fn render, or "
+                    "give an absolute path"
+                )
+            ),
+            resource=ResourceRef.of(fc) if fc else None,
+        )
+        return None
     except (OSError, InputError, yamlio.YAMLInputError) as exc:
         results.error(f"cannot read the inventory named by the inventory option: {exc}")
         return None
@@ -369,25 +392,31 @@ PACKAGE_PATH_KEY = "internal.config.kubernetes.io/package-path"
 
 
 def inventory_base(fc: Mapping[str, Any] | None, cwd: Path) -> Path:
-    """The directory relative ``inventory`` paths of the functionConfig ``fc`` resolve against.
+    """Where relative ``inventory`` paths of the functionConfig ``fc`` lead from.
 
-    kpt runs an ``exec`` function in kpt's own working directory, not the package's, and
-    annotates a functionConfig read from the package (``configPath``) with the package's
-    absolute directory (``internal.config.kubernetes.io/package-path``) and the file's path
-    in it (``config.kubernetes.io/path``). A path in that file then means the same thing
-    wherever kpt is started: it is relative to the file's directory, as kustomize resolves
-    the paths of a kustomization. Without that annotation (kustomize, ``kpt fn eval
-    --fn-config``, the command line) it is relative to ``cwd``.
+    The config file's directory (:func:`_config_dir`) when kpt says where it is, else ``cwd``.
+    """
+    return _config_dir(fc) or cwd
+
+
+def _config_dir(fc: Mapping[str, Any] | None) -> Path | None:
+    """The functionConfig file's directory, when kpt says where the file is.
+
+    kpt runs an ``exec`` function in kpt's own working directory, not the package's. ``kpt fn
+    render`` annotates a functionConfig read from the package (``configPath``) with the
+    package's absolute directory (``internal.config.kubernetes.io/package-path``) and the
+    file's path in it (``config.kubernetes.io/path``), so a path in that file means the same
+    wherever kpt is started, as kustomize resolves the paths of a kustomization. ``kpt fn eval
+    --fn-config FILE`` passes the file's content alone (kpt's runfn reads it with no path
+    annotation), as does kustomize: ``None``.
     """
     meta = fc.get("metadata") if fc else None
     ann = meta.get("annotations") if isinstance(meta, Mapping) else None
-    if not isinstance(ann, Mapping):
-        return cwd
-    pkg = ann.get(PACKAGE_PATH_KEY)
-    if not isinstance(pkg, str) or not pkg:
-        return cwd
+    pkg = ann.get(PACKAGE_PATH_KEY) if isinstance(ann, Mapping) else None
+    if not isinstance(pkg, str) or not pkg or not isinstance(ann, Mapping):
+        return None
     rel = next((ann[k] for k in PATH_KEYS if isinstance(ann.get(k), str)), "")
-    return cwd / pkg / Path(rel).parent
+    return Path(pkg) / Path(rel).parent
 
 
 def _generator_without_nodes(fc: Mapping[str, Any], config_path: str, results: Results) -> None:
