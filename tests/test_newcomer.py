@@ -550,3 +550,49 @@ def test_release_without_kubectl_says_how_to_name_it() -> None:
         "release: cannot reach the TrainJobs of my-workload: cannot run no-kubectl: No such file "
         "or directory; install kubectl or name it with --kubectl (or WORKLOADRUN_FN_KUBECTL)\n"
     )
+
+
+# --- issue 27: small wrong outputs of the Flux path -----------------------------------------
+
+
+def test_render_in_ci_counts_the_trainjobs_of_a_single_wave(tmp_path: Path) -> None:
+    script = REPO / "deploy" / "flux" / "render-in-ci.sh"
+    proc = subprocess.run(
+        [str(script), str(REPO / "kustomization-examples" / "argocd-app"), "rendered/gpu"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**ENV, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert [d.name for d in (tmp_path / "rendered" / "gpu").glob("wave-*")] == ["wave-0"]
+    assert proc.stderr.splitlines()[-1] == "render-in-ci: wrote rendered/gpu (4 TrainJob(s))"
+
+
+def test_flux_layout_warns_about_a_secret_holding_the_password(tmp_path: Path) -> None:
+    rendered = run(["render", "fixtures/"], env={"WORKLOADRUN_FN_WAVE_RELEASE": "engine"})
+    assert rendered.returncode == 0, rendered.stderr
+    (tmp_path / "rendered.yaml").write_text(rendered.stdout)
+    args = ["--name", "gpu", "--path-prefix", "./out"]
+    proc = run(["flux-layout", str(tmp_path / "rendered.yaml"), str(tmp_path / "out"), *args])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[0] == (
+        "flux-layout: warning: dependencies/ holds Secret -/my-workload-pull-secret with its "
+        "data (a registry password for a pull Secret): Flux applies what its source holds, so "
+        "the password is committed to git or pushed in the OCI artifact; reference a Secret "
+        "that exists in the cluster (registryPullSecret) or let the External Secrets Operator "
+        "fetch it (registrySecretStore, registrySecretKey) instead"
+    )
+    assert "newcomer-key-1" not in proc.stderr
+
+
+def test_flux_layout_of_a_render_without_a_plain_secret_says_nothing_of_secrets(
+    tmp_path: Path,
+) -> None:
+    rendered = run(
+        ["render", "kustomization-examples/argocd-app"],
+        env={"WORKLOADRUN_FN_WAVE_RELEASE": "engine"},
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    (tmp_path / "r.yaml").write_text(rendered.stdout)
+    args = ["--name", "gpu", "--path-prefix", "./out"]
+    proc = run(["flux-layout", str(tmp_path / "r.yaml"), str(tmp_path / "out"), *args])
+    assert proc.returncode == 0 and "Secret" not in proc.stderr, proc.stderr

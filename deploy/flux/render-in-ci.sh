@@ -49,7 +49,8 @@ fi
 mkdir -p "$(dirname "$out")"
 rm -rf "$out"
 mv "$work/out" "$out"
-echo "render-in-ci: wrote $out ($(grep -c '^kind: TrainJob$' "$out"/wave-*/resources.yaml | awk -F: '{s+=$2} END {print s}') TrainJob(s))" >&2
+# one stream of every wave (grep -c on one file would print no file name to sum over)
+echo "render-in-ci: wrote $out ($(cat "$out"/wave-*/resources.yaml | grep -c '^kind: TrainJob$') TrainJob(s))" >&2
 
 if [ -n "${FLUX_OCI_URL:-}" ]; then
   flux push artifact "$FLUX_OCI_URL:$(git rev-parse --short HEAD)" \

@@ -430,6 +430,9 @@ def flux_layout_cmd(
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     flux.write(Path(out_dir), dirs)
+    warning = flux.plain_secret_warning(dirs["dependencies"])
+    if warning:
+        click.echo(warning, err=True)
     waves = sum(1 for k in dirs if k.startswith("wave-"))
     click.echo(f"flux-layout: dependencies + {waves} wave(s) in {out_dir}", err=True)
 

@@ -111,6 +111,29 @@ def _check_publishable(jobs: list[dict[str, Any]]) -> None:
         )
 
 
+def plain_secret_warning(objs: Sequence[dict[str, Any]]) -> str | None:
+    """A warning naming the Secrets that carry their data (a password) into the Flux source.
+
+    The render writes one only when asked to (``plainPullSecret``, which the GitOps paths
+    require), so it is said, not refused; ``None`` when there is none.
+    """
+    names = [
+        f"{(o.get('metadata') or {}).get('namespace') or '-'}/{(o.get('metadata') or {}).get('name')}"
+        for o in objs
+        if o.get("kind") == "Secret" and o.get("apiVersion") == "v1"
+        and (o.get("data") or o.get("stringData"))
+    ]  # fmt: skip
+    if not names:
+        return None
+    return (
+        f"flux-layout: warning: dependencies/ holds Secret {', '.join(names)} with its data (a "
+        "registry password for a pull Secret): Flux applies what its source holds, so the "
+        "password is committed to git or pushed in the OCI artifact; reference a Secret that "
+        "exists in the cluster (registryPullSecret) or let the External Secrets Operator fetch "
+        "it (registrySecretStore, registrySecretKey) instead"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _Target:
     """Where the Kustomizations point and how Flux reconciles them."""
