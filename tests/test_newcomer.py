@@ -81,10 +81,15 @@ def test_help_lists_forms_examples_exit_codes_debug_and_completion() -> None:
     assert "docs/workloadrun-reference.md" in out
 
 
-def test_help_shows_every_command_summary_whole_on_a_narrow_terminal() -> None:
+@pytest.mark.parametrize("columns", [60, 200], ids=["narrow-60", "wide-200"])
+def test_help_shows_every_command_summary_whole(columns: int) -> None:
     from krm_fn.entry.commands import cli
 
-    out = re.sub(r"\s+", " ", run(["--help"], columns=60).stdout)
+    out = re.sub(r"\s+", " ", run(["--help"], columns=columns).stdout)
+    assert (
+        "inventory Compact `kubectl get nodes -o yaml|json` (FILE... or - / nothing for stdin)."
+        in out
+    )
     for name, cmd in cli.commands.items():
         summary = " ".join(cmd.get_short_help_str(limit=10_000).split())
         assert f"{name} {summary}" in out, f"summary of {name} cut"
