@@ -295,11 +295,9 @@ def test_failed_run_reports_no_rendered_trainjobs_above_nothing_rendered() -> No
 
 @pytest.mark.e2e
 def test_failed_kpt_run_prints_no_rendered_note(tmp_path: Path) -> None:
-    import shutil
+    from tests.e2e.helpers import need
 
-    kpt = shutil.which("kpt")
-    if kpt is None:
-        pytest.fail("kpt must be installed for the end-to-end tests")
+    kpt = need("kpt")
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     docs = yaml.safe_load(_two_runs_one_failing())["items"]
