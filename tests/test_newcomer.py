@@ -599,3 +599,61 @@ def test_flux_layout_of_a_render_without_a_plain_secret_says_nothing_of_secrets(
     args = ["--name", "gpu", "--path-prefix", "./out"]
     proc = run(["flux-layout", str(tmp_path / "r.yaml"), str(tmp_path / "out"), *args])
     assert proc.returncode == 0 and "Secret" not in proc.stderr, proc.stderr
+
+
+# --- issue 27: the README's newcomer path, as pasted ------------------------------------------
+
+RUNNABLE = "<!-- runnable -->"
+
+
+def _runnable_blocks() -> list[str]:
+    readme = (REPO / "README.md").read_text()
+    return re.findall(rf"^{RUNNABLE}\n```sh\n(.*?)^```$", readme, re.S | re.M)
+
+
+def test_every_runnable_marker_sits_on_a_shell_block_and_development_documents_it() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert len(re.findall(rf"^{RUNNABLE}$", readme, re.M)) == len(_runnable_blocks()) > 0
+    development = readme[readme.index("\n## Development\n") :]
+    assert f"`{RUNNABLE}`" in development
+
+
+def test_the_runnable_blocks_are_a_newcomers_whole_path() -> None:
+    blocks = _runnable_blocks()
+    sh = re.findall(r"```sh\n(.*?)\n```", (REPO / "README.md").read_text(), re.S)
+    assert blocks[0].strip() == sh[0].strip(), "the path starts with the quick start's install"
+    assert sh[1] + "\n" not in blocks, "the test suite is not part of the path"
+    path = "\n".join(blocks)
+    for way_in in (". .venv/bin/activate", "workloadrun-fn render --platform", "kpt fn render",
+                   "kpt fn eval", "kubectl kustomize", "render-in-ci.sh"):  # fmt: skip
+        assert way_in in path, way_in
+    assert path.index("activate") < path.index("kpt fn"), "on PATH before kpt's --exec needs it"
+
+
+@pytest.mark.e2e
+def test_the_readme_runnable_blocks_run_in_order_as_pasted_on_a_fresh_checkout(
+    tmp_path: Path,
+) -> None:
+    """install, put on PATH, preview, kpt (both modes), kubectl kustomize, Flux: one shell,
+    a copy of the checkout, no virtualenv of ours on PATH, a fresh HOME."""
+    from tests.e2e.helpers import BIN, need
+    from tests.gitops.test_flux import _checkout_of_this_repository
+
+    need("kpt"), need("kubectl")
+    checkout = tmp_path / "clone"
+    _checkout_of_this_repository(checkout)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("XDG_", "KUSTOMIZE_", "VIRTUAL_ENV", "WORKLOADRUN_", "NGC_"))
+    }
+    env.update(PATH=path, HOME=str(tmp_path / "home"))
+    script = "set -euo pipefail\n" + "\n".join(_runnable_blocks())
+    proc = subprocess.run(
+        ["bash", "-c", script], cwd=checkout, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert proc.stdout.count("kind: TrainJob") >= 4 * 4  # render, preview, kpt twice, kustomize
+    assert "render-in-ci: wrote rendered/gpu-validation (4 TrainJob(s))" in proc.stderr
+    assert (checkout / "rendered" / "gpu-validation" / "flux" / "kustomizations.yaml").is_file()

@@ -5,7 +5,7 @@
 #
 # SOURCE_DIR is a kustomization (built with the legacy exec plugin and `kubectl kustomize`) or a
 # plain directory of WorkloadRun / compact Node inventory files (`workloadrun-fn render`; hidden
-# files are not read). OUTPUT_DIR receives (see README "Flux"):
+# files are not read). OUTPUT_DIR receives (see docs/gitops.md "Flux"):
 #   dependencies/   every object that is not a TrainJob (Secret/ExternalSecret, ConfigMap,
 #                   TrainingRuntime, ...)
 #   wave-<k>/       the TrainJobs of wave k, none suspended
@@ -15,7 +15,7 @@
 #                   completed, so Flux applies wave k+1 after wave k finished.
 # OUTPUT_DIR is replaced only when the render succeeded and produced at least one TrainJob, so
 # Flux never prunes a cluster because of an empty or failed render. No registry password is
-# ever written (README "Registry credentials in GitOps").
+# ever written (docs/gitops.md "Registry credentials in GitOps").
 #
 # Environment: WORKLOADRUN_FN (the command, default workloadrun-fn), FLUX_NAME (Kustomization
 # name prefix, default: basename of OUTPUT_DIR), FLUX_SOURCE (KIND/NAME of the Flux source,

@@ -348,7 +348,7 @@ def _read_inventory_option(
             f"Node {some(twice, 5)} reached the function both as input resources and from the "
             f"inventory option ({', '.join(options.inventory)}): each node must come from "
             "one place; in a kpt package list the inventory file in .krmignore so kpt does "
-            'not read it as resources (README: "Node inventory for GitOps")',
+            'not read it as resources (docs/gitops.md: "kpt: a fleet in a package")',
             resource=ResourceRef.of(fc) if fc else None,
         )
         return None

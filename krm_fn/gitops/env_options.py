@@ -71,5 +71,5 @@ def plain_secret_refusal(options: FunctionOptions) -> str | None:
         "commits; instead reference a Secret that exists in the cluster (registryPullSecret: "
         "NAME) or let the External Secrets Operator fetch it (registrySecretStore and "
         "registrySecretKey); to write the password into the output on purpose, set "
-        'plainPullSecret: "true" (README: "Registry credentials in GitOps")'
+        'plainPullSecret: "true" (docs/gitops.md: "Registry credentials in GitOps")'
     )
