@@ -578,11 +578,10 @@ def test_flux_layout_warns_about_a_secret_holding_the_password(tmp_path: Path) -
     proc = run(["flux-layout", str(tmp_path / "rendered.yaml"), str(tmp_path / "out"), *args])
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.splitlines()[0] == (
-        "flux-layout: warning: dependencies/ holds Secret -/my-workload-pull-secret with its "
-        "data (a registry password for a pull Secret): Flux applies what its source holds, so "
-        "the password is committed to git or pushed in the OCI artifact; reference a Secret "
-        "that exists in the cluster (registryPullSecret) or let the External Secrets Operator "
-        "fetch it (registrySecretStore, registrySecretKey) instead"
+        "flux-layout: warning: dependencies/ holds Secret my-workload-pull-secret with its data: "
+        "Flux applies what its source holds, so it lands in git or the OCI artifact; instead "
+        "reference a Secret that exists in the cluster (registryPullSecret: NAME) or let the "
+        "External Secrets Operator fetch it (registrySecretStore and registrySecretKey)"
     )
     assert "newcomer-key-1" not in proc.stderr
 

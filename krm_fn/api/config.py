@@ -52,15 +52,7 @@ class FunctionOptions(BaseModel):
             )
         if self.registry_pull_secret:
             extra = [
-                n
-                for n, v in (
-                    ("registry", self.registry),
-                    ("registryUsername", self.registry_username),
-                    ("registryPasswordEnv", self.registry_password_env),
-                    ("registrySecretStore", self.registry_secret_store),
-                    ("registrySecretKey", self.registry_secret_key),
-                )
-                if v
+                a for a in (*_PLAIN, "registrySecretStore", "registrySecretKey") if self._has(a)
             ]
             if extra:
                 raise ValueError(
@@ -69,16 +61,7 @@ class FunctionOptions(BaseModel):
                 )
             return self
         if self.registry_secret_store or self.registry_secret_key:
-            need = [
-                n
-                for n, v in (
-                    ("registry", self.registry),
-                    ("registryUsername", self.registry_username),
-                    ("registrySecretStore", self.registry_secret_store),
-                    ("registrySecretKey", self.registry_secret_key),
-                )
-                if not v
-            ]
+            need = [a for a in _EXTERNAL if not self._has(a)]
             if need:
                 raise ValueError(
                     "an ExternalSecret needs registry, registryUsername, registrySecretStore and "
@@ -97,12 +80,7 @@ class FunctionOptions(BaseModel):
                     "SecretStore/NAME or ClusterSecretStore/NAME"
                 )
             return self
-        given = {
-            "registry": self.registry,
-            "registryUsername": self.registry_username,
-            "registryPasswordEnv": self.registry_password_env,
-        }
-        missing = [n for n, v in given.items() if not v]
+        missing = [a for a in _PLAIN if not self._has(a)]
         if len(missing) in (1, 2):
             raise ValueError(
                 "a generated pull Secret needs registry, registryUsername and "
@@ -113,7 +91,16 @@ class FunctionOptions(BaseModel):
             )
         return self
 
+    def _has(self, alias: str) -> bool:
+        """Whether the option ``alias`` (its name in the config) is set and not empty."""
+        field = next(n for n, f in type(self).model_fields.items() if (f.alias or n) == alias)
+        return bool(getattr(self, field))
 
+
+_PLAIN = ("registry", "registryUsername", "registryPasswordEnv")
+"""The options of a generated pull Secret."""
+_EXTERNAL = ("registry", "registryUsername", "registrySecretStore", "registrySecretKey")
+"""The options of a generated ExternalSecret."""
 _BOOL = {"true": True, "false": False}
 OPTION_ANNOTATION_PREFIX = "fn.nvcre.nvidia.com/"
 

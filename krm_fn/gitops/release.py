@@ -17,8 +17,7 @@ Invariants:
       TrainJob stops the release (exit 1) and later waves stay suspended, so a broken node is
       never used again without a person looking at it.
     * Only ``spec.suspend`` of the run's own TrainJobs is patched (merge patch).
-    * kubectl missing or failing (no cluster, no Trainer) is exit 2, one line saying so, never
-      the exit 1 of a failed TrainJob.
+    * kubectl missing or failing (no cluster, no Trainer) is exit 2 in one line, never 1.
 """
 
 from __future__ import annotations
@@ -34,18 +33,14 @@ from krm_fn.keys import LABEL_RUN, LABEL_WAVE
 
 EXIT_DONE = 0
 EXIT_FAILED = 1
-EXIT_NO_CLUSTER = 2  # a usage/environment error, like every other one of the command line
+EXIT_NO_CLUSTER = 2
 EXIT_TIMEOUT = 3
 
 Runner = Callable[[Sequence[str]], str]
 
 
 def run_kubectl(argv: Sequence[str]) -> str:
-    """Run one kubectl command line; its stdout. Raises :class:`RuntimeError` (one line).
-
-    kubectl repeats a connection error once per API discovery attempt, then says it once in
-    plain words on its last line: that line is the error.
-    """
+    """Run one kubectl command line: its stdout, or :class:`RuntimeError` in one line."""
     try:
         proc = subprocess.run(list(argv), capture_output=True, text=True, check=False)
     except OSError as exc:
@@ -54,6 +49,7 @@ def run_kubectl(argv: Sequence[str]) -> str:
             "--kubectl (or WORKLOADRUN_FN_KUBECTL)"
         ) from None
     if proc.returncode != 0:
+        # kubectl repeats a connection error per API discovery attempt, then says it once
         last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
         raise RuntimeError(
             f"{' '.join(argv[:3])} failed: {last} (does kubectl's current context name the "
