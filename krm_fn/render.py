@@ -75,8 +75,7 @@ def render_all(
         seen.add(key)
         diag = RunDiagnostics(results, run.ref, run.file, errors=len(run.bad_whens))
         run = replace(run, model=run_flags.applied(run.model, options))
-        run_nodes = inventory_for(run.model.spec, run.ref, nodes, options, results)
-        done = render_run(run, run_nodes, options, password, context, diag)
+        done = render_run(run, nodes, options, password, context, diag)
         if done is not None:
             out.objects += [(o, run.raw) for o in done.objects]
             out.summaries.append(done.summary)
@@ -100,9 +99,10 @@ def render_run(
 ) -> RenderedRun | None:
     """Run one WorkloadRun through the stages; ``None`` when it has an error (reported)."""
     checked = checks.check_run(run.model, context, diag)
-    narrowed = run_flags.narrowed(run.model, nodes, options, context, diag)
+    run_nodes = inventory_for(run.model.spec, run.ref, nodes, options, diag.results)  # or stand-ins
+    narrowed = run_flags.narrowed(run.model, run_nodes, options, context, diag)
     selection = narrowed.selection
-    platform = resolve(narrowed.run.spec, nodes, selection, options, context, diag)
+    platform = resolve(narrowed.run.spec, run_nodes, selection, options, context, diag, not nodes)
     wr = run_flags.sized(narrowed.run, len(platform.eligible), options)
     spec = wr.spec
     parts = partition(spec, platform, options, diag)

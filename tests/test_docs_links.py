@@ -52,3 +52,29 @@ def test_the_readme_links_every_docs_page() -> None:
     readme = (REPO / "README.md").read_text()
     missing = [p.name for p in PAGES[1:] if f"docs/{p.name}" not in readme]
     assert missing == []
+
+
+# Sections that moved from the README to docs/ (issue 27): a bookmark or an old link to the
+# README's anchor still lands on the README, next to the link to the section's new page.
+MOVED_FROM_README = {
+    "node-inventory-for-gitops-workloadrun-fn-inventory": "docs/gitops.md",
+    "plain-kubectl-releasing-waves-workloadrun-fn-release": "docs/gitops.md",
+    "registry-credentials-in-gitops": "docs/gitops.md",
+    "how-detection-works": "docs/detection.md",
+    "the-catalog": "docs/detection.md",
+    "previewing": "docs/detection.md",
+    "adding-or-changing-an-entry": "docs/detection.md",
+    "re-rendering-after-the-fleet-changes": "docs/apply-order.md",
+    "latest-results": "docs/performance.md",
+    "targets": "docs/performance.md",
+}
+
+
+@pytest.mark.parametrize("anchor", sorted(MOVED_FROM_README))
+def test_a_moved_sections_readme_anchor_still_resolves_beside_its_new_page(anchor: str) -> None:
+    readme = REPO / "README.md"
+    page = REPO / MOVED_FROM_README[anchor]
+    assert anchor in _anchors(readme)
+    assert anchor in _anchors(page), f"{page.name} has no section #{anchor}"
+    (row,) = [ln for ln in readme.read_text().splitlines() if f'<a id="{anchor}"></a>' in ln]
+    assert f"]({MOVED_FROM_README[anchor]})" in row

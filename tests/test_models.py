@@ -305,8 +305,12 @@ CASES = [
             (
                 "",
                 "value_error",
-                "Value error, registry, registryUsername and registryPasswordEnv must all be set "
-                "together and non-empty",
+                "Value error, a generated pull Secret needs registry, registryUsername and "
+                "registryPasswordEnv (the name of the variable holding the password, e.g. "
+                "NGC_API_KEY); missing: registryUsername, registryPasswordEnv. Without a "
+                "generated Secret: registryPullSecret alone names a Secret in the cluster, or "
+                "registrySecretStore and registrySecretKey (instead of registryPasswordEnv) make "
+                "an ExternalSecret",
             )
         ],
         id="options-are-lax-yes-is-true-tuple-is-a-list-bytes-are-a-string",

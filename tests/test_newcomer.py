@@ -81,10 +81,15 @@ def test_help_lists_forms_examples_exit_codes_debug_and_completion() -> None:
     assert "docs/workloadrun-reference.md" in out
 
 
-def test_help_shows_every_command_summary_whole_on_a_narrow_terminal() -> None:
+@pytest.mark.parametrize("columns", [60, 200], ids=["narrow-60", "wide-200"])
+def test_help_shows_every_command_summary_whole(columns: int) -> None:
     from krm_fn.entry.commands import cli
 
-    out = re.sub(r"\s+", " ", run(["--help"], columns=60).stdout)
+    out = re.sub(r"\s+", " ", run(["--help"], columns=columns).stdout)
+    assert (
+        "inventory Compact `kubectl get nodes -o yaml|json` (FILE... or - / nothing for stdin)."
+        in out
+    )
     for name, cmd in cli.commands.items():
         summary = " ".join(cmd.get_short_help_str(limit=10_000).split())
         assert f"{name} {summary}" in out, f"summary of {name} cut"
@@ -290,11 +295,9 @@ def test_failed_run_reports_no_rendered_trainjobs_above_nothing_rendered() -> No
 
 @pytest.mark.e2e
 def test_failed_kpt_run_prints_no_rendered_note(tmp_path: Path) -> None:
-    import shutil
+    from tests.e2e.helpers import need
 
-    kpt = shutil.which("kpt")
-    if kpt is None:
-        pytest.fail("kpt must be installed for the end-to-end tests")
+    kpt = need("kpt")
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     docs = yaml.safe_load(_two_runs_one_failing())["items"]
@@ -369,3 +372,287 @@ def test_readme_docker_and_kustomize_examples_use_the_same_key_as_the_quick_star
     readme = (REPO / "README.md").read_text()
     keys = set(re.findall(r"NGC_API_KEY=(\S+)", readme))
     assert keys == {"example-api-key"}
+
+
+# --- issue 27: the render summary at fleet scale ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fleet_2000(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,000 realistic nodes (bench/make_inventory.py: some NotReady, cordoned or tainted)."""
+    from tests.gitops.test_inventory_command import bench_inventory
+
+    path = tmp_path_factory.mktemp("fleet") / "nodes.yaml"
+    with path.open("w") as out:
+        bench_inventory().write(out, 2000, 0, "aws", False, False, False)
+    return path
+
+
+def test_fleet_summary_is_a_screen_with_counts_and_the_first_names(fleet_2000: Path) -> None:
+    proc = run(["render", str(WR), str(fleet_2000)])
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) <= 10 and len(proc.stderr) < 2500, proc.stderr
+    assert lines[1] == "WorkloadRun my-workload: 485 group(s), platform aws, GPU h100"
+    assert (
+        lines[2]
+        == "  group-0: 4 node(s): gpu-aws-00000, gpu-aws-00001, gpu-aws-00002, gpu-aws-00003"
+    )
+    assert "  ... and 482 more group(s) (--verbose lists every group)" in lines
+    assert (
+        "wave 0: 484 TrainJob(s): my-workload-group-0, my-workload-group-1, "
+        "my-workload-group-2 and 481 more; wave 1: my-workload-group-484-overflow"
+    ) in proc.stderr
+
+
+def test_untested_nodes_count_the_left_out_ones_of_the_warning(fleet_2000: Path) -> None:
+    proc = run(["render", str(WR), str(fleet_2000)])
+    left_out = re.search(r"(\d+) node\(s\) matching the target are left out", proc.stderr)
+    assert left_out, proc.stderr
+    n = left_out.group(1)
+    assert (
+        f"  untested nodes: {n} left out (the warning above says why): "
+        "gpu-aws-00016, gpu-aws-00018, gpu-aws-00029 and 60 more"
+    ) in proc.stderr.splitlines()
+    assert "untested nodes: none" not in proc.stderr
+
+
+def test_verbose_lists_every_group_node_and_trainjob(fleet_2000: Path) -> None:
+    proc = run(["render", "--verbose", str(WR), str(fleet_2000)])
+    assert proc.returncode == 0, proc.stderr
+    groups = re.findall(r"^  group-\d+(?:-overflow)?: ", proc.stderr, re.M)
+    assert len(groups) == 485
+    assert (
+        "my-workload-group-483; wave 1" in proc.stderr
+        and "more" not in proc.stderr.split("\n", 1)[1]
+    )
+    (untested,) = [ln for ln in proc.stderr.splitlines() if "untested nodes" in ln]
+    assert untested.count("gpu-aws-") == 63
+
+
+def test_skipped_remainder_and_left_out_nodes_both_count_as_untested(tmp_path: Path) -> None:
+    nodes = yaml.safe_load(NODES.read_text())
+    nodes["items"][0]["spec"]["unschedulable"] = True  # gpu-node-01: 15 nodes left, 3 over
+    (tmp_path / "nodes.yaml").write_text(yaml.safe_dump(nodes))
+    (tmp_path / "cfg.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {remainder: skip}\n"
+    )
+    proc = run(
+        ["render", str(WR), str(tmp_path / "nodes.yaml"), "--config", str(tmp_path / "cfg.yaml")]
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "  untested nodes: 4: 1 left out (the warning above says why): gpu-node-01; "
+        "3 not filling a last group (remainder: skip): gpu-node-14, gpu-node-15, gpu-node-16"
+    ) in proc.stderr.splitlines()
+
+
+# --- issue 27: errors that say the fix ----------------------------------------------------
+
+
+def test_no_node_in_the_input_says_how_to_pass_nodes_or_preview() -> None:
+    rel = str(WR.relative_to(REPO))
+    proc = run(["render", rel])
+    assert proc.returncode == 1
+    assert (
+        "[error] WorkloadRun my-workload: no eligible nodes: the input holds no Node. Pass the "
+        f"inventory with the run: a file (workloadrun-fn render {rel} nodes.yaml), a cluster's "
+        f"(kubectl get nodes -o yaml | workloadrun-fn render {rel} -), or in kpt and kustomize "
+        "the inventory option or Node resources; or preview without a cluster on synthetic "
+        f"nodes: --platform NAME and/or --gpu-arch NAME (options platform, gpuArch) ({rel}#0)"
+    ) in proc.stderr.splitlines()
+    assert "0 Node(s) in the input" not in proc.stderr
+
+
+def _b200_run(tmp_path: Path) -> Path:
+    wr = yaml.safe_load(WR.read_text())
+    wr["spec"]["numNodes"] = 2
+    wr["spec"]["target"] = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-B200"}}
+    path = tmp_path / "b200.yaml"
+    path.write_text(yaml.safe_dump(wr))
+    return path
+
+
+def test_preview_whose_gpu_arch_contradicts_the_target_names_both_gpus(tmp_path: Path) -> None:
+    path = _b200_run(tmp_path)
+    proc = run(["render", "--platform", "aws", "--gpu-arch", "h100", str(path)])
+    assert proc.returncode == 1
+    assert (
+        "spec.target: no eligible nodes: the input holds no Node, and none of the 2 synthetic "
+        "node(s) standing in for it (offline preview: --platform/--gpu-arch, options "
+        "platform/gpuArch) matches spec.target: they carry "
+        "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3 (from --gpu-arch h100) but the target "
+        "selects NVIDIA-B200; leave out --gpu-arch to preview the target's GPU; to render on "
+        "real nodes, pass Node files"
+    ) in proc.stderr
+    assert "Node(s) in the input" not in proc.stderr
+    fixed = run(["render", "--platform", "aws", str(path)])  # as the message says
+    assert fixed.returncode == 0, fixed.stderr
+    assert "platform aws, GPU b200" in fixed.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [
+        ({"registry": "nvcr.io"}, "registryUsername, registryPasswordEnv"),
+        ({"registry": "nvcr.io", "registryUsername": "$oauthtoken"}, "registryPasswordEnv"),
+        ({"registryUsername": "u", "registryPasswordEnv": "NGC_API_KEY"}, "registry"),
+    ],
+    ids=["registry-alone", "password-env-missing", "registry-missing"],
+)
+def test_partial_registry_setup_names_the_missing_option(
+    given: dict[str, str], missing: str, tmp_path: Path
+) -> None:
+    cfg = {"apiVersion": "fn.nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRunRender"}
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump({**cfg, "spec": given}))
+    proc = run(["render", "fixtures/", "--config", str(tmp_path / "cfg.yaml")])
+    assert proc.returncode == 1
+    assert (
+        "[error] functionConfig spec: a generated pull Secret needs registry, registryUsername "
+        "and registryPasswordEnv (the name of the variable holding the password, e.g. "
+        f"NGC_API_KEY); missing: {missing}. Without a generated Secret: registryPullSecret alone "
+        "names a Secret in the cluster, or registrySecretStore and registrySecretKey (instead of "
+        "registryPasswordEnv) make an ExternalSecret"
+    ) in proc.stderr.splitlines()
+
+
+def test_discover_on_a_directory_without_a_run_says_so(tmp_path: Path) -> None:
+    (tmp_path / "deployment.yaml").write_text("kind: Deployment\n")
+    proc = run(["discover", str(tmp_path)])
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr == (
+        f"discover: no WorkloadRun or WorkloadRunRender in {tmp_path} (its non-hidden *.yaml, "
+        "*.yml, *.json files, or a base its kustomization builds on)\n"
+    )
+
+
+KLOG = 'E1203 19:12:14.817864 13949 memcache.go:265] "Unhandled Error" err="connection refused"'
+REFUSED = "The connection to the server localhost:8080 was refused - did you specify the right host or port?"
+
+
+def test_release_without_a_cluster_is_an_environment_error_in_one_line(tmp_path: Path) -> None:
+    kubectl = tmp_path / "kubectl"  # what kubectl prints without a cluster: 7 klog lines, 1 plain
+    kubectl.write_text(
+        f"#!/bin/sh\nfor i in 1 2 3 4 5 6 7; do echo '{KLOG}' >&2; done\n"
+        f"echo '{REFUSED}' >&2\nexit 1\n"
+    )
+    kubectl.chmod(0o755)
+    proc = run(["release", "my-workload", "--once", "--kubectl", str(kubectl)])
+    assert proc.returncode == 2, proc.stderr  # not 1: no TrainJob failed
+    assert proc.stderr == (
+        f"release: cannot reach the TrainJobs of my-workload: {kubectl} get "
+        f"trainjobs.trainer.kubeflow.org failed: {REFUSED} (does kubectl's current context name "
+        "the cluster? kubectl config current-context)\n"
+    )
+
+
+def test_release_without_kubectl_says_how_to_name_it() -> None:
+    proc = run(["release", "my-workload", "--once"], env={"WORKLOADRUN_FN_KUBECTL": "no-kubectl"})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (
+        "release: cannot reach the TrainJobs of my-workload: cannot run no-kubectl: No such file "
+        "or directory; install kubectl or name it with --kubectl (or WORKLOADRUN_FN_KUBECTL)\n"
+    )
+
+
+# --- issue 27: small wrong outputs of the Flux path -----------------------------------------
+
+
+def test_render_in_ci_counts_the_trainjobs_of_a_single_wave(tmp_path: Path) -> None:
+    script = REPO / "deploy" / "flux" / "render-in-ci.sh"
+    proc = subprocess.run(
+        [str(script), str(REPO / "kustomization-examples" / "argocd-app"), "rendered/gpu"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**ENV, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert [d.name for d in (tmp_path / "rendered" / "gpu").glob("wave-*")] == ["wave-0"]
+    assert proc.stderr.splitlines()[-1] == "render-in-ci: wrote rendered/gpu (4 TrainJob(s))"
+
+
+def test_flux_layout_warns_about_a_secret_holding_the_password(tmp_path: Path) -> None:
+    rendered = run(["render", "fixtures/"], env={"WORKLOADRUN_FN_WAVE_RELEASE": "engine"})
+    assert rendered.returncode == 0, rendered.stderr
+    (tmp_path / "rendered.yaml").write_text(rendered.stdout)
+    args = ["--name", "gpu", "--path-prefix", "./out"]
+    proc = run(["flux-layout", str(tmp_path / "rendered.yaml"), str(tmp_path / "out"), *args])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines()[0] == (
+        "flux-layout: warning: dependencies/ holds Secret my-workload-pull-secret with its data: "
+        "Flux applies what its source holds, so it lands in git or the OCI artifact; instead "
+        "reference a Secret that exists in the cluster (registryPullSecret: NAME) or let the "
+        "External Secrets Operator fetch it (registrySecretStore and registrySecretKey)"
+    )
+    assert "newcomer-key-1" not in proc.stderr
+
+
+def test_flux_layout_of_a_render_without_a_plain_secret_says_nothing_of_secrets(
+    tmp_path: Path,
+) -> None:
+    rendered = run(
+        ["render", "kustomization-examples/argocd-app"],
+        env={"WORKLOADRUN_FN_WAVE_RELEASE": "engine"},
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    (tmp_path / "r.yaml").write_text(rendered.stdout)
+    args = ["--name", "gpu", "--path-prefix", "./out"]
+    proc = run(["flux-layout", str(tmp_path / "r.yaml"), str(tmp_path / "out"), *args])
+    assert proc.returncode == 0 and "Secret" not in proc.stderr, proc.stderr
+
+
+# --- issue 27: the README's newcomer path, as pasted ------------------------------------------
+
+RUNNABLE = "<!-- runnable -->"
+
+
+def _runnable_blocks() -> list[str]:
+    readme = (REPO / "README.md").read_text()
+    return re.findall(rf"^{RUNNABLE}\n```sh\n(.*?)^```$", readme, re.S | re.M)
+
+
+def test_every_runnable_marker_sits_on_a_shell_block_and_development_documents_it() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert len(re.findall(rf"^{RUNNABLE}$", readme, re.M)) == len(_runnable_blocks()) > 0
+    development = readme[readme.index("\n## Development\n") :]
+    assert f"`{RUNNABLE}`" in development
+
+
+def test_the_runnable_blocks_are_a_newcomers_whole_path() -> None:
+    blocks = _runnable_blocks()
+    sh = re.findall(r"```sh\n(.*?)\n```", (REPO / "README.md").read_text(), re.S)
+    assert blocks[0].strip() == sh[0].strip(), "the path starts with the quick start's install"
+    assert sh[1] + "\n" not in blocks, "the test suite is not part of the path"
+    path = "\n".join(blocks)
+    for way_in in (". .venv/bin/activate", "workloadrun-fn render --platform", "kpt fn render",
+                   "kpt fn eval", "kubectl kustomize", "render-in-ci.sh"):  # fmt: skip
+        assert way_in in path, way_in
+    assert path.index("activate") < path.index("kpt fn"), "on PATH before kpt's --exec needs it"
+
+
+@pytest.mark.e2e
+def test_the_readme_runnable_blocks_run_in_order_as_pasted_on_a_fresh_checkout(
+    tmp_path: Path,
+) -> None:
+    """install, put on PATH, preview, kpt (both modes), kubectl kustomize, Flux: one shell,
+    a copy of the checkout, no virtualenv of ours on PATH, a fresh HOME."""
+    from tests.e2e.helpers import BIN, need
+    from tests.gitops.test_flux import _checkout_of_this_repository
+
+    need("kpt"), need("kubectl")
+    checkout = tmp_path / "clone"
+    _checkout_of_this_repository(checkout)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != BIN)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("XDG_", "KUSTOMIZE_", "VIRTUAL_ENV", "WORKLOADRUN_", "NGC_"))
+    }
+    env.update(PATH=path, HOME=str(tmp_path / "home"))
+    script = "set -euo pipefail\n" + "\n".join(_runnable_blocks())
+    proc = subprocess.run(
+        ["bash", "-c", script], cwd=checkout, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    assert proc.stdout.count("kind: TrainJob") >= 4 * 4  # render, preview, kpt twice, kustomize
+    assert "render-in-ci: wrote rendered/gpu-validation (4 TrainJob(s))" in proc.stderr
+    assert (checkout / "rendered" / "gpu-validation" / "flux" / "kustomizations.yaml").is_file()

@@ -5,7 +5,7 @@
 #
 # SOURCE_DIR is a kustomization (built with the legacy exec plugin and `kubectl kustomize`) or a
 # plain directory of WorkloadRun / compact Node inventory files (`workloadrun-fn render`; hidden
-# files are not read). OUTPUT_DIR receives (see README "Flux"):
+# files are not read). OUTPUT_DIR receives (see docs/gitops.md "Flux"):
 #   dependencies/   every object that is not a TrainJob (Secret/ExternalSecret, ConfigMap,
 #                   TrainingRuntime, ...)
 #   wave-<k>/       the TrainJobs of wave k, none suspended
@@ -15,7 +15,7 @@
 #                   completed, so Flux applies wave k+1 after wave k finished.
 # OUTPUT_DIR is replaced only when the render succeeded and produced at least one TrainJob, so
 # Flux never prunes a cluster because of an empty or failed render. No registry password is
-# ever written (README "Registry credentials in GitOps").
+# ever written (docs/gitops.md "Registry credentials in GitOps").
 #
 # Environment: WORKLOADRUN_FN (the command, default workloadrun-fn), FLUX_NAME (Kustomization
 # name prefix, default: basename of OUTPUT_DIR), FLUX_SOURCE (KIND/NAME of the Flux source,
@@ -49,7 +49,8 @@ fi
 mkdir -p "$(dirname "$out")"
 rm -rf "$out"
 mv "$work/out" "$out"
-echo "render-in-ci: wrote $out ($(grep -c '^kind: TrainJob$' "$out"/wave-*/resources.yaml | awk -F: '{s+=$2} END {print s}') TrainJob(s))" >&2
+# one stream of every wave (grep -c on one file would print no file name to sum over)
+echo "render-in-ci: wrote $out ($(cat "$out"/wave-*/resources.yaml | grep -c '^kind: TrainJob$') TrainJob(s))" >&2
 
 if [ -n "${FLUX_OCI_URL:-}" ]; then
   flux push artifact "$FLUX_OCI_URL:$(git rev-parse --short HEAD)" \

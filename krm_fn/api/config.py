@@ -145,15 +145,7 @@ class FunctionOptions(BaseModel):
             )
         if self.registry_pull_secret:
             extra = [
-                n
-                for n, v in (
-                    ("registry", self.registry),
-                    ("registryUsername", self.registry_username),
-                    ("registryPasswordEnv", self.registry_password_env),
-                    ("registrySecretStore", self.registry_secret_store),
-                    ("registrySecretKey", self.registry_secret_key),
-                )
-                if v
+                a for a in (*_PLAIN, "registrySecretStore", "registrySecretKey") if self._has(a)
             ]
             if extra:
                 raise ValueError(
@@ -162,16 +154,7 @@ class FunctionOptions(BaseModel):
                 )
             return self
         if self.registry_secret_store or self.registry_secret_key:
-            need = [
-                n
-                for n, v in (
-                    ("registry", self.registry),
-                    ("registryUsername", self.registry_username),
-                    ("registrySecretStore", self.registry_secret_store),
-                    ("registrySecretKey", self.registry_secret_key),
-                )
-                if not v
-            ]
+            need = [a for a in _EXTERNAL if not self._has(a)]
             if need:
                 raise ValueError(
                     "an ExternalSecret needs registry, registryUsername, registrySecretStore and "
@@ -190,15 +173,27 @@ class FunctionOptions(BaseModel):
                     "SecretStore/NAME or ClusterSecretStore/NAME"
                 )
             return self
-        given = [self.registry, self.registry_username, self.registry_password_env]
-        if any(given) and not all(given):
+        missing = [a for a in _PLAIN if not self._has(a)]
+        if len(missing) in (1, 2):
             raise ValueError(
-                "registry, registryUsername and registryPasswordEnv must all be set together "
-                "and non-empty"
+                "a generated pull Secret needs registry, registryUsername and "
+                f"registryPasswordEnv (the name of the variable holding the password, e.g. "
+                f"NGC_API_KEY); missing: {', '.join(missing)}. Without a generated Secret: "
+                "registryPullSecret alone names a Secret in the cluster, or registrySecretStore "
+                "and registrySecretKey (instead of registryPasswordEnv) make an ExternalSecret"
             )
         return self
 
+    def _has(self, alias: str) -> bool:
+        """Whether the option ``alias`` (its name in the config) is set and not empty."""
+        field = next(n for n, f in type(self).model_fields.items() if (f.alias or n) == alias)
+        return bool(getattr(self, field))
 
+
+_PLAIN = ("registry", "registryUsername", "registryPasswordEnv")
+"""The options of a generated pull Secret."""
+_EXTERNAL = ("registry", "registryUsername", "registrySecretStore", "registrySecretKey")
+"""The options of a generated ExternalSecret."""
 _BOOL = {"true": True, "false": False}
 OPTION_ANNOTATION_PREFIX = "fn.nvcre.nvidia.com/"
 

@@ -191,6 +191,9 @@ Exit codes: 0 rendered; 1 invalid input (nothing printed on stdout); 2 usage err
     f"{', '.join(GPU_ARCHITECTURES)}; a product name such as NVIDIA-H100-80GB-HBM3 is "
     "accepted too.",
 )
+@click.option(
+    "-v", "--verbose", is_flag=True, help="List every group, node and TrainJob in the summary."
+)
 @_run_flag_options
 def render_cmd(
     files: tuple[str, ...],
@@ -198,19 +201,23 @@ def render_cmd(
     config_file: str | None,
     platform: str | None,
     gpu_arch: str | None,
+    verbose: bool,
     **flags: str | None,
 ) -> None:
     """Preview the objects rendered from WorkloadRun and Node files (or - for stdin).
 
     FILES are WorkloadRuns, Nodes (single documents or the List of `kubectl get nodes -o
     yaml`) and directories of *.yaml, *.yml and *.json. Only the generated objects are
-    printed; a summary (groups, nodes per group, untested nodes) goes to stderr.
+    printed; a summary (groups, nodes per group, untested nodes) goes to stderr, with
+    counts and the first few names at fleet scale (--verbose: every name).
     """
     from krm_fn.api.config import FunctionOptions
     from krm_fn.entry.preview import preview
 
     given = {str(FunctionOptions.model_fields[k].alias): v for k, v in flags.items() if v}
-    code, out, err = preview(list(files), config_file, platform, gpu_arch, fmt, given)
+    code, out, err = preview(
+        list(files), config_file, platform, gpu_arch, fmt, given, verbose=verbose
+    )
     if out:
         click.echo(out, nl=False)
     if err:  # one write: a fleet's summary is thousands of lines
@@ -389,7 +396,7 @@ def release_cmd(
     """Release the waves of RUN: when wave n completed, unsuspend wave n+1; until all ran.
 
     Exit 0 when every wave completed, 1 when a TrainJob failed (later waves stay suspended),
-    3 on timeout.
+    2 when kubectl cannot reach the cluster (or is missing), 3 on timeout.
     """
     from krm_fn.api.durations import parse_go_duration
     from krm_fn.gitops import release
@@ -418,6 +425,11 @@ def discover_cmd(directory: str) -> None:
 
     hit = find(Path(directory))
     if hit is None:
+        click.echo(
+            f"discover: no WorkloadRun or WorkloadRunRender in {directory} (its non-hidden "
+            "*.yaml, *.yml, *.json files, or a base its kustomization builds on)",
+            err=True,
+        )
         sys.exit(1)
     click.echo(os.path.relpath(hit, Path(directory).resolve()))
 
@@ -462,6 +474,9 @@ def flux_layout_cmd(
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     flux.write(Path(out_dir), dirs)
+    warning = flux.plain_secret_warning(dirs["dependencies"])
+    if warning:
+        click.echo(warning, err=True)
     waves = sum(1 for k in dirs if k.startswith("wave-"))
     click.echo(f"flux-layout: dependencies + {waves} wave(s) in {out_dir}", err=True)
 

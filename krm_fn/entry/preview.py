@@ -30,7 +30,8 @@ from krm_fn.gitops.env_options import GITOPS_ENV, plain_secret_refusal, with_env
 from krm_fn.io import fastdump, yamlio
 from krm_fn.io.resourcelist import InputError
 from krm_fn.io.results import Results
-from krm_fn.render import RunSummary, render_all
+from krm_fn.render import render_all
+from krm_fn.stages.summary import summary_lines
 
 
 def preview(
@@ -40,6 +41,7 @@ def preview(
     gpu_arch: str | None,
     fmt: str,
     flags: Mapping[str, str] | None = None,
+    verbose: bool = False,
 ) -> tuple[int, str, list[str]]:
     """Render ``files``; returns (exit code, stdout text, stderr lines).
 
@@ -55,7 +57,7 @@ def preview(
         loaded = Loaded()
         given = {"platform": platform or "", "gpuArch": gpu_arch or "", **(flags or {})}
         given = {k: v for k, v in given.items() if v}
-        got = _preview(files, stdin, config_file, given, fmt, loaded, deferred)
+        got = _preview(files, stdin, config_file, given, (fmt, verbose), loaded, deferred)
         if loaded.confirm():
             return got
     raise AssertionError("unreachable: the second pass confirms every input as it reads it")
@@ -72,7 +74,7 @@ def _preview(
     stdin: bytes | None,
     config_file: str | None,
     given: dict[str, str],
-    fmt: str,
+    output: tuple[str, bool],
     loaded: Loaded,
     deferred: bool,
 ) -> _Outcome:
@@ -83,7 +85,7 @@ def _preview(
         stdin: Standard input, when ``files`` names it.
         config_file: The function config's file, if given.
         given: The options given on the command line (option name -> value).
-        fmt: ``json`` or ``yaml``.
+        output: ``json`` or ``yaml``, and whether the summary lists every name (``--verbose``).
         loaded: What was read (the caller confirms it with the fast reader's check).
         deferred: Whether the fast reader's check runs in the background.
 
@@ -102,7 +104,7 @@ def _preview(
     refusal = plain_secret_refusal(options) if os.environ.get(GITOPS_ENV) == "1" else None
     if refusal:  # the output goes to a GitOps engine (the Argo CD plugin, the Flux script)
         return 1, "", [f"[error] {refusal}", _NOTHING_RENDERED]
-    return _render_preview(loaded, options, fmt)
+    return _render_preview(loaded, options, *output)
 
 
 def _read_preview_inputs(
@@ -154,13 +156,14 @@ def _read_preview_inputs(
     return fc
 
 
-def _render_preview(loaded: Loaded, options: FunctionOptions, fmt: str) -> _Outcome:
+def _render_preview(loaded: Loaded, options: FunctionOptions, fmt: str, verbose: bool) -> _Outcome:
     """Render the WorkloadRuns of ``loaded`` on its Nodes and print the generated objects.
 
     Args:
         loaded: The read items and Nodes.
         options: The function options.
         fmt: ``json`` or ``yaml``.
+        verbose: Whether the summary lists every group, node and TrainJob.
 
     Returns:
         Exit code 0 with the objects and the summary, or 1 with every error and no output.
@@ -179,34 +182,7 @@ def _render_preview(loaded: Loaded, options: FunctionOptions, fmt: str) -> _Outc
         return 1, "", [*err, f"workloadrun-fn render: {n} error(s); nothing rendered"]
     objs = [o for o, _ in out.objects]
     text = json.dumps(objs, indent=2) + "\n" if fmt == "json" else fastdump.dump_all(objs)
-    return 0, text, [*err, *summary_lines(out.summaries)]
+    return 0, text, [*err, *summary_lines(out.summaries, verbose)]
 
 
-def summary_lines(summaries: list[RunSummary]) -> list[str]:
-    """Short human summary of each run."""
-    lines = []
-    for s in summaries:
-        ns = f"{s.namespace}/" if s.namespace else ""
-        lines.append(
-            f"WorkloadRun {ns}{s.name}: {len(s.groups)} group(s), platform {s.platform}, "
-            f"GPU {s.gpu_arch}"
-        )
-        for g in s.groups:
-            nodes = ", ".join(g.nodes) if g.nodes else "placed by the scheduler (Unpinned)"
-            extra = f" (overlaps {g.overlaps}: runs after it)" if g.overlaps else ""
-            lines.append(f"  {g.name}: {len(g.nodes) or '-'} node(s): {nodes}{extra}")
-        lines.append("  untested nodes: " + (", ".join(s.untested) if s.untested else "none"))
-        if len(s.waves) > 1:
-            lines.append(
-                f"  {len(s.waves)} waves (later waves are rendered suspended; release each when "
-                "the previous one completed): "
-                + "; ".join(f"wave {i}: {', '.join(w)}" for i, w in enumerate(s.waves))
-            )
-        if s.excluded:
-            lines.append("  left out: " + ", ".join(s.excluded))
-        if s.run_flags:
-            lines.append("  run flags applied: " + ", ".join(s.run_flags))
-    return lines
-
-
-__all__ = ["CONFIG_KIND", "preview", "summary_lines"]
+__all__ = ["CONFIG_KIND", "preview"]

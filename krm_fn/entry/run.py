@@ -36,7 +36,7 @@ from krm_fn.io.resourcelist import (
     parse_input,
     write_output_chunks,
 )
-from krm_fn.io.results import FileRef, ResourceRef, Results
+from krm_fn.io.results import FileRef, ResourceRef, Results, some
 
 if TYPE_CHECKING:
     from krm_fn.api.config import FunctionOptions
@@ -313,24 +313,45 @@ def _read_inventory_option(
 
     if not options.inventory:
         return [], []
-    base = cwd if "inventory" in from_env else inventory_base(fc, cwd)
+    config_dir = None if "inventory" in from_env else inventory_base(fc, None)
+    base = config_dir or cwd
     try:
         loaded = load_files(expand_paths(options.inventory, base), base)
+    except FileNotFoundError as exc:
+        results.error(
+            f"the inventory option ({', '.join(options.inventory)}) leads to {exc.filename}, "
+            f"which does not exist: relative paths are relative to {_led_from(config_dir, cwd, from_env)}",
+            resource=ResourceRef.of(fc) if fc else None,
+        )
+        return None
     except (OSError, InputError, yamlio.YAMLInputError) as exc:
         results.error(f"cannot read the inventory named by the inventory option: {exc}")
         return None
     twice = sorted({n.name for n in nodes} & {n.name for n in loaded.nodes})
     if twice:
-        shown = ", ".join(twice[:5]) + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
         results.error(
-            f"Node {shown} reached the function both as input resources and from the "
+            f"Node {some(twice, 5)} reached the function both as input resources and from the "
             f"inventory option ({', '.join(options.inventory)}): each node must come from "
             "one place; in a kpt package list the inventory file in .krmignore so kpt does "
-            'not read it as resources (README: "Node inventory for GitOps")',
+            'not read it as resources (docs/gitops.md: "kpt: a fleet in a package")',
             resource=ResourceRef.of(fc) if fc else None,
         )
         return None
     return loaded.nodes, [o for o, _ in loaded.items if is_resource_slice(o)]
+
+
+def _led_from(config_dir: Path | None, cwd: Path, from_env: list[str]) -> str:
+    """Where relative ``inventory`` paths led from and why (for a file that is not there)."""
+    if config_dir is not None:
+        return f"the directory of the functionConfig file ({config_dir}), where kpt fn render says the file is"
+    return f"the working directory ({cwd}), because " + (
+        "they come from WORKLOADRUN_FN_INVENTORY"
+        if "inventory" in from_env
+        else "nothing says where the functionConfig file is (kpt fn eval --fn-config and "
+        "kustomize do not; kpt fn render does): run from the directory they are relative to "
+        "(cd PACKAGE && kpt fn eval . --exec workloadrun-fn --fn-config fn-config.yaml), use "
+        "kpt fn render, or give an absolute path"
+    )
 
 
 def _write_rendered(
@@ -369,26 +390,24 @@ def _write_rendered(
 PACKAGE_PATH_KEY = "internal.config.kubernetes.io/package-path"
 
 
-def inventory_base(fc: Mapping[str, Any] | None, cwd: Path) -> Path:
-    """The directory relative ``inventory`` paths of the functionConfig ``fc`` resolve against.
+def inventory_base(fc: Mapping[str, Any] | None, cwd: Path | None) -> Path | None:
+    """The directory relative ``inventory`` paths of the functionConfig ``fc`` lead from.
 
-    kpt runs an ``exec`` function in kpt's own working directory, not the package's, and
-    annotates a functionConfig read from the package (``configPath``) with the package's
-    absolute directory (``internal.config.kubernetes.io/package-path``) and the file's path
-    in it (``config.kubernetes.io/path``). A path in that file then means the same thing
-    wherever kpt is started: it is relative to the file's directory, as kustomize resolves
-    the paths of a kustomization. Without that annotation (kustomize, ``kpt fn eval
-    --fn-config``, the command line) it is relative to ``cwd``.
+    kpt runs an ``exec`` function in kpt's own working directory, not the package's. ``kpt fn
+    render`` annotates a functionConfig read from the package (``configPath``) with the
+    package's absolute directory (``internal.config.kubernetes.io/package-path``) and the
+    file's path in it (``config.kubernetes.io/path``), so a path in that file means the same
+    wherever kpt is started: it leads from the file's directory, as kustomize resolves the
+    paths of a kustomization. ``kpt fn eval --fn-config FILE`` passes the file's content alone
+    (kpt's runfn reads it with no path annotation), as kustomize does: then ``cwd``.
     """
     meta = fc.get("metadata") if fc else None
     ann = meta.get("annotations") if isinstance(meta, Mapping) else None
-    if not isinstance(ann, Mapping):
-        return cwd
-    pkg = ann.get(PACKAGE_PATH_KEY)
-    if not isinstance(pkg, str) or not pkg:
+    pkg = ann.get(PACKAGE_PATH_KEY) if isinstance(ann, Mapping) else None
+    if not isinstance(pkg, str) or not pkg or not isinstance(ann, Mapping):
         return cwd
     rel = next((ann[k] for k in PATH_KEYS if isinstance(ann.get(k), str)), "")
-    return cwd / pkg / Path(rel).parent
+    return Path(pkg) / Path(rel).parent
 
 
 def _generator_without_nodes(fc: Mapping[str, Any], config_path: str, results: Results) -> None:
@@ -446,34 +465,18 @@ def _failed(
 ) -> RunOutcome:
     errors = sum(1 for r in results.items if r.severity == "error")
     lines = [*_stderr(results), f"workloadrun-fn: {errors} error(s); nothing rendered"]
-    if echo is not None:  # a ResourceList whose items were read but refused: send them back
-        from krm_fn.io import fastdump
-
-        text = fastdump.dump(
-            {
-                "apiVersion": echo[0],
-                "kind": "ResourceList",
-                "items": echo[1],
-                "results": [r.to_krm() for r in results.safe_items()],
-            }
-        )
-    elif inp is not None:
+    safe = results.safe_items()
+    if echo is None and inp is not None:
+        rl_form = inp.form == "resourcelist"
         text = (
-            chunks_text(write_output_chunks(inp, inp.entries(), [], results.safe_items(), False))
-            if inp.form == "resourcelist"
-            else ""
+            chunks_text(write_output_chunks(inp, inp.entries(), [], safe, False)) if rl_form else ""
         )
-    elif _says_resource_list(stdin):
+    elif echo is not None or _says_resource_list(stdin):  # echo: items read, then refused
         from krm_fn.io import fastdump
 
-        text = fastdump.dump(
-            {
-                "apiVersion": "config.kubernetes.io/v1",
-                "kind": "ResourceList",
-                "items": [],
-                "results": [r.to_krm() for r in results.safe_items()],
-            }
-        )
+        api, items = echo or ("config.kubernetes.io/v1", [])
+        rl = {"apiVersion": api, "kind": "ResourceList", "items": items}
+        text = fastdump.dump({**rl, "results": [r.to_krm() for r in safe]})
     else:
         text = ""
     return RunOutcome([text], lines, 1)

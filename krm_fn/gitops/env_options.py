@@ -23,6 +23,11 @@ ENV_PREFIX = "WORKLOADRUN_FN_"
 GITOPS_ENV = "WORKLOADRUN_FN_GITOPS"
 """Set to ``1`` by the GitOps paths: the ``render`` preview then refuses the plain Secret too."""
 _NOT_FROM_ENV = frozenset({"registry_password"})
+REMEDY = (
+    "instead reference a Secret that exists in the cluster (registryPullSecret: NAME) or let "
+    "the External Secrets Operator fetch it (registrySecretStore and registrySecretKey)"
+)
+"""How a GitOps path gets its pull Secret without a password in git (every refusal says it)."""
 
 
 def env_name(field_name: str) -> str:
@@ -63,8 +68,6 @@ def plain_secret_refusal(options: FunctionOptions) -> str | None:
     return (
         "registryPasswordEnv would put the registry password into a plain Secret in the "
         "function's output, which kpt writes into the package files and a GitOps repository "
-        "commits; instead reference a Secret that exists in the cluster (registryPullSecret: "
-        "NAME) or let the External Secrets Operator fetch it (registrySecretStore and "
-        "registrySecretKey); to write the password into the output on purpose, set "
-        'plainPullSecret: "true" (README: "Registry credentials in GitOps")'
+        f"commits; {REMEDY}; to write the password into the output on purpose, set "
+        'plainPullSecret: "true" (docs/gitops.md: "Registry credentials in GitOps")'
     )

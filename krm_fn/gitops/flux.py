@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from krm_fn.builders.apply_order import is_trainjob, wave_of
+from krm_fn.gitops.env_options import REMEDY
 
 FLUX_API = "kustomize.toolkit.fluxcd.io/v1"
 TRAINJOB_API = "trainer.kubeflow.org/v1alpha1"
@@ -55,19 +56,10 @@ def layout(
     namespace: str = "flux-system",
     interval: str = "10m",
 ) -> dict[str, list[dict[str, Any]]]:
-    """Directory name -> its objects; ``flux`` holds the Flux Kustomizations.
+    """Directory name -> its objects: ``dependencies``, ``wave-<k>`` per wave, and ``flux``.
 
-    Args:
-        objs: The rendered objects.
-        prefix: The Kustomizations' name prefix.
-        path_prefix: The directories' path in the source.
-        source_kind: The Flux source's kind (``GitRepository``, ...).
-        source_name: The Flux source's name.
-        namespace: The Kustomizations' namespace.
-        interval: The Kustomizations' reconcile interval.
-
-    Returns:
-        ``dependencies``, one ``wave-<k>`` per render wave, and ``flux``.
+    ``flux`` holds the Kustomizations (named ``prefix-...``, in ``namespace``, reconciled every
+    ``interval``) of those directories under ``path_prefix`` in the Flux source.
 
     Raises:
         ValueError: No TrainJob, or a TrainJob still suspended (render with waveRelease engine).
@@ -90,15 +82,7 @@ def layout(
 
 
 def _check_publishable(jobs: list[dict[str, Any]]) -> None:
-    """Refuse a render Flux cannot run: no TrainJob, or TrainJobs left suspended.
-
-    Args:
-        jobs: The render's TrainJobs.
-
-    Raises:
-        ValueError: No TrainJob, or a TrainJob still suspended.
-
-    """
+    """Raise ValueError for a render Flux cannot run: no TrainJob, or TrainJobs suspended."""
     if not jobs:
         raise ValueError("the render produced no TrainJob; refusing to publish it")
     suspended = sorted(
@@ -111,6 +95,23 @@ def _check_publishable(jobs: list[dict[str, Any]]) -> None:
         )
 
 
+def plain_secret_warning(objs: Sequence[dict[str, Any]]) -> str | None:
+    """Name the Secrets whose data (a password) goes into the Flux source; ``None``: none.
+
+    Said, not refused: the GitOps render writes one only when asked (``plainPullSecret``).
+    """
+    secrets = [
+        o for o in objs if o.get("kind") == "Secret" and (o.get("data") or o.get("stringData"))
+    ]
+    names = [str((o.get("metadata") or {}).get("name")) for o in secrets]
+    return (
+        f"flux-layout: warning: dependencies/ holds Secret {', '.join(names)} with its data: "
+        f"Flux applies what its source holds, so it lands in git or the OCI artifact; {REMEDY}"
+        if names
+        else None
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _Target:
     """Where the Kustomizations point and how Flux reconciles them."""
@@ -121,17 +122,7 @@ class _Target:
     interval: str
 
     def kustomization(self, name: str, directory: str, extra: dict[str, Any]) -> dict[str, Any]:
-        """A Flux Kustomization applying ``directory`` and waiting for it.
-
-        Args:
-            name: The Kustomization's name.
-            directory: The directory under the path prefix.
-            extra: More ``spec`` fields (``timeout``, ``dependsOn``, health checks).
-
-        Returns:
-            The Kustomization object.
-
-        """
+        """A Flux Kustomization ``name`` applying ``directory``, waiting, with ``extra`` spec."""
         spec: dict[str, Any] = {
             "interval": self.interval,
             "path": f"{self.path_prefix.rstrip('/')}/{directory}",
@@ -149,17 +140,10 @@ class _Target:
 
 
 def _wave_spec(prefix: str, previous: str, members: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``spec`` fields of a wave's Kustomization beyond the common ones.
+    """A wave's own ``spec`` fields, after ``previous`` (the last Kustomization).
 
-    Args:
-        prefix: The Kustomizations' name prefix.
-        previous: The Kustomization applied just before (the dependencies or the last wave).
-        members: The wave's TrainJobs.
-
-    Returns:
-        ``dependsOn`` (the dependencies and the previous wave), a ``timeout`` of the longest
-        ``activeDeadlineSeconds`` plus a margin, and the TrainJob health check.
-
+    ``dependsOn`` the dependencies and ``previous``, a ``timeout`` of the longest
+    ``activeDeadlineSeconds`` plus a margin, and the TrainJob health check.
     """
     deadline = max(
         int((j.get("spec") or {}).get("activeDeadlineSeconds") or DEFAULT_TIMEOUT_S)

@@ -17,6 +17,7 @@ Invariants:
       TrainJob stops the release (exit 1) and later waves stay suspended, so a broken node is
       never used again without a person looking at it.
     * Only ``spec.suspend`` of the run's own TrainJobs is patched (merge patch).
+    * kubectl missing or failing (no cluster, no Trainer) is exit 2 in one line, never 1.
 """
 
 from __future__ import annotations
@@ -32,16 +33,28 @@ from krm_fn.keys import LABEL_RUN, LABEL_WAVE
 
 EXIT_DONE = 0
 EXIT_FAILED = 1
+EXIT_NO_CLUSTER = 2
 EXIT_TIMEOUT = 3
 
 Runner = Callable[[Sequence[str]], str]
 
 
 def run_kubectl(argv: Sequence[str]) -> str:
-    """Run one kubectl command line; its stdout. Raises :class:`RuntimeError` on failure."""
-    proc = subprocess.run(list(argv), capture_output=True, text=True, check=False)
+    """Run one kubectl command line: its stdout, or :class:`RuntimeError` in one line."""
+    try:
+        proc = subprocess.run(list(argv), capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise RuntimeError(
+            f"cannot run {argv[0]}: {exc.strerror}; install kubectl or name it with "
+            "--kubectl (or WORKLOADRUN_FN_KUBECTL)"
+        ) from None
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[:3])} ... failed: {proc.stderr.strip()}")
+        # kubectl repeats a connection error per API discovery attempt, then says it once
+        last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        raise RuntimeError(
+            f"{' '.join(argv[:3])} failed: {last} (does kubectl's current context name the "
+            "cluster? kubectl config current-context)"
+        )
     return proc.stdout
 
 
@@ -151,9 +164,9 @@ def release_loop(
             step = decide(kube.trainjobs(run))
             for name in step.release:
                 kube.unsuspend(name)
-        except (RuntimeError, ValueError) as exc:
-            say(f"release: {exc}")
-            return EXIT_FAILED
+        except (RuntimeError, ValueError) as exc:  # kubectl failed, or printed no JSON
+            say(f"release: cannot reach the TrainJobs of {run}: {exc}")
+            return EXIT_NO_CLUSTER
         if step.message != last:
             say(f"release {run}: {step.message}")
             last = step.message

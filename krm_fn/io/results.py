@@ -10,10 +10,25 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Severity = Literal["error", "warning", "info"]
+
+LISTED = 10
+"""Up to this many names are listed one by one in a message; more are a count and examples."""
+
+
+def some(names: Sequence[str], shown: int = 3) -> str:
+    """``a, b, c and 7 more``: the first ``shown`` names and how many are left unnamed."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def listed(names: Sequence[str]) -> str:
+    """Every name up to :data:`LISTED` of them; past that, the first few (:func:`some`)."""
+    return ", ".join(names) if len(names) <= LISTED else some(names)
 
 
 @dataclass(frozen=True, slots=True)

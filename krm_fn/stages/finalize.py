@@ -114,7 +114,7 @@ def _kueue_warning(
         "later waves start as soon as quota allows instead of after the previous wave, and "
         "TrainJobs that share nodes can hold GPUs at the same time; render a single wave "
         "(remainder: skip, repeatCount 1, maxConcurrent 0) or drop the queue label and "
-        "release the waves yourself (README: Kueue and waves)",
+        "release the waves yourself (docs/rendering.md: Kueue and waves)",
         "spec.gangScheduler.queueLabelKey"
         if gs is not None and gs.queue_label_key == KUEUE_QUEUE_LABEL
         else "spec.workloadMetadata.labels",

@@ -19,6 +19,7 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet import topology
 from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.fleet.partition import Group, Partition, PartitionError, partition_simple
+from krm_fn.io.results import listed, some
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.platform import ResolvedPlatform
 
@@ -86,7 +87,7 @@ def partition(
     if out.part.untested:
         diag.warning(
             f"remainder: {len(out.part.untested)} node(s) left untested because they do not "
-            f"fill a group of {per_group} (option remainder=skip): " + ", ".join(out.part.untested)
+            f"fill a group of {per_group} (option remainder=skip): " + listed(out.part.untested)
         )
     return out
 
@@ -157,8 +158,7 @@ def _fewer_nodes(eligible: Sequence[NodeInfo], gpus: int) -> str:
         n.name for n in eligible if n.allocatable_gpus is not None and n.allocatable_gpus < gpus
     ]
     usable = len(eligible) - len(short)
-    shown = ", ".join(short[:3]) + (f" and {len(short) - 3} more" if len(short) > 3 else "")
-    cannot = f" ({shown} cannot run it: fewer than {gpus} allocatable nvidia.com/gpu)"
+    cannot = f" ({some(short)} cannot run it: fewer than {gpus} allocatable nvidia.com/gpu)"
     cannot = cannot if short else ""
     if usable < 1:
         return f"no eligible node can run the job{cannot}"

@@ -5,9 +5,9 @@ Invariants:
       with no eligible node nothing is detected and the run fails with the reason.
     * Nodes with fewer GPUs than each pod requests are left out (NVCRE's capacity filter),
       unless the nodes disagree on their counts (already an error).
-    * Every left-out node is named in one warning (summarised per reason when many).
     * Nodes whose GPUs are only ResourceSlice devices get pods that claim them through DRA, or
       the run is refused with why (:func:`krm_fn.platforms.node_gpus.gpus_by_claim`).
+    * Every left-out node is named in one warning (summarised per reason when many).
 """
 
 from __future__ import annotations
@@ -17,16 +17,14 @@ from dataclasses import dataclass, replace
 
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, Exclusion, NodeInfo
+from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
+from krm_fn.io.results import LISTED, some
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.overlay import ResolvedOverlay
-from krm_fn.platforms.run_platform import PlatformPlan, resolve_platform
+from krm_fn.platforms.run_platform import PlatformPlan, resolve_platform, target_gpu_product
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.nodes import NodeSelection
 from krm_fn.stages.parse import InputContext
-
-LEFT_OUT_LISTED = 10
-"""Up to this many left-out nodes are listed one by one; more are summarised per reason."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +67,12 @@ def resolve(
     options: FunctionOptions,
     context: InputContext,
     diag: RunDiagnostics,
+    stand_ins: bool = False,
 ) -> ResolvedPlatform:
-    """Resolve the platform on the selected nodes and drop those short of GPUs."""
+    """Resolve the platform on the selected nodes and drop those short of GPUs.
+
+    ``stand_ins``: ``nodes`` are the offline preview's synthetic nodes (no Node in the input).
+    """
     eligible = list(selection.eligible)
     excluded = list(selection.excluded)
     plat: PlatformPlan | None = None
@@ -95,7 +97,18 @@ def resolve(
         diag.warning(
             f"{len(excluded)} node(s) matching the target are left out: " + left_out(excluded)
         )
-    _no_nodes_error(spec, nodes, eligible, no_gpus_left, context, diag)
+    if no_gpus_left:
+        diag.error(
+            f"No node can supply the {no_gpus_left[0]} nvidia.com/gpu the workload requests "
+            f"per node; best available is {no_gpus_left[1]}",
+            "spec.gpusPerNode",
+        )
+    elif not eligible:
+        diag.error(
+            _no_eligible(spec, nodes, options, stand_ins, diag.file.path if diag.file else "")
+            + fleet.unlabelled_gpu_hint(nodes, spec.target, context.gpu_slices),
+            "spec.target" if spec.target else None,
+        )
     gpus = plat.gpus_per_node if plat else (spec.gpus_per_node or 8)
     return ResolvedPlatform(plat, tuple(eligible), tuple(excluded), gpus)
 
@@ -122,41 +135,49 @@ def _gpus_claimed(
     return replace(plat, overlay=overlay)
 
 
-def _no_nodes_error(
+def _no_eligible(
     spec: models.WorkloadRunSpec,
     nodes: Sequence[NodeInfo],
-    eligible: Sequence[NodeInfo],
-    no_gpus_left: tuple[int, int] | None,
-    context: InputContext,
-    diag: RunDiagnostics,
-) -> None:
-    """Report a run left without nodes, with why."""
-    if no_gpus_left:
-        diag.error(
-            f"No node can supply the {no_gpus_left[0]} nvidia.com/gpu the workload requests "
-            f"per node; best available is {no_gpus_left[1]}",
-            "spec.gpusPerNode",
+    options: FunctionOptions,
+    stand_ins: bool,
+    run_file: str,
+) -> str:
+    """Why no node is eligible, and how to pass (or preview without) nodes."""
+    if not nodes:
+        run = run_file or "RUN.yaml"
+        return (
+            "no eligible nodes: the input holds no Node. Pass the inventory with the run: a "
+            f"file (workloadrun-fn render {run} nodes.yaml), a cluster's (kubectl get nodes "
+            f"-o yaml | workloadrun-fn render {run} -), or in kpt and kustomize the inventory "
+            "option or Node resources; or preview without a cluster on synthetic nodes: "
+            "--platform NAME and/or --gpu-arch NAME (options platform, gpuArch)"
         )
-    elif not eligible:
-        diag.error(
+    if not stand_ins:
+        return (
             "no eligible nodes: no Ready, schedulable Node in the input matches the target"
             + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
             + f"; {len(nodes)} Node(s) in the input"
-            + fleet.unlabelled_gpu_hint(nodes, spec.target, context.gpu_slices),
-            "spec.target" if spec.target else None,
         )
+    have, wanted = nodes[0].gpu_product, target_gpu_product(spec.target)
+    why = (
+        f": they carry {GPU_PRODUCT_LABEL}={have} (from --gpu-arch {options.gpu_arch}) but the "
+        f"target selects {wanted}; leave out --gpu-arch to preview the target's GPU"
+        if wanted and have and wanted != have and options.gpu_arch
+        else ""
+    )
+    return (
+        f"no eligible nodes: the input holds no Node, and none of the {len(nodes)} synthetic "
+        f"node(s) standing in for it (offline preview: --platform/--gpu-arch, options "
+        f"platform/gpuArch) matches spec.target{why}; to render on real nodes, pass Node files"
+    )
 
 
 def left_out(excluded: Sequence[Exclusion | fleet.ShortOfGpus]) -> str:
     """``a: NotReady; b: cordoned`` or, for many nodes, counts and examples per reason."""
-    if len(excluded) <= LEFT_OUT_LISTED:
+    if len(excluded) <= LISTED:
         return "; ".join(f"{x.node}: {x.reason}" for x in excluded)
     by_reason: dict[str, list[str]] = {}
     for x in excluded:
         by_reason.setdefault(x.reason, []).append(x.node)
-    parts = []
-    for reason, names in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        shown = ", ".join(sorted(names)[:3])
-        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-        parts.append(f"{reason}: {len(names)} ({shown}{more})")
-    return "; ".join(parts)
+    ranked = sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return "; ".join(f"{reason}: {len(names)} ({some(sorted(names))})" for reason, names in ranked)

@@ -1,6 +1,11 @@
 """The render's output values: per-run summaries, the objects, and the "rendered" note.
 
 Invariants:
+    * The stderr summary (:func:`summary_lines`) stays a screen at fleet scale: past
+      :data:`~krm_fn.io.results.LISTED` groups, nodes or TrainJobs it prints counts and the
+      first few names ("and N more"); ``verbose`` lists every one. "Untested nodes" counts
+      every node no group tests: the nodes left out (target filters, GPU capacity) and the
+      remainder ``remainder: skip`` leaves.
     * The note of a rendered run starts with :data:`RENDERED_NOTE` and names TrainJobs,
       group sizes, eligible nodes, waves, platform, GPU (with the nodes' product names for
       a model outside the defaults table), GPUs per node and where that count came from, and
@@ -9,11 +14,13 @@ Invariants:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn.api import models
 from krm_fn.fleet.partition import Group
+from krm_fn.io.results import LISTED, listed
 from krm_fn.stages.overrides import MatchedOverrides
 from krm_fn.stages.partitioning import Partitioned
 from krm_fn.stages.plan import unlisted_products
@@ -97,3 +104,58 @@ def rendered(
         + (f"; overrides: {', '.join(matched.applied)}" if matched.applied else "")
     )
     return RenderedRun(tuple(objects), summary, note)
+
+
+def summary_lines(summaries: list[RunSummary], verbose: bool = False) -> list[str]:
+    """The human summary of each run (``render``'s stderr); see the module invariants."""
+    lines = []
+    for s in summaries:
+        ns = f"{s.namespace}/" if s.namespace else ""
+        lines.append(
+            f"WorkloadRun {ns}{s.name}: {len(s.groups)} group(s), platform {s.platform}, "
+            f"GPU {s.gpu_arch}"
+        )
+        shown = s.groups if verbose or len(s.groups) <= LISTED else s.groups[:3]
+        for g in shown:
+            nodes = _names(g.nodes, verbose) if g.nodes else "placed by the scheduler (Unpinned)"
+            extra = f" (overlaps {g.overlaps}: runs after it)" if g.overlaps else ""
+            lines.append(f"  {g.name}: {len(g.nodes) or '-'} node(s): {nodes}{extra}")
+        if len(shown) < len(s.groups):
+            more = len(s.groups) - len(shown)
+            lines.append(f"  ... and {more} more group(s) (--verbose lists every group)")
+        lines.append("  untested nodes: " + _untested(s, verbose))
+        if len(s.waves) > 1:
+            lines.append(
+                f"  {len(s.waves)} waves (later waves are rendered suspended; release each when "
+                "the previous one completed): "
+                + "; ".join(
+                    f"wave {i}: {_names(w, verbose, 'TrainJob(s)')}" for i, w in enumerate(s.waves)
+                )
+            )
+        if s.run_flags:
+            lines.append("  run flags applied: " + ", ".join(s.run_flags))
+    return lines
+
+
+def _names(names: Sequence[str], verbose: bool, what: str = "") -> str:
+    """Every name, or past :data:`LISTED` (unless ``verbose``) the first few ("and N more").
+
+    ``what`` (e.g. ``TrainJob(s)``): say the count before a shortened list.
+    """
+    if verbose or len(names) <= LISTED:
+        return ", ".join(names)
+    return (f"{len(names)} {what}: " if what else "") + listed(names)
+
+
+def _untested(s: RunSummary, verbose: bool) -> str:
+    """``none``, or how many nodes no group tests and why: left out, or the skipped remainder."""
+    parts = [
+        f"{len(names)} {why}: {_names(names, verbose)}"
+        for names, why in (
+            (s.excluded, "left out (the warning above says why)"),
+            (s.untested, "not filling a last group (remainder: skip)"),
+        )
+        if names
+    ]
+    total = len(s.excluded) + len(s.untested)
+    return "none" if not parts else parts[0] if len(parts) == 1 else f"{total}: " + "; ".join(parts)

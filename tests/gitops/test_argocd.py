@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from krm_fn.gitops.discover import find
+from tests.e2e.helpers import need
 from tests.gitops.image_env import DEBIAN_BASE_TOOLS, REPO, clean_env, is_empty, tool_dir
 from tests.k8s_schemas import validate_all
 
@@ -169,8 +170,7 @@ def test_discovery_ignores_directories_without_a_workloadrun(tmp_path: Path) -> 
 def test_the_shipped_component_holds_every_object_the_manifests_reference(tmp_path: Path) -> None:
     """Built into a stand-in of Argo CD's install: the ConfigMap the sidecar mounts exists, the
     health check lands in argocd-cm, and no Secret is referenced."""
-    kubectl = shutil.which("kubectl")
-    assert kubectl
+    kubectl = need("kubectl")
     root = tmp_path / "argocd"
     shutil.copytree(ARGO, root / "workloadrun-fn")
     (root / "install").mkdir()

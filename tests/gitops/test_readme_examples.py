@@ -1,10 +1,18 @@
-"""Every GitOps path's copy-paste example in the README, executed as written.
+"""The README's and docs' examples, executed as written.
 
-Only two things are substituted: ``/tmp/`` becomes the test's own directory, and a line marked
-``# needs a cluster`` is replaced by its output from test data (a realistic
-``kubectl get nodes -o yaml`` from bench/make_inventory.py); ``workloadrun-fn release`` reaches
-its "cluster" through the documented kubectl seam (``WORKLOADRUN_FN_KUBECTL``) replaying
-recorded TrainJob states.
+Shell examples of the GitOps paths (README, docs/gitops.md): only two things are substituted:
+``/tmp/`` becomes the test's own directory, and a line marked ``# needs a cluster`` is
+replaced by its output from test data (a realistic ``kubectl get nodes -o yaml`` from
+bench/make_inventory.py); ``workloadrun-fn release`` reaches its "cluster" through the
+documented kubectl seam (``WORKLOADRUN_FN_KUBECTL``) replaying recorded TrainJob states.
+
+Every ```` ```yaml ```` block of the README and of ``docs/*.md`` is an example, and each is run
+the way its shape says (:func:`_run_yaml_example`): a WorkloadRun, or a fragment of its
+``spec``, is rendered on the shipped fixture's Nodes; a function config, or a fragment of its
+``spec``, configures that render; a kustomization fragment is built with the real
+``kubectl kustomize``; an Argo CD Application must name the shipped plugin; a function
+annotation must be the one the standalone-kustomize example uses. A block of any other shape
+fails the test: a shape that is not an example belongs in a ```` ```text ```` block.
 """
 
 from __future__ import annotations
@@ -15,29 +23,42 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from krm_fn.api.models import WorkloadRunSpec
+from tests.e2e.helpers import BIN, EXAMPLES, need
 from tests.gitops.image_env import REPO
 from tests.gitops.test_flux import _checkout_of_this_repository
 from tests.gitops.test_inventory_command import bench_inventory
 
 HERE = Path(__file__).parent
 README = (REPO / "README.md").read_text()
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 SECTIONS = {
-    "inventory": "### Node inventory for GitOps (`workloadrun-fn inventory`)",
-    "argocd": "### Argo CD",
-    "flux": "### Flux",
-    "release": "### Plain kubectl: releasing waves (`workloadrun-fn release`)",
+    "inventory": "Node inventory for GitOps (`workloadrun-fn inventory`)",
+    "argocd": "Argo CD",
+    "flux": "Flux",
+    "release": "Plain kubectl: releasing waves (`workloadrun-fn release`)",
 }
 
 
+def _sections(heading: str) -> list[str]:
+    """The bodies of the sections titled ``heading`` in the README and the docs pages."""
+    out = []
+    for page in PAGES:
+        text = page.read_text()
+        for m in re.finditer(rf"^(#+) {re.escape(heading)}\n", text, re.M):
+            end = re.search(rf"^#{{1,{len(m.group(1))}}} ", text[m.end() :], re.M)
+            out.append(text[m.end() : m.end() + end.start() if end else None])
+    return out
+
+
 def _sh_blocks(heading: str) -> list[str]:
-    start = README.index("\n" + heading + "\n")
-    end = README.find("\n### ", start + 1)
-    body = README[start : end if end > 0 else None]
-    return re.findall(r"```sh\n(.*?)```", body, re.DOTALL)
+    """The shell examples of every section titled ``heading`` (README, then docs/)."""
+    return [b for s in _sections(heading) for b in re.findall(r"```sh\n(.*?)```", s, re.DOTALL)]
 
 
 @pytest.fixture
@@ -90,21 +111,6 @@ def test_readme_argocd_example(checkout: Path, tmp_path: Path) -> None:
     assert all("suspend" not in d["spec"] for d in docs if d["kind"] == "TrainJob")
 
 
-def test_readme_argocd_application_uses_the_plugin_and_its_env_mapping() -> None:
-    start = README.index("\n" + SECTIONS["argocd"] + "\n")
-    (app,) = [
-        yaml.safe_load(b)
-        for b in re.findall(r"```yaml\n(.*?)```", README[start:], re.DOTALL)
-        if "kind: Application" in b
-    ][:1]
-    plugin = yaml.safe_load((REPO / "deploy" / "argocd" / "plugin.yaml").read_text())
-    src = app["spec"]["source"]["plugin"]
-    assert src["name"] == f"{plugin['metadata']['name']}-{plugin['spec']['version']}"
-    allowed = re.search(r"case \"\$var\" in\n\s+(\S+)\)", plugin["spec"]["generate"]["args"][0])
-    assert allowed
-    assert {e["name"] for e in src["env"]} <= set(allowed.group(1).split("|"))
-
-
 def test_readme_flux_example(checkout: Path, tmp_path: Path) -> None:
     (block,) = _sh_blocks(SECTIONS["flux"])
     proc = _run(block, checkout, tmp_path)
@@ -129,3 +135,106 @@ def test_readme_release_example(checkout: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert len((tmp_path / "patches.jsonl").read_text().splitlines()) == 2
     assert "all 4 wave(s) completed" in proc.stderr
+
+
+# --- every YAML example of the README and docs/ ---------------------------------------------
+
+
+def _yaml_examples() -> list[Any]:
+    out = []
+    for page in PAGES:
+        text = page.read_text()
+        for m in re.finditer(r"^( *)```yaml\n(.*?)^\1```", text, re.S | re.M):
+            block = "\n".join(line[len(m.group(1)) :] for line in m.group(2).splitlines())
+            where = f"{page.relative_to(REPO)}:{text[: m.start()].count(chr(10)) + 1}"
+            out.append(pytest.param(block, id=where))
+    return out
+
+
+FIXTURE_RUN = REPO / "fixtures" / "workloadrun-basic-mpi.yaml"
+FIXTURE_NODES = REPO / "fixtures" / "nodes-16.yaml"
+SPEC_FIELDS = {f.alias or name for name, f in WorkloadRunSpec.model_fields.items()}
+
+
+def _render(tmp: Path, run: dict[str, Any], config: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Render ``run`` on the fixture's 16 Nodes (with ``config``), as a user would."""
+    (tmp / "run.yaml").write_text(yaml.safe_dump(run))
+    args = [str(BIN / "workloadrun-fn"), "render", str(tmp / "run.yaml"), str(FIXTURE_NODES)]
+    if config is not None:
+        (tmp / "config.yaml").write_text(yaml.safe_dump(config))
+        args += ["--config", str(tmp / "config.yaml")]
+    proc = subprocess.run(
+        args, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "NGC_API_KEY": "example-api-key"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    docs = [d for d in yaml.safe_load_all(proc.stdout) if d]
+    assert [d["kind"] for d in docs].count("TrainJob") >= 1
+    return docs
+
+
+def _build_with_sort_options(tmp: Path, sort_options: dict[str, Any]) -> list[str]:
+    """The kinds ``kubectl kustomize`` emits for basic-mpi with these sortOptions."""
+    kubectl = need("kubectl")
+    root = tmp / "basic-mpi"
+    shutil.copytree(EXAMPLES / "basic-mpi", root)
+    kust = yaml.safe_load((root / "kustomization.yaml").read_text())
+    (root / "kustomization.yaml").write_text(yaml.safe_dump({**kust, **sort_options}))
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp / "xdg")}
+    for cmd in ([str(BIN / "workloadrun-fn"), "install-kustomize-plugin"],
+                [kubectl, "kustomize", "--enable-alpha-plugins", str(root)]):  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        assert proc.returncode == 0, proc.stderr
+    return [d["kind"] for d in yaml.safe_load_all(proc.stdout) if d]
+
+
+def _function_annotation_of_the_standalone_example() -> dict[str, Any]:
+    for path in sorted((EXAMPLES / "krm-exec-standalone").glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            ann = ((doc or {}).get("metadata") or {}).get("annotations") or {}
+            if "config.kubernetes.io/function" in ann:
+                return dict(yaml.safe_load(ann["config.kubernetes.io/function"]))
+    raise AssertionError("krm-exec-standalone has no function annotation")
+
+
+def _run_yaml_example(doc: Any, tmp: Path) -> None:
+    """Run one example the way its shape says (see the module docstring)."""
+    run = yaml.safe_load(FIXTURE_RUN.read_text())
+    keys = set(doc) if isinstance(doc, dict) else set()
+    if doc.get("kind") == "WorkloadRun":
+        _render(tmp, doc, None)
+    elif doc.get("kind") == "WorkloadRunRender":
+        _render(tmp, run, doc)
+    elif doc.get("kind") == "Application":
+        plugin = yaml.safe_load((REPO / "deploy" / "argocd" / "plugin.yaml").read_text())
+        src = doc["spec"]["source"]["plugin"]
+        assert src["name"] == f"{plugin['metadata']['name']}-{plugin['spec']['version']}"
+        allowed = re.search(r"case \"\$var\" in\n\s+(\S+)\)", plugin["spec"]["generate"]["args"][0])
+        assert allowed and {e["name"] for e in src["env"]} <= set(allowed.group(1).split("|"))
+    elif keys == {"spec"}:  # the options of a WorkloadRunRender
+        config = {"apiVersion": "fn.nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRunRender"}
+        configured = _render(tmp, run, {**config, "metadata": {"name": "render"}, **doc})
+        assert configured != _render(tmp, run, None), "the options changed nothing"
+    elif keys == {"sortOptions"}:
+        kinds = _build_with_sort_options(tmp, doc)
+        assert kinds.index("TrainingRuntime") < kinds.index("TrainJob"), kinds
+    elif keys == {"metadata"} and "config.kubernetes.io/function" in doc["metadata"]["annotations"]:
+        shown = yaml.safe_load(doc["metadata"]["annotations"]["config.kubernetes.io/function"])
+        assert shown == _function_annotation_of_the_standalone_example()
+    elif keys and keys <= SPEC_FIELDS:  # fields of a WorkloadRun's spec
+        run["spec"].update(doc)
+        _render(tmp, run, None)
+    else:
+        raise AssertionError(f"no way to run this example (keys {sorted(keys)}): {doc!r}")
+
+
+@pytest.mark.parametrize("block", _yaml_examples())
+def test_every_yaml_example_of_the_readme_and_docs_runs(block: str, tmp_path: Path) -> None:
+    doc = yaml.safe_load(block)
+    assert isinstance(doc, dict), "an example is a mapping"
+    _run_yaml_example(doc, tmp_path)
+
+
+def test_an_example_of_an_unknown_shape_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(AssertionError, match="no way to run this example"):
+        _run_yaml_example({"replicas": 3}, tmp_path)

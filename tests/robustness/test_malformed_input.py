@@ -369,7 +369,14 @@ NODE_CASES: dict[str, tuple[list[dict[str, Any]], tuple[str, ...]]] = {
         [_bare_node("n1", spec=None, status=None) | {"metadata": {"name": "n1", "labels": None}}],
         ("WorkloadRun x: no eligible nodes", "1 Node(s) in the input"),
     ),
-    "no-nodes-at-all": ([], ("WorkloadRun x: no eligible nodes", "0 Node(s) in the input")),
+    "no-nodes-at-all-says-how-to-pass-them": (
+        [],
+        (
+            "WorkloadRun x: no eligible nodes: the input holds no Node. Pass the inventory",
+            "kubectl get nodes -o yaml | workloadrun-fn render workloadrun.yaml -",
+            "--platform NAME and/or --gpu-arch NAME",
+        ),
+    ),
     "too-few-nodes-gives-both-numbers": (
         [node("gpu-node-01")],
         ("spec.numNodes: not enough eligible nodes: need 2 (numNodes), found 1",),
