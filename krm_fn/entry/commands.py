@@ -411,6 +411,23 @@ def release_cmd(
     sys.exit(code)
 
 
+@cli.command("argocd-env", hidden=True)
+def argocd_env_cmd() -> None:
+    """Print the Argo CD plugin's ARGOCD_ENV_<OPTION> variables as WORKLOADRUN_FN_ exports.
+
+    The plugin's generate step runs `eval "$(workloadrun-fn argocd-env)"`, so the options it
+    accepts are the function's own (minus those Argo CD must not set), not a list in YAML.
+    """
+    from krm_fn.gitops.env_options import argocd_exports
+
+    exports, problems = argocd_exports(os.environ)
+    if problems:
+        for p in problems:
+            click.echo(f"workloadrun-fn plugin: {p}", err=True)
+        sys.exit(1)
+    click.echo("\n".join(exports))
+
+
 @cli.command("discover")
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 def discover_cmd(directory: str) -> None:

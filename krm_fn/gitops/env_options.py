@@ -15,6 +15,7 @@ Invariants:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 
 from krm_fn.api.config import FunctionOptions, _from_strings, with_options
@@ -42,6 +43,44 @@ def env_option_names() -> dict[str, str]:
         if name not in _NOT_FROM_ENV:
             out[env_name(name)] = info.alias or name
     return out
+
+
+ARGOCD_PREFIX = "ARGOCD_ENV_"
+NOT_FROM_ARGOCD = {
+    "registry_password_env": "Argo CD caches and shows generated manifests: no password",
+    "plain_pull_secret": "Argo CD caches and shows generated manifests: no password",
+    "wave_release": "the plugin releases waves with sync waves (engine)",
+    "output_dir": "the plugin prints its objects; it writes no files",
+    "inventory": "name the inventory in the repository's WorkloadRunRender instead",
+}
+"""Options an Argo CD Application may not set through its plugin env, and why."""
+
+
+def argocd_exports(environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """Shell ``export`` lines mapping ``ARGOCD_ENV_<OPTION>`` onto ``WORKLOADRUN_FN_<OPTION>``.
+
+    Returns:
+        The lines (values shell-quoted), and one problem per variable that names no option
+        the plugin accepts (with the accepted names). Values never appear in a problem.
+
+    """
+    allowed = sorted(
+        env_name(n)[len(ENV_PREFIX) :]
+        for n in FunctionOptions.model_fields
+        if n not in _NOT_FROM_ENV and n not in NOT_FROM_ARGOCD
+    )
+    exports, problems = [], []
+    for var in sorted(v for v in environ if v.startswith(ARGOCD_PREFIX)):
+        name = var[len(ARGOCD_PREFIX) :]
+        if name in allowed:
+            exports.append(f"export {ENV_PREFIX}{name}={shlex.quote(environ[var])}")
+        else:
+            field = next((n for n in NOT_FROM_ARGOCD if env_name(n) == ENV_PREFIX + name), None)
+            why = f" ({NOT_FROM_ARGOCD[field]})" if field else ""
+            problems.append(
+                f"{var} is not an option of this plugin{why}; allowed: " + " ".join(allowed)
+            )
+    return exports, problems
 
 
 def with_env(

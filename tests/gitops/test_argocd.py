@@ -301,3 +301,39 @@ def test_argocd_applies_wave_n_plus_1_only_after_wave_n_completed(tmp: Path) -> 
         prev = [o for o in objs if o["kind"] == "TrainJob"
                 and o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == str(w - 1)]  # fmt: skip
         assert all(_health(before[o["metadata"]["name"]])["status"] == "Healthy" for o in prev)
+
+
+def test_a_run_flag_reaches_the_function_through_argocd_env(tmp: Path) -> None:
+    """The accepted names are the function's options, not a list kept in plugin.yaml."""
+    cwd = _copy("argocd-app", tmp)
+    plain = _plugin("generate", cwd, tmp)
+    proc = _plugin("generate", cwd, tmp, ARGOCD_ENV_TEST_SCALE="intra-node")
+    assert plain.returncode == 0 and proc.returncode == 0, proc.stderr
+    assert proc.stdout != plain.stdout
+    assert "run:testScale=intra-node" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("variable", "why"),
+    [
+        pytest.param("ARGOCD_ENV_WAVE_RELEASE", "sync waves", id="wave-release-is-the-plugins"),
+        pytest.param("ARGOCD_ENV_OUTPUT_DIR", "writes no files", id="output-dir-writes-no-files"),
+        pytest.param("ARGOCD_ENV_PLAIN_PULL_SECRET", "no password", id="no-plain-secret"),
+    ],
+)
+def test_an_option_argocd_must_not_set_is_refused_with_the_reason(
+    tmp: Path, variable: str, why: str
+) -> None:
+    cwd = _copy("argocd-app", tmp)
+    proc = _plugin("generate", cwd, tmp, **{variable: "x"})
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert f"{variable} is not an option of this plugin" in proc.stderr and why in proc.stderr
+
+
+def test_the_docs_name_every_option_the_plugin_refuses() -> None:
+    from krm_fn.api.config import FunctionOptions
+    from krm_fn.gitops.env_options import NOT_FROM_ARGOCD
+
+    text = (Path(__file__).parents[2] / "docs" / "gitops.md").read_text()
+    for field in NOT_FROM_ARGOCD:
+        assert f"`{FunctionOptions.model_fields[field].alias or field}`" in text, field

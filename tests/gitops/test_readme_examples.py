@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from krm_fn.api.models import WorkloadRunSpec
+from krm_fn.gitops.env_options import argocd_exports
 from tests.e2e.helpers import BIN, EXAMPLES, need
 from tests.gitops.image_env import REPO
 from tests.gitops.test_flux import _checkout_of_this_repository
@@ -209,8 +210,9 @@ def _run_yaml_example(doc: Any, tmp: Path) -> None:
         plugin = yaml.safe_load((REPO / "deploy" / "argocd" / "plugin.yaml").read_text())
         src = doc["spec"]["source"]["plugin"]
         assert src["name"] == f"{plugin['metadata']['name']}-{plugin['spec']['version']}"
-        allowed = re.search(r"case \"\$var\" in\n\s+(\S+)\)", plugin["spec"]["generate"]["args"][0])
-        assert allowed and {e["name"] for e in src["env"]} <= set(allowed.group(1).split("|"))
+        env = {f"ARGOCD_ENV_{e['name']}": e["value"] for e in src["env"]}
+        exports, problems = argocd_exports(env)
+        assert not problems and len(exports) == len(env), problems
     elif keys == {"spec"}:  # the options of a WorkloadRunRender
         config = {"apiVersion": "fn.nvcre.nvidia.com/v1alpha1", "kind": "WorkloadRunRender"}
         configured = _render(tmp, run, {**config, "metadata": {"name": "render"}, **doc})
