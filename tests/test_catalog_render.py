@@ -31,10 +31,9 @@ import yaml
 
 from krm_fn.entry.run import RunOutcome, run_krm
 from krm_fn.io.output import is_generated
-from krm_fn.platforms.catalog import Catalog, CatalogEntry
+from krm_fn.platforms.catalog import Catalog, CatalogEntry, load_catalog
 from krm_fn.platforms.detect import PLATFORMS
-from krm_fn.platforms.gpu import GPU_ARCHITECTURES, gpu_defaults
-from krm_fn.platforms.load import load_catalog
+from krm_fn.platforms.gpu import GPU_ARCHITECTURES
 from tests.builders import IMAGE, wr
 from tests.k8s_schemas import shared_dir, validate_all
 
@@ -379,7 +378,7 @@ def expected_for(
     platform: str, arch: str, framework: str, nodes: Iterable[Mapping[str, Any]] = ()
 ) -> Expected:
     entries = oracle_entries(platform, arch, framework, nodes)
-    base = gpu_defaults(arch, platform)
+    base = CATALOG.gpu_defaults(arch, platform)
     gpus, nics = base.gpus_per_node, base.nics_per_node
     x = Expected(platform, arch, framework, entries, gpus, nics, base.mnnvl)
     mpi = framework == "mpi"
@@ -404,11 +403,12 @@ def expected_for(
                     else:
                         target[k] = value
         if e.volumes is not None and e.volume_mounts is not None:
-            x.volumes, x.mounts = list(e.volumes), list(e.volume_mounts)
+            x.volumes = [v.k8s() for v in e.volumes]
+            x.mounts = [m.k8s() for m in e.volume_mounts]
         if e.security_context is not None:
-            _deep_merge(x.security, e.security_context)
+            _deep_merge(x.security, e.security_context.k8s())
         if e.tolerations is not None:
-            x.tolerations = [dict(t) for t in e.tolerations]
+            x.tolerations = [t.k8s() for t in e.tolerations]
         for k, v in (e.pod_annotations or {}).items():
             x.annotations[k] = _template(v, gpus, nics)
         x.topology_key = e.topology_key or x.topology_key

@@ -1,31 +1,30 @@
-"""Normalise NVIDIA GPU product names, vote a fleet's GPU model, give per-arch defaults.
+"""Normalise NVIDIA GPU product names and vote a fleet's GPU model.
 
 One job: turn what a node says about its GPUs (the GPU Feature Discovery label
 ``nvidia.com/gpu.product``, GKE's ``cloud.google.com/gke-accelerator``, the ``productName``
-of a DRA ``ResourceSlice``) into one GPU model name and the node defaults that go with it.
-Pure functions, stdlib only.
+of a DRA ``ResourceSlice``) into one GPU model name. The models and their defaults are the
+platform table's (:mod:`krm_fn.platforms.catalog`, ``gpus``). Pure functions.
 
 Invariants:
-    * :func:`parse_gpu_product` never raises and always returns a member of
-      :data:`GPU_ARCHITECTURES` or ``"unknown"``; it is idempotent
-      (``parse(parse(x)) == parse(x)``).
-    * :func:`gpu_model` returns the architecture for a product in the table and, for any
-      other product, its own model name (``NVIDIA-H20`` → ``h20``, ``GRID-A100-10C`` →
+    * :func:`parse_gpu_product` never raises and always returns a GPU model of the table or
+      ``"unknown"``; it is idempotent (``parse(parse(x)) == parse(x)``).
+    * :func:`gpu_model` returns the table's model for a product it knows and, for any other
+      product, its own model name (``NVIDIA-H20`` → ``h20``, ``GRID-A100-10C`` →
       ``grid-a100-10c``): two different models never share a name, so a fleet mixing them is
       seen as mixed. It is ``""`` only for an empty product.
     * :func:`detect_gpu_architecture` is independent of node order: nodes are sorted
       by name before voting, so the tie-break ("first node by name") is stable.
-    * :func:`gpu_defaults` returns a value for every input; unknown architectures get
-      the fallback ``(4 GPUs, 0 NICs, no MNNVL)``. Platform overrides have pointer
-      semantics: an explicit 0 is a value, a missing field keeps the arch default.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from krm_fn.fleet.inventory import GPU_PRODUCT_LABEL
+from krm_fn.platforms.catalog import UNKNOWN_ARCH, bundled
 from krm_fn.platforms.detect import (
     GKE_ACCELERATOR_LABEL,
     node_label,
@@ -34,82 +33,31 @@ from krm_fn.platforms.detect import (
 )
 
 __all__ = [
-    "GKE_ACCELERATOR_MODELS",
-    "GPU_ARCHITECTURES",
-    "GPU_PRODUCT_LABEL",
-    "MNNVL_ARCHITECTURES",
     "UNKNOWN_ARCH",
-    "GpuDefaults",
     "GpuDetection",
+    "architectures",
     "check_gpu_arch_name",
     "detect_gpu_architecture",
     "gke_accelerator_model",
-    "gpu_defaults",
     "gpu_model",
     "gpu_product_label_value",
     "node_gpu_product",
     "parse_gpu_product",
 ]
 
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-UNKNOWN_ARCH = "unknown"
 
-GPU_ARCHITECTURES: tuple[str, ...] = (
-    "a100",
-    "b200",
-    "b300",
-    "gb200",
-    "gb300",
-    "h100",
-    "h200",
-    "l40",
-    "l40s",
-    "rtxpro6000",
-)
-"""Architectures with GPU defaults (the valid ``--gpu-arch`` names), sorted."""
-
-MNNVL_ARCHITECTURES: frozenset[str] = frozenset({"gb200", "gb300"})
-"""Grace-Blackwell NVL systems: multi-node NVLink (MNNVL) on by default."""
+def __getattr__(name: str) -> Any:
+    """``GPU_ARCHITECTURES``: the bundled table's GPU models, sorted (read on first use)."""
+    if name == "GPU_ARCHITECTURES":
+        return tuple(sorted(architectures()))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(frozen=True, slots=True)
-class GpuDefaults:
-    """Per-node defaults for one GPU architecture on one platform.
+@lru_cache(maxsize=1)
+def architectures() -> frozenset[str]:
+    """The GPU models of the bundled table (the valid ``--gpu-arch`` names)."""
+    return frozenset(bundled().gpu_names)
 
-    Attributes:
-        gpus_per_node: GPUs (ranks) per node.
-        nics_per_node: RDMA NICs per node (NVCRE ``mlnxPerNode``); 0 means none.
-        mnnvl: Whether multi-node NVLink is enabled by default.
-
-    """
-
-    gpus_per_node: int
-    nics_per_node: int
-    mnnvl: bool
-
-
-# (gpusPerNode, nicsPerNode) per architecture (NVCRE gpu-defaults table).
-_ARCH_DEFAULTS: Mapping[str, tuple[int, int]] = {
-    "a100": (8, 8),
-    "b200": (8, 8),
-    "b300": (8, 8),
-    "gb200": (4, 8),
-    "gb300": (4, 8),
-    "h100": (8, 8),
-    "h200": (8, 8),
-    "l40": (8, 4),
-    "l40s": (8, 8),
-    "rtxpro6000": (8, 0),
-}
-_FALLBACK_DEFAULTS = (4, 0)
-
-# (platform, arch) -> (gpusPerNode | None, nicsPerNode | None); None = keep the arch default.
-_PLATFORM_OVERRIDES: Mapping[tuple[str, str], tuple[int | None, int | None]] = {
-    ("oci", "l40s"): (4, 2),
-    ("oci", "gb200"): (4, 0),
-    ("oci", "gb300"): (4, 4),
-    ("nscale", "gb300"): (None, 4),
-}
 
 _VENDOR_PREFIX = "NVIDIA-"
 _RTX_PRO_6000 = ("RTX-PRO-6000", "RTXPRO-6000", "RTXPRO6000")
@@ -126,43 +74,11 @@ def _strip_mig(text: str) -> str:
     return text
 
 
-def parse_gpu_product(product: str) -> str:
-    """Return the architecture of a GPU product name.
-
-    Accepts GFD ``nvidia.com/gpu.product`` values (``NVIDIA-H100-80GB-HBM3``), their
-    MIG (``…-MIG-1g.10gb``) and sharing (``…-SHARED``) forms, CUDA device names with
-    spaces (``NVIDIA GB300``), any letter case, and bare architecture names (``gb300``).
-
-    Args:
-        product: The product string.
-
-    Returns:
-        A member of :data:`GPU_ARCHITECTURES`, or ``"unknown"``.
-
-    """
-    if not isinstance(product, str):
-        return UNKNOWN_ARCH
-    # Runs of blanks, "_" and "-" become one "-"; no leading or trailing "-" (string
-    # methods rather than regular expressions: compiling those cost more than a parse).
-    words = "-".join(product.strip().upper().replace("_", " ").split())
-    text = "-".join(part for part in words.split("-") if part)
-    if text.startswith(_VENDOR_PREFIX):
-        text = text[len(_VENDOR_PREFIX) :]
-    if text.endswith("-SHARED"):
-        text = text[: -len("-SHARED")]
-    text = _strip_mig(text)
-    if text.startswith(_RTX_PRO_6000):
-        return "rtxpro6000"
-    arch = text.split("-", 1)[0].lower()
-    return arch if arch in _ARCH_DEFAULTS else UNKNOWN_ARCH
-
-
-_BRAND_WORDS = frozenset({"TESLA", "QUADRO", "GEFORCE"})
-_SERIES_WORDS = frozenset({"RTX", "GTX"})
-
-
 def _normalised(product: str) -> str:
-    """Upper case, one ``-`` between words, without ``NVIDIA-``, ``-SHARED`` and MIG suffixes."""
+    """Upper case, one ``-`` between words, without ``NVIDIA-``, ``-SHARED`` and MIG suffixes.
+
+    String methods rather than regular expressions: compiling those cost more than a parse.
+    """
     words = "-".join(product.strip().upper().replace("_", " ").split())
     text = "-".join(part for part in words.split("-") if part)
     if text.startswith(_VENDOR_PREFIX):
@@ -170,6 +86,26 @@ def _normalised(product: str) -> str:
     if text.endswith("-SHARED"):
         text = text[: -len("-SHARED")]
     return _strip_mig(text)
+
+
+def parse_gpu_product(product: str) -> str:
+    """The table's GPU model of a product name, or ``"unknown"``.
+
+    Accepts GFD ``nvidia.com/gpu.product`` values (``NVIDIA-H100-80GB-HBM3``), their
+    MIG (``…-MIG-1g.10gb``) and sharing (``…-SHARED``) forms, CUDA device names with
+    spaces (``NVIDIA GB300``), any letter case, and bare model names (``gb300``).
+    """
+    if not isinstance(product, str):
+        return UNKNOWN_ARCH
+    text = _normalised(product)
+    if text.startswith(_RTX_PRO_6000):
+        return "rtxpro6000"
+    arch = text.split("-", 1)[0].lower()
+    return arch if arch in architectures() else UNKNOWN_ARCH
+
+
+_BRAND_WORDS = frozenset({"TESLA", "QUADRO", "GEFORCE"})
+_SERIES_WORDS = frozenset({"RTX", "GTX"})
 
 
 def gpu_model(product: str) -> str:
@@ -207,33 +143,11 @@ def gpu_model(product: str) -> str:
     return words[0].lower()
 
 
-GKE_ACCELERATOR_MODELS: Mapping[str, str] = {
-    # GKE machine families (cluster-toolkit blueprints, see shared/reference/platforms.md).
-    "nvidia-tesla-a100": "a100",
-    "nvidia-a100-80gb": "a100",
-    "nvidia-h100-80gb": "h100",
-    "nvidia-h100-mega-80gb": "h100",
-    "nvidia-h200-141gb": "h200",
-    "nvidia-b200": "b200",
-    "nvidia-gb200": "gb200",
-    "nvidia-gb300": "gb300",
-    "nvidia-rtx-pro-6000": "rtxpro6000",
-    "nvidia-l4": "l4",
-    "nvidia-tesla-t4": "t4",
-    "nvidia-tesla-v100": "v100",
-    "nvidia-tesla-p100": "p100",
-    "nvidia-tesla-p4": "p4",
-    "nvidia-tesla-k80": "k80",
-}
-"""``cloud.google.com/gke-accelerator`` values → GPU model (GKE labels no ``nvidia.com/*``)."""
-
-
 def gke_accelerator_model(accelerator: str) -> str:
     """Return the GPU model of a ``cloud.google.com/gke-accelerator`` value.
 
-    Values outside :data:`GKE_ACCELERATOR_MODELS` are read like a product name without the
-    ``nvidia-`` prefix (``nvidia-b300`` → ``b300``), so a new GKE accelerator still names its
-    model.
+    Read like a product name without the ``nvidia-`` prefix (``nvidia-h100-mega-80gb`` →
+    ``h100``, ``nvidia-tesla-t4`` → ``t4``), so a new GKE accelerator still names its model.
 
     Args:
         accelerator: The label value.
@@ -245,9 +159,6 @@ def gke_accelerator_model(accelerator: str) -> str:
     value = accelerator.strip().lower()
     if not value:
         return ""
-    known = GKE_ACCELERATOR_MODELS.get(value)
-    if known:
-        return known
     return gpu_model(value[len("nvidia-") :] if value.startswith("nvidia-") else value)
 
 
@@ -317,29 +228,9 @@ def check_gpu_arch_name(name: str) -> str:
     arch = parse_gpu_product(name)
     if arch == UNKNOWN_ARCH:
         raise ValueError(
-            f"unknown GPU architecture {name!r}: must be one of {', '.join(GPU_ARCHITECTURES)}"
+            f"unknown GPU architecture {name!r}: must be one of {', '.join(sorted(architectures()))}"
         )
     return arch
-
-
-def gpu_defaults(arch: str, platform: str = "") -> GpuDefaults:
-    """Return the node defaults for an architecture, with platform overrides applied.
-
-    Args:
-        arch: Architecture or product name (normalised with :func:`parse_gpu_product`).
-        platform: Platform name; empty skips the platform overrides.
-
-    Returns:
-        The defaults; unknown architectures get 4 GPUs, 0 NICs, no MNNVL.
-
-    """
-    name = parse_gpu_product(arch)
-    gpus, nics = _ARCH_DEFAULTS.get(name, _FALLBACK_DEFAULTS)
-    if platform:
-        gpu_override, nic_override = _PLATFORM_OVERRIDES.get((platform, name), (None, None))
-        gpus = gpus if gpu_override is None else gpu_override
-        nics = nics if nic_override is None else nic_override
-    return GpuDefaults(gpus_per_node=gpus, nics_per_node=nics, mnnvl=name in MNNVL_ARCHITECTURES)
 
 
 @dataclass(frozen=True, slots=True)

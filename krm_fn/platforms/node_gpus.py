@@ -1,4 +1,4 @@
-"""What the eligible nodes say about their GPUs: product (incl. DRA ResourceSlices) and count.
+"""What the eligible nodes say about their GPUs (product, incl. DRA ResourceSlices; count) and NICs.
 
 Precedence, first that answers wins, per node:
     * GPU product: label ``nvidia.com/gpu.product`` (GPU Feature Discovery), else label
@@ -16,6 +16,9 @@ Invariants:
     * Pure functions of their arguments; Nodes and ResourceSlices are never modified.
     * :func:`resource_slice_gpus` never raises, whatever the shape of the objects.
 
+NIC resource (:func:`detect_nic_resource`, NVCRE pkg/controller/nic_detect.go): the one
+candidate name allocatable at the requested count on every node, or none (never a guess).
+
 The per-run helpers at the end (requested resources and GPUs, the capacity filter, the DRA-only
 and GKE hints) are what the render calls between node selection and partitioning.
 """
@@ -28,10 +31,10 @@ from typing import Any
 
 from krm_fn.api import models
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
+from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL
 
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 DRA_GPU_DRIVER = "gpu.nvidia.com"
 """The NVIDIA DRA GPU driver's name (kubernetes-sigs/dra-driver-nvidia-gpu)."""
 PRODUCT_ATTRIBUTES = ("productName", f"{DRA_GPU_DRIVER}/productName")
@@ -233,10 +236,10 @@ def extended_resource_toleration(resource: str) -> dict[str, Any]:
 
 
 def in_table(arch: str) -> bool:
-    """Whether the GPU model is an architecture of the GPU defaults table."""
-    from krm_fn.platforms.gpu import GPU_ARCHITECTURES
+    """Whether the GPU model is one of the platform table's."""
+    from krm_fn.platforms.gpu import architectures
 
-    return arch in GPU_ARCHITECTURES
+    return arch in architectures()
 
 
 def requested_resources(spec: models.WorkloadRunSpec) -> list[str]:
@@ -345,3 +348,77 @@ def unlabelled_gpu_hint(
 
 def _shown(names: Sequence[str]) -> str:
     return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+# --------------------------------------------------------------------------- NIC resource
+
+_SUFFIXES = {"k": 10**3, "M": 10**6, "G": 10**9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+
+
+def _count(value: object) -> int | None:
+    """An allocatable count (``"8"``, ``"1k"``); ``None`` when it is not a whole number."""
+    text = str(value).strip()
+    for suffix, factor in _SUFFIXES.items():
+        if text.endswith(suffix) and text[: -len(suffix)].isdigit():
+            return int(text[: -len(suffix)]) * factor
+    return int(text) if text.isdigit() else None
+
+
+@dataclass(frozen=True, slots=True)
+class NicDetection:
+    """The NIC resource name detected on the nodes, and why when none is.
+
+    ``qualifying``: the candidates allocatable at ``required`` on every node; ``present``:
+    every candidate some node lists at any count (both sorted).
+    """
+
+    name: str | None
+    qualifying: tuple[str, ...]
+    present: tuple[str, ...]
+    required: int
+    candidates: tuple[str, ...]
+
+    def message(self) -> str:
+        """Why nothing was detected (NVCRE's NICResourceDetection event text)."""
+        if len(self.qualifying) > 1:
+            return (
+                "NIC resource auto-detection found multiple candidates allocatable on every "
+                f"target node ({', '.join(self.qualifying)}); no NIC resource is requested. "
+                "Set nicResourceName to choose one."
+            )
+        if not self.present:
+            return (
+                "NIC resource auto-detection found no RDMA extended resource "
+                f"({' or '.join(self.candidates)}) on any target node; no NIC resource is "
+                "requested. Set nicResourceName to request one."
+            )
+        return (
+            f"NIC resource auto-detection found candidates ({', '.join(self.present)}), but "
+            f"none is allocatable at the requested count {self.required} on every target "
+            "node; no NIC resource is requested. Set nicResourceName to request one, or "
+            "adjust mlnxPerNode."
+        )
+
+
+def detect_nic_resource(
+    nodes: Sequence[NodeInfo], candidates: Sequence[str], required: int
+) -> NicDetection:
+    """The one candidate resource allocatable at ``required`` (at least 1) on every node.
+
+    ``candidates`` are names or ``prefix*`` patterns (the platform's ``nicResources``). Zero
+    or several qualifying candidates detect nothing: a request one node cannot satisfy
+    leaves its pods Pending, and a guess between two may request the wrong device.
+    """
+    exact = {c for c in candidates if not c.endswith("*")}
+    prefixes = tuple(c[:-1] for c in candidates if c.endswith("*"))
+    required = max(required, 1)
+    covered: dict[str, int] = {}
+    for node in nodes:
+        allocatable = node.raw.get("status", {}).get("allocatable") or {}
+        for name, value in allocatable.items():
+            if name in exact or name.startswith(prefixes):
+                count = _count(value)
+                covered[name] = covered.get(name, 0) + (count is not None and count >= required)
+    qualifying = tuple(sorted(n for n, c in covered.items() if nodes and c == len(nodes)))
+    name = qualifying[0] if len(qualifying) == 1 else None
+    return NicDetection(name, qualifying, tuple(sorted(covered)), required, tuple(candidates))

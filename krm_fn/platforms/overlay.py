@@ -9,7 +9,7 @@ Invariants:
     * :func:`resolve` is pure: the same catalog and context always give an equal
       overlay, and every mapping/list in the overlay is a fresh copy (mutating it never
       changes the catalog).
-    * Merge semantics (NVCRE's, see docs/platforms.md; entries in file order):
+    * Merge semantics (NVCRE's, see docs/platforms.md; entries in evaluation order):
       ``env`` and ``trainerEnv`` merge by name (a later value replaces an earlier one in
       place; order = first appearance); ``mpiArgs`` of a later entry go in FRONT of the
       earlier ones (NVCRE's applyWRPreTemplateOverrides prepends), each entry's
@@ -20,6 +20,10 @@ Invariants:
       ``volumes`` + ``volumeMounts`` pair are replaced by the last entry that sets them;
       scalars (``topologyKey``, ``nicResourceName``) are replaced; ``computeDomain`` is set
       when any entry sets it; ``claimTemplates`` merge by claim name.
+    * One value per variable: whichever setting carries a name (``env``, ``trainerEnv``,
+      ``forwardEnv``, a ``-x NAME=value`` in ``mpiArgs``), every copy of it in the overlay has
+      the value of the last matching entry that sets it (NVCRE's table order), so the value
+      that reaches the ranks does not depend on which mechanism delivers it.
     * Framework handling: for ``mpi`` the ``forwardEnv`` of each entry becomes ``-x`` pairs in
       ``mpi_args`` (and is listed in ``forward_env``); for ``torch``/``exec`` it joins
       ``trainer_env`` (the TrainJob's ``spec.trainer.env``) and ``mpi_args`` is empty.
@@ -32,23 +36,27 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from krm_fn.platforms.catalog import (
     FRAMEWORKS,
     Catalog,
     CatalogEntry,
     ClaimTemplate,
-    EnvVar,
     EnvVarSpec,
-    WhenSpec,
+    When,
 )
-from krm_fn.platforms.detect import node_gke_accelerators, node_instance_types
-from krm_fn.platforms.gpu import gpu_defaults, parse_gpu_product
+from krm_fn.platforms.detect import (
+    GKE_ACCELERATOR_LABEL,
+    INSTANCE_TYPE_LABEL,
+    distinct_label_values,
+)
+from krm_fn.platforms.gpu import parse_gpu_product
 from krm_fn.platforms.templates import render, render_resource
 
 __all__ = [
+    "EnvVar",
     "NodeCounts",
     "PlatformContext",
     "ResolvedOverlay",
@@ -57,6 +65,13 @@ __all__ = [
     "matching_entries",
     "resolve",
 ]
+
+
+class EnvVar(NamedTuple):
+    """A resolved environment variable."""
+
+    name: str
+    value: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +139,7 @@ class ResolvedOverlay:
     claim_templates: tuple[ClaimTemplate, ...] = ()
 
 
-def _shape_matches(allowed: tuple[str, ...] | None, actual: frozenset[str], default: bool) -> bool:
+def _shape_matches(allowed: list[str] | None, actual: frozenset[str], default: bool) -> bool:
     if allowed is None:
         return True
     if not actual:
@@ -133,7 +148,7 @@ def _shape_matches(allowed: tuple[str, ...] | None, actual: frozenset[str], defa
 
 
 def _when_matches(
-    when: WhenSpec,
+    when: When,
     *,
     platform: str,
     gpu_architecture: str,
@@ -195,21 +210,13 @@ def matching_entries(catalog: Catalog, ctx: PlatformContext) -> tuple[CatalogEnt
     )
 
 
-def _clone(value: Any) -> Any:
-    """A deep copy of parsed YAML/JSON data (only dicts and lists are mutable there)."""
-    if isinstance(value, dict):
-        return {key: _clone(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_clone(item) for item in value]
-    return value
-
-
 def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra`` merged into ``base`` (fresh dumps of the catalog's models: no copy needed)."""
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
             _deep_merge(base[key], value)
         else:
-            base[key] = _clone(value)
+            base[key] = value
     return base
 
 
@@ -229,6 +236,14 @@ def _to_mpi_args(items: Iterable[EnvVarSpec], variables: Mapping[str, int]) -> l
     return [arg for name, value in env.items() for arg in ("-x", f"{name}={value}")]
 
 
+def _x_pairs(args: list[str]) -> Iterable[tuple[int, str, str]]:
+    """(index of the value, NAME, value) of every ``-x NAME=value`` in an argument list."""
+    for i in range(len(args) - 1):
+        if args[i] == "-x" and "=" in args[i + 1]:
+            name, value = args[i + 1].split("=", 1)
+            yield i + 1, name, value
+
+
 @dataclass(slots=True)
 class _Merge:
     """The settings of the entries merged so far, in the module docstring's rules.
@@ -243,6 +258,7 @@ class _Merge:
     forward_env: dict[str, str] = field(default_factory=dict)
     trainer_env: dict[str, str] = field(default_factory=dict)
     mpi_args: list[str] = field(default_factory=list)
+    final: dict[str, str] = field(default_factory=dict)  # each variable's last value
     resources: dict[str, dict[str, str | int | None]] = field(default_factory=dict)
     volumes: tuple[dict[str, Any], ...] = ()
     volume_mounts: tuple[dict[str, Any], ...] = ()
@@ -265,6 +281,8 @@ class _Merge:
 
     def _add_env(self, entry: CatalogEntry) -> None:
         variables = self.variables
+        for items in (entry.env, entry.trainer_env, entry.forward_env):
+            _merge_env(self.final, items or (), variables)
         _merge_env(self.env, entry.env or (), variables)
         _merge_env(self.trainer_env, entry.trainer_env or (), variables)
         if self.mpi:
@@ -272,6 +290,7 @@ class _Merge:
             # (applyWRPreTemplateOverrides), so a later entry's arguments come first.
             own = [render(arg, variables) for arg in entry.mpi_args or ()]
             own += _to_mpi_args(entry.forward_env or (), variables)
+            self.final.update((name, value) for _, name, value in _x_pairs(own))
             self.mpi_args[:0] = own
             _merge_env(self.forward_env, entry.forward_env or (), variables)
         else:
@@ -298,12 +317,12 @@ class _Merge:
 
     def _add_pod(self, entry: CatalogEntry) -> None:
         if entry.volumes is not None and entry.volume_mounts is not None:
-            self.volumes = tuple([_clone(v) for v in entry.volumes])
-            self.volume_mounts = tuple([_clone(m) for m in entry.volume_mounts])
+            self.volumes = tuple([v.k8s() for v in entry.volumes])
+            self.volume_mounts = tuple([m.k8s() for m in entry.volume_mounts])
         if entry.security_context is not None:
-            _deep_merge(self.security_context, entry.security_context)
+            _deep_merge(self.security_context, entry.security_context.k8s())
         if entry.tolerations is not None:
-            self.tolerations = tuple([_clone(t) for t in entry.tolerations])
+            self.tolerations = tuple([t.k8s() for t in entry.tolerations])
         for key, value in (entry.pod_annotations or {}).items():
             self.pod_annotations[key] = render(value, self.variables)
         if entry.topology_key is not None:
@@ -314,16 +333,24 @@ class _Merge:
         for spec in entry.claim_templates or ():
             count = render_resource(spec.count, self.variables)
             self.claims[spec.claim] = (
-                replace(spec, count=count) if isinstance(count, int) and count > 0 else None
+                spec.model_copy(update={"count": count})
+                if isinstance(count, int) and count > 0
+                else None
             )
 
+    def _vars(self, env: Mapping[str, str]) -> tuple[EnvVar, ...]:
+        return tuple(EnvVar(k, self.final.get(k, v)) for k, v in env.items())
+
     def overlay(self) -> ResolvedOverlay:
-        """The merged settings as the immutable overlay."""
+        """The merged settings as the immutable overlay (each variable at its last value)."""
+        mpi_args = list(self.mpi_args)
+        for i, name, _ in _x_pairs(mpi_args):
+            mpi_args[i] = f"{name}={self.final[name]}"
         return ResolvedOverlay(
             applied=tuple(self.applied),
-            env=tuple(EnvVar(k, v) for k, v in self.env.items()),
-            forward_env=tuple(EnvVar(k, v) for k, v in self.forward_env.items()),
-            mpi_args=tuple(self.mpi_args),
+            env=self._vars(self.env),
+            forward_env=self._vars(self.forward_env),
+            mpi_args=tuple(mpi_args),
             resources={section: values for section, values in self.resources.items() if values},
             volumes=self.volumes,
             volume_mounts=self.volume_mounts,
@@ -333,7 +360,7 @@ class _Merge:
             topology_key=self.topology_key,
             pre_command=tuple(self.pre_command),
             nic_resource_name=self.nic_resource_name,
-            trainer_env=tuple(EnvVar(k, v) for k, v in self.trainer_env.items()),
+            trainer_env=self._vars(self.trainer_env),
             compute_domain=self.compute_domain,
             claim_templates=tuple(c for c in self.claims.values() if c is not None),
         )
@@ -399,7 +426,7 @@ def default_node_counts(
 
     Catalog entries that match (later wins) may set ``gpusPerNode``/``nicsPerNode`` for
     a shape, e.g. 32 EFA adapters on ``p5.48xlarge``; otherwise
-    :func:`~krm_fn.platforms.gpu.gpu_defaults` for (architecture, platform) applies.
+    the table's GPU defaults for (architecture, platform) apply.
 
     Args:
         catalog: The catalog.
@@ -416,7 +443,7 @@ def default_node_counts(
         The counts and their provenance.
 
     """
-    base = gpu_defaults(gpu_architecture, platform)
+    base = catalog.gpu_defaults(parse_gpu_product(gpu_architecture), platform)
     gpus, gpus_from = base.gpus_per_node, "gpu-defaults"
     nics, nics_from = base.nics_per_node, "gpu-defaults"
     for entry in _matching(
@@ -466,8 +493,8 @@ def make_context(
 
     """
     node_list = list(nodes)
-    instance_types = node_instance_types(node_list)
-    gke_accelerators = node_gke_accelerators(node_list)
+    instance_types = distinct_label_values(node_list, INSTANCE_TYPE_LABEL)
+    gke_accelerators = distinct_label_values(node_list, GKE_ACCELERATOR_LABEL)
     arch = parse_gpu_product(gpu_architecture)
     counts = default_node_counts(
         catalog,

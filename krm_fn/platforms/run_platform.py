@@ -1,18 +1,24 @@
-"""Resolve platform, GPU architecture, per-node counts and the platform overlay for one run.
+"""Resolve platform, GPU architecture, per-node counts, NIC resource and overlay for one run.
 
 Invariants:
-    * Detection reads only the run's eligible nodes; ``platform``/``gpuArch`` options win.
+    * The platform table is the bundled one merged with the function config's
+      ``platformCatalog`` files (:func:`run_catalog`); detection reads only the run's
+      eligible nodes; ``platform``/``gpuArch`` options win.
     * GPUs per node, first that answers: ``spec.gpusPerNode``; the count every eligible node
       that reports one agrees on (allocatable ``nvidia.com/gpu``, else the
-      ``nvidia.com/gpu.count`` label, else its ResourceSlice devices, see :mod:`krm_fn.platforms.node_gpus`),
-      and an error when they disagree; the catalog's shape entries; the GPU defaults table.
-      NICs follow NVCRE's layering: GPU defaults, catalog shape entries, ``spec.mlnxPerNode``
-      (an explicit 0 NICs opts out of the request).
+      ``nvidia.com/gpu.count`` label, else its ResourceSlice devices, see
+      :mod:`krm_fn.platforms.node_gpus`), and an error when they disagree; the table's shape
+      entries; the GPU defaults. NICs follow NVCRE's layering: GPU defaults, shape entries,
+      ``spec.mlnxPerNode`` (an explicit 0 NICs opts out of the request).
+    * NIC resource: ``spec.nicResourceName``; else, where the platform's ``nicDetection``
+      names the GPU model and ``mlnxPerNode`` is not 0, the one ``nicResources`` candidate
+      allocatable at ``mlnxPerNode`` on every eligible node (NVCRE's rule); a note says which
+      was detected, or why none was.
     * Every detection the render cannot fully vouch for is a warning: a GPU model outside the
-      table, no model at all, a providerID no rule knows, a hostname NVCRE would read as Forge.
+      table, no model at all, a providerID no rule knows, a hostname NVCRE would read.
     * Offline preview: with no Node in the input and a forced platform or GPU architecture,
-      ``numNodes`` synthetic nodes stand in, so partitioning and every override are still
-      exercised; the caller says so in an info result.
+      ``numNodes`` synthetic nodes stand in, built from the table (detection written
+      backwards), so partitioning and every override are still exercised.
 """
 
 from __future__ import annotations
@@ -23,32 +29,25 @@ from typing import Any
 
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, NodeInfo, node_info
+from krm_fn.fleet.inventory import (
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    HOSTNAME_LABEL,
+    NodeInfo,
+    node_info,
+)
 from krm_fn.platforms import detect as pdetect
 from krm_fn.platforms import gpu as pgpu
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms import overlay as poverlay
-from krm_fn.platforms.load import load_catalog
+from krm_fn.platforms.catalog import Catalog, CatalogError, load_catalog
 
 SYNTHETIC_PREFIX = "synthetic-node-"
-_PROVIDER_PREFIX = {
-    "aws": "aws:///synthetic/i-0",
-    "gcp": "gce://synthetic/zone/",
-    "azure": "azure:///subscriptions/synthetic/",
-    "oci": "ocid1.instance.oc1.synthetic.",
-}
-_PRODUCT = {
-    "a100": "NVIDIA-A100-SXM4-80GB",
-    "h100": "NVIDIA-H100-80GB-HBM3",
-    "h200": "NVIDIA-H200",
-    "b200": "NVIDIA-B200",
-    "b300": "NVIDIA-B300",
-    "gb200": "NVIDIA-GB200",
-    "gb300": "NVIDIA-GB300",
-    "l40": "NVIDIA-L40",
-    "l40s": "NVIDIA-L40S",
-    "rtxpro6000": "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
-}
+
+
+def run_catalog(options: FunctionOptions) -> Catalog:
+    """The platform table of a run: the bundled one and the ``platformCatalog`` files."""
+    return load_catalog(options.platform_catalog)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +64,7 @@ class PlatformPlan:
     model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
     gpus_from: str = ""  # where gpus_per_node comes from, for the summary
     counts_disagree: bool = False  # the nodes report different GPU counts (already an error)
-
-
-def _topology_keys() -> list[str]:
-    """Every topology label the catalog may partition by (synthetic nodes share one domain)."""
-    cat = load_catalog()
-    return sorted({e.topology_key for e in cat.entries if e.topology_key})
+    nic_resource_name: str | None = None  # spec.nicResourceName, else the detected one
 
 
 def target_gpu_product(target: models.Target | None) -> str | None:
@@ -112,21 +106,28 @@ def synthetic_nodes(
     platform: str | None,
     arch: str | None,
     target: models.Target | None = None,
+    catalog: Catalog | None = None,
 ) -> list[NodeInfo]:
     """Stand-in nodes for an offline preview (``render --platform X [--gpu-arch Y]``).
 
-    As NVCRE's offline render: the GPU product is ``arch``'s, else the one the target names
-    (:func:`target_gpu_product`). The nodes satisfy the target: its nodeSelector, its ``In``
-    (first value), ``Exists``, ``Gt``/``Lt`` expressions, its taintSelectors (as taints) and
-    its nodeNames (as names). They carry every topology label of the catalog with one shared
-    value, so a platform default topology key partitions them as one domain instead of failing.
+    The platform's first detection rule written backwards (its providerID prefix, label and
+    allocatable resource), the table's GFD product of ``arch`` (else, as NVCRE's offline
+    render, the one the target names, :func:`target_gpu_product`). The nodes satisfy the
+    target: its nodeSelector, ``In`` (first value), ``Exists``, ``Gt``/``Lt`` expressions,
+    its taintSelectors (as taints) and its nodeNames (as names). They carry every topology
+    label of the table with one shared value, so a topology key partitions them as one
+    domain instead of failing.
     """
+    table = catalog or load_catalog()
     names = (
         list(target.node_names)
         if target is not None and target.node_names
         else [f"{SYNTHETIC_PREFIX}{i}" for i in range(count)]
     )
-    product = _PRODUCT.get(arch, arch) if arch else target_gpu_product(target)
+    gpu = table.gpu(arch) if arch else None
+    product = (gpu.product if gpu else arch) if arch else target_gpu_product(target)
+    own = table.platform(platform) if platform else None
+    rule = own.detect[0] if own and own.detect else None
     wanted = _target_labels(target)
     taints = [
         {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
@@ -134,16 +135,16 @@ def synthetic_nodes(
     ]
     nodes = []
     for i, name in enumerate(names):
-        labels = {"kubernetes.io/hostname": name, GPU_PRESENT_LABEL: "true"}
-        labels.update(wanted)
+        labels = {HOSTNAME_LABEL: name, GPU_PRESENT_LABEL: "true", **wanted}
         if product:
             labels[GPU_PRODUCT_LABEL] = product
-        if platform == "coreweave":
-            labels["node.coreweave.cloud/type"] = "synthetic"
-        for key in _topology_keys():
+        if rule and rule.label:
+            labels[rule.label] = "synthetic"
+        for key in table.topology_keys():
             labels.setdefault(key, "synthetic-domain-0")
-        provider = _PROVIDER_PREFIX.get(platform or "", "")
-        spec: dict[str, Any] = {"providerID": f"{provider}{i}"} if provider else {}
+        spec: dict[str, Any] = {}
+        if rule and rule.provider_id:
+            spec["providerID"] = f"{rule.provider_id}synthetic/{i}"
         if taints:
             spec["taints"] = [dict(t, effect=t.get("effect", "NoSchedule")) for t in taints]
         obj: dict[str, Any] = {
@@ -152,16 +153,22 @@ def synthetic_nodes(
             "metadata": {"name": name, "labels": labels},
             "spec": spec,
         }
+        if rule and rule.allocatable:
+            obj["status"] = {"allocatable": {rule.allocatable: "1"}}
         nodes.append(node_info(obj))
     return nodes
 
 
 def check_forced_names(options: FunctionOptions) -> list[tuple[str, str]]:
-    """Unknown ``platform``/``gpuArch`` option values, with the valid lists."""
+    """An invalid ``platformCatalog`` (each problem), unknown ``platform``/``gpuArch`` values."""
+    try:
+        table = run_catalog(options)
+    except CatalogError as exc:
+        return [("platformCatalog", f"{exc.origin}: {p}") for p in exc.problems]
     out = []
     if options.platform:
         try:
-            pdetect.check_platform_name(options.platform)
+            pdetect.check_platform_name(options.platform, table)
         except ValueError as exc:
             out.append(("platform", str(exc)))
     if options.gpu_arch:
@@ -179,14 +186,15 @@ def resolve_platform(
     err: Any,
     warn: Any,
     slices: Mapping[str, fleet.SliceGpus] | None = None,
+    note: Any = None,
 ) -> PlatformPlan:
-    """Detect and resolve; problems are reported through ``err``/``warn``."""
+    """Detect and resolve; problems go to ``err``/``warn``, what was detected to ``note``."""
+    table = run_catalog(options)
     raws = [n.raw for n in eligible]
-    platform, arch, gdet = _detect(raws, options, err, warn)
+    platform, arch, gdet = _detect(raws, options, table, err, warn)
     node_gpus, gpus_from, disagree = _node_gpus(spec, eligible, slices or {}, err)
-    cat = load_catalog()
     ctx = poverlay.make_context(
-        cat,
+        table,
         platform=platform,
         gpu_architecture=arch,
         framework=spec.framework.name,
@@ -195,24 +203,11 @@ def resolve_platform(
         nics_per_node=spec.mlnx_per_node,
         mnnvl=spec.enable_mnnvl,
     )
-    if not gpus_from:
-        counts = poverlay.default_node_counts(
-            cat,
-            platform=platform,
-            gpu_architecture=arch,
-            framework=spec.framework.name,
-            instance_types=ctx.instance_types,
-            gke_accelerators=ctx.gke_accelerators,
-        )
-        gpus_from = (
-            f"catalog entry {counts.gpus_from}"
-            if counts.gpus_from != "gpu-defaults"
-            else f"the GPU defaults for {arch}"
-        )
-    overlay = poverlay.resolve(cat, ctx)
+    gpus_from = gpus_from or _gpus_from_table(table, ctx)
+    overlay = poverlay.resolve(table, ctx)
     _warn_gpu_model(arch, gdet.model_products, ctx, gpus_from, warn)
-    if not options.platform and platform == pdetect.DEFAULT_PLATFORM:
-        _warn_platform_guesses(raws, overlay, warn)
+    if not options.platform and platform == table.default_platform.name:
+        _warn_platform_guesses(raws, overlay, table, warn)
     return PlatformPlan(
         platform=platform,
         gpu_architecture=arch,
@@ -224,18 +219,49 @@ def resolve_platform(
         model_products=tuple(gdet.model_products),
         gpus_from=gpus_from,
         counts_disagree=disagree,
+        nic_resource_name=_nic_resource(spec, eligible, table, ctx, note),
     )
 
 
+def _gpus_from_table(table: Catalog, ctx: poverlay.PlatformContext) -> str:
+    """Where the table's GPUs per node come from: a shape entry or the GPU defaults."""
+    counts = poverlay.default_node_counts(
+        table,
+        platform=ctx.platform,
+        gpu_architecture=ctx.gpu_architecture,
+        framework=ctx.framework,
+        instance_types=ctx.instance_types,
+        gke_accelerators=ctx.gke_accelerators,
+    )
+    if counts.gpus_from != "gpu-defaults":
+        return f"catalog entry {counts.gpus_from}"
+    return f"the GPU defaults for {ctx.gpu_architecture}"
+
+
+def _nic_resource(
+    spec: models.WorkloadRunSpec,
+    eligible: Sequence[NodeInfo],
+    table: Catalog,
+    ctx: poverlay.PlatformContext,
+    note: Any,
+) -> str | None:
+    """``spec.nicResourceName``."""
+    return spec.nic_resource_name
+
+
 def _detect(
-    raws: Sequence[Mapping[str, Any]], options: FunctionOptions, err: Any, warn: Any
+    raws: Sequence[Mapping[str, Any]],
+    options: FunctionOptions,
+    table: Catalog,
+    err: Any,
+    warn: Any,
 ) -> tuple[str, str, pgpu.GpuDetection]:
     """Platform and GPU architecture of the nodes (forced options win), and the detection."""
-    pdet = pdetect.detect_fleet_platform(raws)
+    pdet = pdetect.detect_fleet_platform(raws, table)
     if pdet.error and not options.platform:
         err(pdet.error, "spec.target")
     platform = (
-        pdetect.check_platform_name(options.platform) if options.platform else pdet.platform
+        pdetect.check_platform_name(options.platform, table) if options.platform else pdet.platform
     ) or "unknown"
     gdet = pgpu.detect_gpu_architecture(raws, strict=options.strict_gpu_arch)
     if gdet.error and not options.gpu_arch:
@@ -292,7 +318,7 @@ def _warn_gpu_model(
             "so no GPU-specific settings apply; set the gpuArch option to choose them" + sizing,
             path,
         )
-    elif arch not in pgpu.GPU_ARCHITECTURES:
+    elif arch not in pgpu.architectures():
         named = f" ({', '.join(products)})" if products else ""
         warn(
             f"GPU model {arch!r}{named} has no entry in the GPU defaults, so no GPU-specific "
@@ -302,26 +328,34 @@ def _warn_gpu_model(
 
 
 def _warn_platform_guesses(
-    raws: Sequence[Mapping[str, Any]], overlay: poverlay.ResolvedOverlay, warn: Any
+    raws: Sequence[Mapping[str, Any]],
+    overlay: poverlay.ResolvedOverlay,
+    table: Catalog,
+    warn: Any,
 ) -> None:
-    """Name onprem nodes whose providerID no rule knows, and those NVCRE would call forge."""
+    """Name default-platform nodes no rule knows, and those NVCRE gives one by hostname."""
+    default = table.default_platform.name
     applied = ", ".join(f"catalog:{name}" for name in overlay.applied)
-    settings = f"the onprem settings apply ({applied})" if applied else "no platform settings apply"
-    for scheme, names in pdetect.unrecognised_provider_ids(raws).items():
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    settings = (
+        f"the {default} settings apply ({applied})" if applied else "no platform settings apply"
+    )
+    for scheme, names in pdetect.unrecognised_provider_ids(raws, table).items():
         warn(
-            f"providerID scheme {scheme!r} (node(s) {shown}) is not a platform this function "
-            f"knows, so the nodes count as onprem, as in NVCRE, and {settings}; set the "
-            "platform option if another platform fits",
+            f"providerID scheme {scheme!r} (node(s) {_shown(names)}) is not a platform this "
+            f"function knows, so the nodes count as {default}, as in NVCRE, and {settings}; "
+            "set the platform option if another platform fits",
             "spec.target",
         )
-    forge = pdetect.forge_by_hostname_only(raws)
-    if forge:
-        shown = ", ".join(forge[:3]) + (f" and {len(forge) - 3} more" if len(forge) > 3 else "")
+    for platform, (names, labels) in pdetect.hostname_only(raws, table).items():
+        hint = table.platform(platform).hostname_hint  # type: ignore[union-attr]
         warn(
-            f"node(s) {shown} have no providerID and a hostname containing 'forge': NVCRE calls "
-            "them forge, but a hostname never decides the platform here (only the label "
-            f"nke.nvidia.com/site-name does), so they count as onprem and {settings}; set the "
-            "platform option to forge if they are Forge nodes",
+            f"node(s) {_shown(names)} have no providerID and a hostname containing {hint!r}: "
+            f"NVCRE calls them {platform}, but a hostname never decides the platform here "
+            f"(only the label {' or '.join(labels)} does), so they count as {default} and "
+            f"{settings}; set the platform option to {platform} if they are {platform} nodes",
             "spec.target",
         )
+
+
+def _shown(names: Sequence[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

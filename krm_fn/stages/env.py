@@ -67,7 +67,7 @@ def env_and_resources(
         spec.resources,
         platform.gpus,
         overlay.resources if overlay else {},
-        spec.nic_resource_name,
+        platform.plan.nic_resource_name if platform.plan else spec.nic_resource_name,
         platform.plan.nics_per_node if platform.plan else 0,
     )
     _dra_only_warning(platform, resources, context, diag)

@@ -21,7 +21,7 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import Exclusion, NodeInfo, select_nodes
 from krm_fn.io.results import ResourceRef, Results
 from krm_fn.platforms import node_gpus as fleet
-from krm_fn.platforms.run_platform import synthetic_nodes
+from krm_fn.platforms.run_platform import run_catalog, synthetic_nodes
 from krm_fn.stages.parse import InputContext
 
 
@@ -69,6 +69,7 @@ def inventory_for(
         options.platform.strip().lower() if options.platform else None,
         pgpu.parse_gpu_product(options.gpu_arch) if options.gpu_arch else None,
         spec.target,
+        run_catalog(options),
     )
     results.info(
         f"no Node in the input: offline preview on {len(synthetic)} synthetic node(s) "

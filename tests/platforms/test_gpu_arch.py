@@ -4,13 +4,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from krm_fn.platforms.catalog import GpuDefaults, bundled
 from krm_fn.platforms.gpu import (
     GPU_ARCHITECTURES,
-    GpuDefaults,
     check_gpu_arch_name,
     detect_gpu_architecture,
     gke_accelerator_model,
-    gpu_defaults,
     gpu_model,
     gpu_product_label_value,
     parse_gpu_product,
@@ -357,6 +356,12 @@ def test_gpu_product_label_value_matches_gfd(name: str, label: str) -> None:
 
 
 # --------------------------------------------------------------------------- defaults
+# NVCRE gpu-defaults G1 @ f81ff7af with its platformOverrides, as shared/reference/
+# nvcre-workloadrun.md section 2.5 quotes them: the table must give exactly these.
+
+
+def gpu_defaults(arch: str, platform: str = "") -> GpuDefaults:
+    return bundled().gpu_defaults(parse_gpu_product(arch), platform)
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from krm_fn.platforms.catalog import Catalog, CatalogError, EnvVar
+from krm_fn.platforms.catalog import Catalog, CatalogError, load_catalog
 from krm_fn.platforms.detect import PLATFORMS
-from krm_fn.platforms.load import load_catalog
-from krm_fn.platforms.overlay import PlatformContext, default_node_counts, make_context, resolve
+from krm_fn.platforms.overlay import (
+    EnvVar,
+    PlatformContext,
+    default_node_counts,
+    make_context,
+    resolve,
+)
 
 from ._nodes import make_node
 
@@ -57,8 +62,21 @@ def test_bundled_catalog_loads_and_is_cached(catalog: Catalog) -> None:
     assert len(catalog.entries) >= 20
 
 
-def test_explicit_path_loads_the_same_content(catalog: Catalog) -> None:
-    assert load_catalog(CATALOG_FILE) == catalog
+def test_the_bundled_file_named_again_as_a_site_catalog_is_refused_naming_each_clash() -> None:
+    with pytest.raises(CatalogError) as info:
+        load_catalog([CATALOG_FILE])
+    problems = info.value.problems
+    assert (
+        "platform 'aws': the table already has a platform of that name; choose another name, or add entries with when.platform: aws"
+        in problems
+    )
+    assert (
+        "entry 'gb200-gb300-compute-domain': the table already has an entry of that name; choose another name"
+        in problems
+    )
+    assert any(
+        p.startswith("field 'gpus': GPU models come with the bundled table") for p in problems
+    )
 
 
 def test_every_entry_cites_nvcre_o1_with_its_logical_index(catalog: Catalog) -> None:
@@ -342,10 +360,10 @@ def test_make_context_normalises_the_architecture(catalog: Catalog) -> None:
 
 def test_missing_file_is_a_catalog_error(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="cannot read"):
-        load_catalog(tmp_path / "nope.yaml")
+        load_catalog([tmp_path / "nope.yaml"])
 
 
 def test_custom_file_is_loaded(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("version: 1\nentries:\n  - {name: x, source: s @ 1, topologyKey: k}\n")
-    assert load_catalog(path).names == ("x",)
+    assert load_catalog([path]).names == (*load_catalog().names, "x")

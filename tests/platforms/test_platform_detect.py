@@ -9,8 +9,7 @@ from krm_fn.platforms.detect import (
     check_platform_name,
     detect_fleet_platform,
     detect_platform,
-    node_gke_accelerators,
-    node_instance_types,
+    distinct_label_values,
 )
 
 from ._nodes import make_node
@@ -210,6 +209,7 @@ def test_shape_label_helpers() -> None:
         make_node("c", labels={"cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb"}),
         make_node("d", labels={"node.kubernetes.io/instance-type": ""}),
     ]
-    assert node_instance_types(nodes) == frozenset({"p5.48xlarge"})
-    assert node_gke_accelerators(nodes) == frozenset({"nvidia-h100-mega-80gb"})
-    assert node_instance_types([]) == frozenset()
+    itype, gke = "node.kubernetes.io/instance-type", "cloud.google.com/gke-accelerator"
+    assert distinct_label_values(nodes, itype) == frozenset({"p5.48xlarge"})
+    assert distinct_label_values(nodes, gke) == frozenset({"nvidia-h100-mega-80gb"})
+    assert distinct_label_values([], itype) == frozenset()

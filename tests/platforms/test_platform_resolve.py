@@ -6,9 +6,8 @@ import textwrap
 
 import pytest
 
-from krm_fn.platforms.catalog import Catalog, EnvVar
-from krm_fn.platforms.catalog_file import parse_catalog
-from krm_fn.platforms.overlay import PlatformContext, resolve
+from krm_fn.platforms.catalog import Catalog, parse_catalog
+from krm_fn.platforms.overlay import EnvVar, PlatformContext, resolve
 
 SYNTHETIC = """
 version: 1
@@ -294,15 +293,3 @@ def test_null_resource_deletes_and_claims_render_counts() -> None:
     assert overlay.resources == {"limits": {"nvidia.com/gpu": None}}
     assert overlay.compute_domain
     assert [(c.claim, c.count) for c in overlay.claim_templates] == [("gpu", 4)]
-
-
-def test_the_packages_resolve_stays_the_function_after_the_render_imported_everything() -> None:
-    import importlib
-
-    import krm_fn.platforms as platforms
-    import krm_fn.render  # noqa: F401  (imports every platforms submodule the render uses)
-
-    for name in ("run_platform", "overlay", "load", "templates", "snapshot"):
-        importlib.import_module(f"krm_fn.platforms.{name}")
-    assert callable(platforms.resolve)
-    assert platforms.resolve.__module__ == "krm_fn.platforms.overlay"
