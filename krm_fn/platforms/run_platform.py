@@ -245,8 +245,22 @@ def _nic_resource(
     ctx: poverlay.PlatformContext,
     note: Any,
 ) -> str | None:
-    """``spec.nicResourceName``."""
-    return spec.nic_resource_name
+    """``spec.nicResourceName``, else the one the platform detects (see the module docstring)."""
+    if spec.nic_resource_name or ctx.nics_per_node == 0:  # mlnxPerNode: 0 requests no NIC
+        return spec.nic_resource_name
+    own = table.platform(ctx.platform)
+    if own is None or ctx.gpu_architecture not in (own.nic_detection or ()):
+        return None
+    found = fleet.detect_nic_resource(eligible, own.nic_resources, ctx.nics_per_node)
+    if note is not None:
+        note(
+            f"nicResourceName {found.name} detected on every eligible node ({ctx.nics_per_node} "
+            "per pod, mlnxPerNode): set spec.nicResourceName to choose another, or "
+            "spec.mlnxPerNode: 0 to request none"
+            if found.name
+            else found.message()
+        )
+    return found.name
 
 
 def _detect(
