@@ -277,7 +277,7 @@ def test_forge_by_hostname_only_names_nodes_nvcre_would_call_forge() -> None:
         node("forge-03", provider="kind://x"),
         node("gpu-01"),
     ]
-    assert hostname_only(nodes) == {"forge": (["forge-01"], ["nke.nvidia.com/site-name"])}
+    assert hostname_only(nodes) == {"forge": (["forge-01"], "forge", ["nke.nvidia.com/site-name"])}
 
 
 # --------------------------------------------------------------------------- whole renders

@@ -1,33 +1,25 @@
-"""The platform table: one typed entry per platform, its file format, loading and merging.
+"""The platform table: its frozen pydantic models (file format and value alike), loading, merging.
 
-One job: the table of ``krm_fn/data/platforms.yaml`` as frozen pydantic models (the file
-format and the values the render uses are the same classes), every problem of a file at
-once, and the merge of the site catalogs a function config names (``platformCatalog``).
-
-The file: ``version: 1``; ``gpus`` (GPU models and their defaults) and ``gpuFallback``;
-``entries`` (NVCRE override entries that match any platform); ``platforms``, each with its
-detection rules, topology keys, NIC resources, per-GPU defaults and its own ``entries``
-(docs/platforms.md, "The platform table").
+The file: ``version: 1``; ``gpus`` (GPU models, defaults) and ``gpuFallback``; ``entries``
+(NVCRE override entries of every platform); ``platforms``, each with its detection rules,
+topology keys, NIC resources, per-GPU defaults and ``entries`` (docs/platforms.md).
 
 Invariants:
-    * camelCase keys, unknown keys refused (with "did you mean"), strict types
-      (``gpusPerNode: "8"``, ``value: 1`` and ``inferred: "yes"`` are errors), frozen models.
-    * Each problem is one line naming the platform, GPU or entry (by name and number), the
-      field path, the bad value and what is allowed; names are unique across files.
+    * camelCase keys, unknown keys refused (with "did you mean"), strict types, frozen.
+    * Every problem of a file at once, one line each naming the platform, GPU or entry (by
+      name and number), the field path, the bad value and what is allowed.
     * A loaded catalog's ``entries`` are every override entry in evaluation order: each
-      file's global entries, then each of its platforms' entries (their ``when.platform``
-      filled in); the bundled file first, then the site files in the order named. Later
-      entries win where settings overlap (:mod:`krm_fn.platforms.overlay`).
-    * A site file may add platforms and entries, never GPU models; its platforms detect
-      after the bundled ones, and the bundled default platform (the one without detection
-      rules) stays the fallback.
-    * Loaded once per process and content (``functools.lru_cache``); a catalog is immutable.
+      file's global entries, then its platforms' (``when.platform`` filled in); the bundled
+      file, then the site files (``platformCatalog``) in order. Later entries win.
+    * A site file adds platforms and entries with new names, never GPU models; its platforms
+      detect after the bundled ones, whose default platform (no rules) stays the fallback.
+    * Read once per process and content (``functools.lru_cache``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple
@@ -38,7 +30,6 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    ModelWrapValidatorHandler,
     PlainValidator,
     ValidationError,
     ValidationInfo,
@@ -46,7 +37,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
+from pydantic_core import ErrorDetails
 
 from krm_fn.api.fields import fields_of, iter_models
 from krm_fn.api.models import DNS1123_LABEL_RE
@@ -82,52 +73,23 @@ class GpuDefaults(NamedTuple):
 # --------------------------------------------------------------------------- field rules
 
 
-def _dns_label(what: str) -> AfterValidator:
-    def check(name: str) -> str:
-        if len(name) > 63 or DNS1123_LABEL_RE.match(name) is None:
-            wrong = f"invalid {what}{name!r}" if what else f"{name!r} is not a DNS label"
-            raise ValueError(f"{wrong}: use {_DNS_RULE}")
-        return name
+def _rule(ok: Callable[[str], bool], problem: Callable[[str], str | None]) -> AfterValidator:
+    """A string rule: ``problem(value)`` is the message when ``ok(value)`` is false."""
 
-    return AfterValidator(check)
-
-
-def _dns_subdomain(name: str) -> str:
-    labels = name.split(".")
-    if len(name) > 253 or any(len(x) > 63 or not DNS1123_LABEL_RE.match(x) for x in labels):
-        raise ValueError(
-            f"{name!r} is not a DNS subdomain: use DNS labels ({_DNS_RULE}) joined by '.'"
-        )
-    return name
-
-
-def _env_name(name: str) -> str:
-    if not name or not (name[0].isalpha() or name[0] == "_") or not name.isascii():
-        ok = False
-    else:
-        ok = all(c.isalnum() or c == "_" for c in name)
-    if not ok:
-        raise ValueError(
-            f"invalid environment variable name {name!r}: use letters, digits and '_', "
-            "not starting with a digit"
-        )
-    return name
-
-
-def _template(value: str) -> str:
-    problem = template_problem(value)
-    if problem:
-        raise ValueError(problem)
-    return value
-
-
-def _not_blank(what: str) -> AfterValidator:
     def check(value: str) -> str:
-        if not value.strip():
-            raise ValueError(what)
+        if not ok(value):
+            raise ValueError(problem(value))
         return value
 
     return AfterValidator(check)
+
+
+def _is_label(name: str) -> bool:
+    return len(name) <= 63 and DNS1123_LABEL_RE.match(name) is not None
+
+
+def _not_blank(what: str) -> AfterValidator:
+    return _rule(lambda v: bool(v.strip()), lambda v: what)
 
 
 def _one_or_many(value: Any) -> Any:
@@ -197,12 +159,27 @@ def _claim_count(value: Any) -> Any:
     )
 
 
-Name = Annotated[str, _dns_label("name ")]
-EntryName = Annotated[str, _dns_label("entry name ")]
-DnsLabel = Annotated[str, _dns_label("")]
-DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
-EnvName = Annotated[str, AfterValidator(_env_name)]
-Template = Annotated[str, AfterValidator(_template)]
+Name = Annotated[str, _rule(_is_label, lambda v: f"invalid name {v!r}: use {_DNS_RULE}")]
+EntryName = Annotated[str, _rule(_is_label, lambda v: f"invalid entry name {v!r}: use {_DNS_RULE}")]
+DnsLabel = Annotated[str, _rule(_is_label, lambda v: f"{v!r} is not a DNS label: use {_DNS_RULE}")]
+DnsSubdomain = Annotated[
+    str,
+    _rule(
+        lambda v: len(v) <= 253 and all(_is_label(x) for x in v.split(".")),
+        lambda v: f"{v!r} is not a DNS subdomain: use DNS labels ({_DNS_RULE}) joined by '.'",
+    ),
+]
+EnvName = Annotated[
+    str,
+    _rule(
+        lambda v: v.isascii() and v.isidentifier(),
+        lambda v: (
+            f"invalid environment variable name {v!r}: use letters, digits and '_', "
+            "not starting with a digit"
+        ),
+    ),
+]
+Template = Annotated[str, _rule(lambda v: template_problem(v) is None, template_problem)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 Quantity = Annotated[int | str | None, PlainValidator(_quantity)]
 ClaimCount = Annotated[int | str, PlainValidator(_claim_count)]
@@ -500,11 +477,6 @@ class Platform(_Model):
             raise ValueError("; ".join(problems))
         return self
 
-    @property
-    def default_topology(self) -> str | None:
-        """The platform's default topology key (NVCRE's ``__auto__``), if it has one."""
-        return self.default_topology_key
-
     def detection_labels(self) -> list[str]:
         """The labels detection reads on this platform's nodes."""
         return [r.label for r in self.detect if r.label]
@@ -526,35 +498,10 @@ class Catalog(_Model):
             raise ValueError(f"value {value!r} is not allowed; expected 1")
         return value
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _names_are_unique(cls, data: Any, handler: ModelWrapValidatorHandler[Catalog]) -> Any:
-        """Add the reused names to the other problems, so all are reported at once."""
-        duplicates = [
-            InitErrorDetails(type=PydanticCustomError("value_error", message), loc=loc, input=name)
-            for loc, name, message in _duplicates(data)
-        ]
-        try:
-            result = handler(data)
-        except ValidationError as exc:
-            raise ValidationError.from_exception_data(
-                cls.__name__, [*_as_init_errors(exc), *duplicates]
-            ) from None
-        if duplicates:
-            raise ValidationError.from_exception_data(cls.__name__, duplicates)
-        return result
-
     @property
     def names(self) -> tuple[str, ...]:
         """Override entry names in evaluation order."""
         return tuple(e.name for e in self.entries)
-
-    def entry(self, name: str) -> CatalogEntry:
-        """The override entry called ``name`` (``KeyError`` when there is none)."""
-        for candidate in self.entries:
-            if candidate.name == name:
-                return candidate
-        raise KeyError(name)
 
     def platform(self, name: str) -> Platform | None:
         """The platform called ``name``."""
@@ -582,7 +529,8 @@ class Catalog(_Model):
     def gpu_defaults(self, arch: str, platform: str = "") -> GpuDefaults:
         """GPUs, NICs and MNNVL for a GPU model on a platform (the fallback for other models)."""
         gpu = self.gpu(arch)
-        base: Counts = gpu or self.gpu_fallback or Counts(gpus_per_node=4, nics_per_node=0)
+        base = gpu or self.gpu_fallback
+        assert base is not None, "the bundled table has a gpuFallback"
         gpus, nics = base.gpus_per_node, base.nics_per_node
         own = self.platform(platform)
         extra = own.gpu_defaults.get(arch) if own else None
@@ -601,11 +549,9 @@ class Catalog(_Model):
         return {k for p in self.platforms for k in (*p.detection_labels(), *p.topology_keys)}
 
 
-# --------------------------------------------------------------------------- names and messages
+# --------------------------------------------------------------------------- problems
 
-
-_NAMED = ("platforms", "entries", "gpus")
-_NOUN = {"platforms": "platform", "entries": "entry", "gpus": "gpu"}
+_NOUNS = {"gpus": "gpu", "entries": "entry", "platforms": "platform"}
 
 
 def _items(data: Any, key: str) -> list[Any]:
@@ -618,42 +564,32 @@ def _name(item: Any) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def _duplicates(data: Any) -> list[tuple[tuple[Any, ...], str, str]]:
-    """(location, name, message) for every name a document uses twice.
-
-    Entry names are one namespace across the document's global and platforms' entries.
-    """
-    out = []
-    spaces: dict[str, dict[str, str]] = {kind: {} for kind in _NAMED}
-    located: list[tuple[str, tuple[Any, ...], Any]] = []
-    for kind in ("gpus", "entries", "platforms"):
-        located += [(kind, (kind, i), item) for i, item in enumerate(_items(data, kind))]
+def _located(data: Any) -> Iterator[tuple[str, tuple[Any, ...], Any]]:
+    """(kind, location, item) of every named item, entries of platforms included."""
+    for kind in _NOUNS:
+        yield from ((kind, (kind, i), x) for i, x in enumerate(_items(data, kind)))
     for j, platform in enumerate(_items(data, "platforms")):
-        located += [
-            ("entries", ("platforms", j, "entries", i), item)
-            for i, item in enumerate(_items(platform, "entries"))
-        ]
-    for kind, loc, item in located:
+        for i, x in enumerate(_items(platform, "entries")):
+            yield "entries", ("platforms", j, "entries", i), x
+
+
+def _duplicates(data: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """(location, message) of every name a document uses twice (entries: one namespace)."""
+    first: dict[tuple[str, str], str] = {}
+    out = []
+    for kind, loc, item in _located(data):
         name = _name(item)
-        if name is None:
-            continue
-        first = spaces[kind].get(name)
-        if first is not None:
-            message = f"duplicate {_NOUN[kind]} name {name!r} (first used by {first})"
-            out.append(((*loc, "name"), name, message))
-        else:
-            spaces[kind][name] = f"{_NOUN[kind]} #{loc[-1]}"
+        if name is not None and (kind, name) in first:
+            noun = _NOUNS[kind]
+            out.append(
+                (
+                    (*loc, "name"),
+                    f"duplicate {noun} name {name!r} (first used by {first[kind, name]})",
+                )
+            )
+        elif name is not None:
+            first[kind, name] = f"{_NOUNS[kind]} #{loc[-1]}"
     return out
-
-
-def _as_init_errors(exc: ValidationError) -> list[InitErrorDetails]:
-    """Re-raisable copies of ``exc``'s errors (every one keeps its type, place and text)."""
-    return [
-        InitErrorDetails(
-            type=err["type"], loc=err["loc"], input=err["input"], ctx=err.get("ctx", {})
-        )
-        for err in exc.errors(include_url=False)
-    ]
 
 
 def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
@@ -661,9 +597,7 @@ def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
     model: type[BaseModel] = Catalog
     for part in loc:
         field = next((f for f in fields_of(model) if f.key == part), None)
-        if field is None:
-            continue
-        inner = next(iter_models(field.annotation), None)
+        inner = next(iter_models(field.annotation), None) if field else model
         if inner is None:
             return None
         model = inner
@@ -683,135 +617,94 @@ def _unknown_field(loc: tuple[int | str, ...]) -> str:
     return f"unknown field {leaf!r}: allowed are {', '.join(known)}"
 
 
-def _problem(data: Any, err: ErrorDetails) -> str:
-    loc = tuple(err["loc"])
+def _problem(data: Any, loc: tuple[Any, ...], message: str) -> tuple[list[tuple[int, int]], str]:
+    """(document order, text) of one problem: the named items it is in, its field, the text."""
     if not loc:
-        return "the document must be a mapping with 'version' and 'entries' or 'platforms'"
-    if err["type"] in ("model_type", "model_attributes_type"):
-        err = {**err, "msg": "Input should be a valid dictionary"}  # not the class name
-    message = error_message(err, _unknown_field)
+        return [], "the document must be a mapping with 'version' and 'entries' or 'platforms'"
     if loc[-1] == "[key]":  # a mapping's key, not its value, is wrong
         message, loc = f"key {loc[-2]!r}: {message}", loc[:-2]
-    where, node = [], data
-    while len(loc) >= 2 and loc[0] in _NAMED and isinstance(loc[1], int):
+    where, order, node = [], [], data
+    while len(loc) >= 2 and loc[0] in _NOUNS and isinstance(loc[1], int):
         items = _items(node, str(loc[0]))
         node = items[loc[1]] if loc[1] < len(items) else None
-        name = _name(node)
-        noun = _NOUN[str(loc[0])]
+        noun, name = _NOUNS[str(loc[0])], _name(node)
         where.append(f"{noun} {name!r} (#{loc[1]})" if name else f"{noun} #{loc[1]}")
+        order.append((list(_NOUNS).index(str(loc[0])), loc[1]))
         loc = loc[2:]
-    text = f"field {field_path(loc)!r}: {message}" if loc else message
-    return ": ".join([*where, text])
+    return order, ": ".join([*where, f"field {field_path(loc)!r}: {message}" if loc else message])
 
 
-def _order(err: ErrorDetails) -> list[tuple[int, int]]:
-    """Document order of the named items an error is in (pydantic's order within one)."""
-    key, loc = [], tuple(err["loc"])
-    while len(loc) >= 2 and loc[0] in _NAMED and isinstance(loc[1], int):
-        key.append((("gpus", "entries", "platforms").index(str(loc[0])), loc[1]))
-        loc = loc[2:]
-    return key
+def _message(err: ErrorDetails) -> str:
+    if err["type"] in ("model_type", "model_attributes_type"):
+        err = {**err, "msg": "Input should be a valid dictionary"}  # not the class name
+    return error_message(err, _unknown_field)
+
+
+def _context(data: Any, base: Catalog | None) -> dict[str, tuple[str, ...]]:
+    """The names a document's references may use: its own and the base table's."""
+    own = {k: {n for x in _items(data, k) if (n := _name(x))} for k in ("platforms", "gpus")}
+    platforms = sorted(own["platforms"] | set(base.platform_names if base else ()))
+    gpus = sorted(own["gpus"] | set(base.gpu_names if base else ()))
+    return {"platforms": tuple(platforms), "gpus": tuple(gpus), "archs": (*gpus, UNKNOWN_ARCH)}
+
+
+def _problems(data: object, base: Catalog | None) -> list[str]:
+    """Every problem of ``data`` against the names of ``base`` (``None``: it is the base)."""
+    found = list(_duplicates(data))
+    try:
+        Catalog.model_validate(data, context=_context(data, base))
+    except ValidationError as exc:
+        found[:0] = [(tuple(e["loc"]), _message(e)) for e in exc.errors(include_url=False)]
+    problems = [_problem(data, loc, message) for loc, message in found]
+    return [text for _, text in sorted(problems, key=lambda p: p[0])]
+
+
+def validate_catalog_data(data: object) -> list[str]:
+    """Every problem of a parsed site catalog document, in document order (empty: valid)."""
+    return _problems(data, bundled())
+
+
+def _merge_problems(base: Catalog, data: Any) -> list[str]:
+    """What a valid site document may not do to the table it joins."""
+    platforms = [n for p in _items(data, "platforms") if (n := _name(p))]
+    problems = [
+        f"platform {n!r}: the table already has a platform of that name; choose another "
+        f"name, or add entries with when.platform: {n}"
+        for n in platforms
+        if n in base.platform_names
+    ]
+    problems += [
+        f"entry {n!r}: the table already has an entry of that name; choose another name"
+        for kind, _, item in _located(data)
+        if kind == "entries" and (n := _name(item)) in base.names
+    ]
+    problems += [
+        f"field {key!r}: GPU models come with the bundled table; set a platform's "
+        "gpuDefaults instead"
+        for key in ("gpus", "gpuFallback")
+        if key in data
+    ]
+    return problems + [
+        f"platform {_name(p)!r}: a site platform needs detection rules (detect); only the "
+        f"bundled {base.default_platform.name!r} is the fallback"
+        for p in _items(data, "platforms")
+        if not p.get("detect")
+    ]
 
 
 # --------------------------------------------------------------------------- loading
 
 
-def _context(data: Any, base: Catalog | None) -> dict[str, tuple[str, ...]]:
-    """The names a document's references may use: its own and the base table's."""
-    platforms = [n for p in _items(data, "platforms") if (n := _name(p))]
-    gpus = [n for g in _items(data, "gpus") if (n := _name(g))]
-    if base is not None:
-        platforms += base.platform_names
-        gpus += base.gpu_names
-    archs = sorted(set(gpus))
-    return {
-        "platforms": tuple(sorted(set(platforms))),
-        "gpus": tuple(archs),
-        "archs": (*archs, UNKNOWN_ARCH),
-    }
-
-
-def validate_catalog_data(data: object) -> list[str]:
-    """Every problem of a parsed site catalog document (empty when valid), in document order.
-
-    Its references may name the bundled table's platforms and GPU models.
-    """
-    return _problems(data, bundled())
-
-
-def _problems(data: object, base: Catalog | None) -> list[str]:
-    """The problems of ``data`` against the names of ``base`` (``None``: it is the base)."""
-    try:
-        Catalog.model_validate(data, context=_context(data, base))
-    except ValidationError as exc:
-        errors = sorted(exc.errors(include_url=False), key=_order)
-        return [_problem(data, err) for err in errors]
-    return []
-
-
-def _flattened(doc: Catalog) -> Catalog:
-    """The document with its platforms' entries appended to ``entries`` (platform filled in)."""
-    nested = [
-        e.model_copy(update={"when": e.when.model_copy(update={"platform": [p.name]})})
-        for p in doc.platforms
-        for e in p.entries
-    ]
-    return doc.model_copy(update={"entries": [*doc.entries, *nested]})
-
-
-def _merge_problems(base: Catalog, data: Any) -> list[str]:
-    """What a valid site document may not do to the table it is merged into."""
-    platforms = _items(data, "platforms")
-    problems = [
-        f"platform {n!r}: the table already has a platform of that name; choose another "
-        f"name, or add entries with when.platform: {n}"
-        for p in platforms
-        if (n := _name(p)) in base.platform_names
-    ]
-    names = set(base.names)
-    entries = [*_items(data, "entries"), *(e for p in platforms for e in _items(p, "entries"))]
-    problems += [
-        f"entry {n!r}: the table already has an entry of that name; choose another name"
-        for e in entries
-        if (n := _name(e)) in names
-    ]
-    if isinstance(data, dict):
-        problems += [
-            f"field {key!r}: GPU models come with the bundled table; set a platform's "
-            "gpuDefaults instead"
-            for key in ("gpus", "gpuFallback")
-            if key in data
-        ]
-    problems += [
-        f"platform {n!r}: a site platform needs detection rules (detect); only the bundled "
-        f"{base.default_platform.name!r} is the fallback"
-        for p in platforms
-        if (n := _name(p)) and not (isinstance(p, dict) and p.get("detect"))
-    ]
-    return problems
-
-
 def parse_catalog(text: str, origin: str = "<string>", base: Catalog | None = None) -> Catalog:
-    """Parse and validate catalog YAML text.
+    """The catalog of YAML text, its ``entries`` in evaluation order (not merged).
 
-    Args:
-        text: The YAML document.
-        origin: Name used in error messages (a path or resource name).
-        base: The table a site document is merged into; ``None`` reads the bundled table
-            itself. A site document is validated against the names of the bundled table.
-
-    Returns:
-        The document's catalog (not merged), its ``entries`` in evaluation order.
-
-    Raises:
-        CatalogError: The YAML is malformed or invalid; the error lists every problem.
-
+    A site document (``base``: the table it joins, by default the bundled one) may use the
+    names of that table. Raises :class:`CatalogError` listing every problem.
     """
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load(text, Loader=loader)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise CatalogError(origin, [f"not valid YAML: {exc}"]) from exc
     if base is None and origin != _BUNDLED_ORIGIN:
@@ -821,17 +714,13 @@ def parse_catalog(text: str, origin: str = "<string>", base: Catalog | None = No
         problems = _merge_problems(base, data)
     if problems:
         raise CatalogError(origin, problems)
-    return _flattened(Catalog.model_validate(data, context=_context(data, base)))
-
-
-def merge(base: Catalog, site: Catalog) -> Catalog:
-    """``base`` with a site document's platforms and entries after its own."""
-    return base.model_copy(
-        update={
-            "entries": [*base.entries, *site.entries],
-            "platforms": [*base.platforms, *site.platforms],
-        }
-    )
+    doc = Catalog.model_validate(data, context=_context(data, base))
+    nested = [
+        e.model_copy(update={"when": e.when.model_copy(update={"platform": [p.name]})})
+        for p in doc.platforms
+        for e in p.entries
+    ]
+    return doc.model_copy(update={"entries": [*doc.entries, *nested]})
 
 
 _BUNDLED_ORIGIN = "krm_fn/data/platforms.yaml"
@@ -847,16 +736,20 @@ def bundled() -> Catalog:
 def _merged(files: tuple[tuple[str, str], ...]) -> Catalog:
     table = bundled()
     for text, origin in files:
-        table = merge(table, parse_catalog(text, origin, table))
+        site = parse_catalog(text, origin, table)
+        table = table.model_copy(
+            update={
+                "entries": [*table.entries, *site.entries],
+                "platforms": [*table.platforms, *site.platforms],
+            }
+        )
     return table
 
 
 def load_catalog(paths: Sequence[str | Path] = ()) -> Catalog:
     """The bundled table merged with the site catalogs at ``paths``, in order.
 
-    Raises:
-        CatalogError: A file is unreadable or invalid; the error lists every problem.
-
+    Raises :class:`CatalogError` when a file is unreadable or invalid.
     """
     if not paths:
         return bundled()

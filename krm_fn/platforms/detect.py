@@ -100,12 +100,6 @@ def detect_platform(node: Mapping[str, Any], catalog: Catalog | None = None) -> 
     return _match(node, rules(table), table.default_platform.name)
 
 
-def provider_scheme(provider_id: str) -> str:
-    """The part of a providerID that names the provider: ``hcloud://`` for ``hcloud://123``."""
-    head, sep, _ = provider_id.partition("://")
-    return f"{head}://" if sep else provider_id[:40]
-
-
 def unrecognised_provider_ids(
     nodes: Iterable[Mapping[str, Any]], catalog: Catalog | None = None
 ) -> dict[str, list[str]]:
@@ -119,22 +113,24 @@ def unrecognised_provider_ids(
     for node in nodes:
         provider_id = _provider_id(node)
         if provider_id and not provider_id.startswith(known):
-            found.setdefault(provider_scheme(provider_id), []).append(node_name(node))
+            head, sep, _ = provider_id.partition("://")  # the scheme: hcloud:// of hcloud://123
+            scheme = f"{head}://" if sep else provider_id[:40]
+            found.setdefault(scheme, []).append(node_name(node))
     return {k: sorted(found[k]) for k in sorted(found)}
 
 
 def hostname_only(
     nodes: Iterable[Mapping[str, Any]], catalog: Catalog | None = None
-) -> dict[str, tuple[list[str], list[str]]]:
-    """Nodes NVCRE would give a platform only because of their hostname, per platform.
+) -> dict[str, tuple[list[str], str, list[str]]]:
+    """``{platform: (node names, hint, its labels)}``: nodes NVCRE gives it by hostname only.
 
     A platform's ``hostnameHint`` (NVCRE: a Forge node is one whose hostname contains
     ``forge``): nodes without a providerID whose hostname contains it, that no rule of that
-    platform detects. Returns ``{platform: (node names sorted, labels its rules read)}``.
+    platform detects.
     """
     table = catalog or bundled()
     node_list = list(nodes)
-    out: dict[str, tuple[list[str], list[str]]] = {}
+    out: dict[str, tuple[list[str], str, list[str]]] = {}
     for p in table.platforms:
         if not p.hostname_hint:
             continue
@@ -147,8 +143,13 @@ def hostname_only(
             and _match(n, own, "") != p.name
         )
         if names:
-            out[p.name] = (names, p.detection_labels())
+            out[p.name] = (names, p.hostname_hint, p.detection_labels())
     return out
+
+
+def shown(names: Sequence[str]) -> str:
+    """``a, b, c and 2 more``: at most three names."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def summarize_node_groups(groups: Mapping[str, Sequence[str]], limit: int = 3) -> str:
@@ -170,24 +171,11 @@ def summarize_node_groups(groups: Mapping[str, Sequence[str]], limit: int = 3) -
 
 @dataclass(frozen=True, slots=True)
 class PlatformDetection:
-    """Result of :func:`detect_fleet_platform`.
-
-    Attributes:
-        platform: The fleet's platform, or ``None`` when the nodes disagree.
-        nodes_by_platform: Sorted node names per detected platform, platforms sorted.
-        error: ``None`` on success, else a message naming every platform seen and up to 3
-            node names for each.
-
-    """
+    """The fleet's platform (``None`` when the nodes disagree, ``error`` then says how)."""
 
     platform: str | None
     nodes_by_platform: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Whether exactly one platform was detected."""
-        return self.error is None
 
 
 def detect_fleet_platform(

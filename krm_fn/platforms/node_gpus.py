@@ -1,37 +1,28 @@
-"""What the eligible nodes say about their GPUs (product, incl. DRA ResourceSlices; count) and NICs.
+"""What the eligible nodes say about their GPUs and NICs, and the per-run helpers on them.
 
-Precedence, first that answers wins, per node:
-    * GPU product: label ``nvidia.com/gpu.product`` (GPU Feature Discovery), else label
-      ``cloud.google.com/gke-accelerator`` (GKE without GFD), else the ``productName`` of
-      the node's ``gpu.nvidia.com`` ResourceSlice (DRA-only nodes), turned into the label
-      GFD would write. NVCRE does the same (pkg/controller/gpu_resourceslice_detect.go
-      ``augmentGPUProductLabels``): the product is added to the in-memory node only, after
-      target matching, so pods are never pinned to a label the node lacks.
-    * GPUs per node: a positive allocatable ``nvidia.com/gpu``, else a positive
-      ``nvidia.com/gpu.count`` label, else the number of ``type: gpu`` devices in the node's
-      ``gpu.nvidia.com`` ResourceSlices. A zero allocatable count is "unknown", not "none"
+Per node, the first that answers wins:
+    * GPU product: label ``nvidia.com/gpu.product`` (GFD), else ``cloud.google.com/
+      gke-accelerator``, else the ``productName`` of its ``gpu.nvidia.com`` ResourceSlice,
+      as GFD would label it, added to the in-memory node after target matching (NVCRE's
+      ``augmentGPUProductLabels``), so pods are never pinned to a label the node lacks.
+    * GPUs: a positive allocatable ``nvidia.com/gpu``, else a positive ``nvidia.com/gpu.count``
+      label, else its ResourceSlices' ``type: gpu`` devices; an allocatable 0 is "unknown"
       (NVCRE: the kubelet zeroes it while the device plugin restarts).
+    * NIC resource: the one candidate every node advertises at the requested count
+      (NVCRE pkg/controller/nic_detect.go), never a guess.
 
-Invariants:
-    * Pure functions of their arguments; Nodes and ResourceSlices are never modified.
-    * :func:`resource_slice_gpus` never raises, whatever the shape of the objects.
-
-NIC resource (:func:`detect_nic_resource`, NVCRE pkg/controller/nic_detect.go): the one
-candidate name allocatable at the requested count on every node, or none (never a guess).
-
-The per-run helpers at the end (requested resources and GPUs, the capacity filter, the DRA-only
-and GKE hints) are what the render calls between node selection and partitioning.
+Pure functions; :func:`resource_slice_gpus` never raises, whatever the objects' shape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from krm_fn.api import models
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
-from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL
+from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL, shown
 
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
@@ -81,20 +72,13 @@ def _slices(objects: Iterable[Mapping[str, Any]]) -> Iterable[Mapping[str, Any]]
 
 
 def resource_slice_gpus(objects: Iterable[Mapping[str, Any]]) -> dict[str, SliceGpus]:
-    """GPUs per node name from the ``gpu.nvidia.com`` ResourceSlices among the objects.
+    """``{node name: SliceGpus}`` of the ``gpu.nvidia.com`` ResourceSlices among the objects.
 
-    Reads ``resource.k8s.io`` v1 (``spec.devices[].attributes``) and v1beta1
-    (``spec.devices[].basic.attributes``) slices, alone or inside a ``v1`` ``List``; slices of
-    other drivers and slices without ``spec.nodeName`` are ignored. A device counts as a GPU
-    when its ``type`` attribute is ``gpu`` (MIG and vfio devices are not whole GPUs), or,
-    without a ``type`` attribute, when it names a product.
-
-    Args:
-        objects: Input objects (anything; only ResourceSlices are read).
-
-    Returns:
-        ``{node name: SliceGpus}``; the product is the first one named, in slice-name order.
-
+    ``resource.k8s.io`` v1 (``spec.devices[].attributes``) and v1beta1 (``…basic.attributes``)
+    slices, alone or in a ``v1`` ``List``; other drivers and slices without ``spec.nodeName``
+    are ignored. A device is a GPU when its ``type`` is ``gpu`` (MIG and vfio devices are not
+    whole GPUs), or, without a type, when it names a product; the product is the first named,
+    in slice-name order.
     """
     found: dict[str, list[tuple[str, str, int]]] = {}
     for obj in _slices(objects):
@@ -151,23 +135,11 @@ def with_slice_products(
         ):
             out.append(n)
             continue
-        labels = {**n.labels, GPU_PRODUCT_LABEL: gpus.product}
         raw = dict(n.raw)
         meta = dict(_mapping(raw.get("metadata")))
         meta["labels"] = {**_mapping(meta.get("labels")), GPU_PRODUCT_LABEL: gpus.product}
         raw["metadata"] = meta
-        out.append(
-            NodeInfo(
-                name=n.name,
-                labels=labels,
-                provider_id=n.provider_id,
-                unschedulable=n.unschedulable,
-                ready=n.ready,
-                taints=n.taints,
-                allocatable_gpus=n.allocatable_gpus,
-                raw=raw,
-            )
-        )
+        out.append(replace(n, labels={**n.labels, GPU_PRODUCT_LABEL: gpus.product}, raw=raw))
     return out
 
 
@@ -180,12 +152,7 @@ def _positive_int(value: object) -> int | None:
 
 
 def node_gpu_count(node: NodeInfo, slices: Mapping[str, SliceGpus]) -> tuple[int | None, str]:
-    """How many GPUs the node says it has, and where it says so (see the module docstring).
-
-    Returns:
-        ``(count, source)``, or ``(None, "")`` when the node does not say.
-
-    """
+    """(GPUs the node says it has, where it says so); ``(None, "")`` when it does not say."""
     if node.allocatable_gpus is not None and node.allocatable_gpus > 0:
         return node.allocatable_gpus, SOURCE_ALLOCATABLE
     label = _positive_int(node.labels.get(GPU_COUNT_LABEL, ""))
@@ -233,13 +200,6 @@ def extended_resource_toleration(resource: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- per run
-
-
-def in_table(arch: str) -> bool:
-    """Whether the GPU model is one of the platform table's."""
-    from krm_fn.platforms.gpu import architectures
-
-    return arch in architectures()
 
 
 def requested_resources(spec: models.WorkloadRunSpec) -> list[str]:
@@ -334,20 +294,16 @@ def unlabelled_gpu_hint(
         value = next(n.labels[GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])
         hints.append(
             f"{len(gke)} node(s) carry {GKE_ACCELERATOR_LABEL} but not {GPU_PRESENT_LABEL} "
-            f"(GKE without GPU Feature Discovery: {_shown(gke)}): select them with spec.target, "
+            f"(GKE without GPU Feature Discovery: {shown(gke)}): select them with spec.target, "
             f"e.g. nodeSelector {GKE_ACCELERATOR_LABEL}: {value}"
         )
     if dra:
         hints.append(
             f"{len(dra)} node(s) advertise GPUs in {DRA_GPU_DRIVER} ResourceSlices but carry no "
-            f"{GPU_PRESENT_LABEL} label ({_shown(dra)}): select them with spec.target, e.g. "
+            f"{GPU_PRESENT_LABEL} label ({shown(dra)}): select them with spec.target, e.g. "
             "nodeNames or a label they carry"
         )
     return "".join(f"; {h}" for h in hints)
-
-
-def _shown(names: Sequence[str]) -> str:
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 # --------------------------------------------------------------------------- NIC resource
@@ -355,70 +311,48 @@ def _shown(names: Sequence[str]) -> str:
 _SUFFIXES = {"k": 10**3, "M": 10**6, "G": 10**9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
 
 
-def _count(value: object) -> int | None:
-    """An allocatable count (``"8"``, ``"1k"``); ``None`` when it is not a whole number."""
+def _count(value: object) -> int:
+    """An allocatable count (``"8"``, ``"1k"``); 0 when it is not a whole number."""
     text = str(value).strip()
-    for suffix, factor in _SUFFIXES.items():
-        if text.endswith(suffix) and text[: -len(suffix)].isdigit():
-            return int(text[: -len(suffix)]) * factor
-    return int(text) if text.isdigit() else None
-
-
-@dataclass(frozen=True, slots=True)
-class NicDetection:
-    """The NIC resource name detected on the nodes, and why when none is.
-
-    ``qualifying``: the candidates allocatable at ``required`` on every node; ``present``:
-    every candidate some node lists at any count (both sorted).
-    """
-
-    name: str | None
-    qualifying: tuple[str, ...]
-    present: tuple[str, ...]
-    required: int
-    candidates: tuple[str, ...]
-
-    def message(self) -> str:
-        """Why nothing was detected (NVCRE's NICResourceDetection event text)."""
-        if len(self.qualifying) > 1:
-            return (
-                "NIC resource auto-detection found multiple candidates allocatable on every "
-                f"target node ({', '.join(self.qualifying)}); no NIC resource is requested. "
-                "Set nicResourceName to choose one."
-            )
-        if not self.present:
-            return (
-                "NIC resource auto-detection found no RDMA extended resource "
-                f"({' or '.join(self.candidates)}) on any target node; no NIC resource is "
-                "requested. Set nicResourceName to request one."
-            )
-        return (
-            f"NIC resource auto-detection found candidates ({', '.join(self.present)}), but "
-            f"none is allocatable at the requested count {self.required} on every target "
-            "node; no NIC resource is requested. Set nicResourceName to request one, or "
-            "adjust mlnxPerNode."
-        )
+    digits = text.rstrip("kMGi")
+    factor = _SUFFIXES.get(text[len(digits) :], 1 if digits == text else 0)
+    return int(digits) * factor if digits.isdigit() else 0
 
 
 def detect_nic_resource(
     nodes: Sequence[NodeInfo], candidates: Sequence[str], required: int
-) -> NicDetection:
-    """The one candidate resource allocatable at ``required`` (at least 1) on every node.
+) -> tuple[str | None, str]:
+    """(the one candidate every node advertises at ``required`` or more, else why none).
 
-    ``candidates`` are names or ``prefix*`` patterns (the platform's ``nicResources``). Zero
-    or several qualifying candidates detect nothing: a request one node cannot satisfy
-    leaves its pods Pending, and a guess between two may request the wrong device.
+    ``candidates``: names or ``prefix*`` patterns (the platform's ``nicResources``); at least
+    1 is required. Zero or several qualifying: none (a request one node cannot satisfy leaves
+    its pods Pending, a guess may be the wrong device); the reason in NVCRE's words.
     """
-    exact = {c for c in candidates if not c.endswith("*")}
-    prefixes = tuple(c[:-1] for c in candidates if c.endswith("*"))
+    prefixes = tuple(c.rstrip("*") for c in candidates if c.endswith("*"))
     required = max(required, 1)
     covered: dict[str, int] = {}
     for node in nodes:
-        allocatable = node.raw.get("status", {}).get("allocatable") or {}
-        for name, value in allocatable.items():
-            if name in exact or name.startswith(prefixes):
-                count = _count(value)
-                covered[name] = covered.get(name, 0) + (count is not None and count >= required)
-    qualifying = tuple(sorted(n for n, c in covered.items() if nodes and c == len(nodes)))
-    name = qualifying[0] if len(qualifying) == 1 else None
-    return NicDetection(name, qualifying, tuple(sorted(covered)), required, tuple(candidates))
+        for name, value in (node.raw.get("status", {}).get("allocatable") or {}).items():
+            if name in candidates or name.startswith(prefixes):
+                covered[name] = covered.get(name, 0) + (_count(value) >= required)
+    ok = sorted(n for n, c in covered.items() if c == len(nodes))
+    if len(ok) == 1:
+        return ok[0], ""
+    if ok:
+        why = f"found multiple candidates allocatable on every target node ({', '.join(ok)}); "
+    elif covered:
+        why = (
+            f"found candidates ({', '.join(sorted(covered))}), but none is allocatable at the "
+            f"requested count {required} on every target node; "
+        )
+    else:
+        why = f"found no RDMA extended resource ({' or '.join(candidates)}) on any target node; "
+    fix = (
+        "to choose one."
+        if ok
+        else "to request one" + (", or adjust mlnxPerNode." if covered else ".")
+    )
+    return (
+        None,
+        f"NIC resource auto-detection {why}no NIC resource is requested. Set nicResourceName {fix}",
+    )

@@ -1,24 +1,18 @@
-"""Resolve platform, GPU architecture, per-node counts, NIC resource and overlay for one run.
+"""Resolve platform, GPU model, per-node counts, NIC resource and overlay for one run.
 
 Invariants:
-    * The platform table is the bundled one merged with the function config's
-      ``platformCatalog`` files (:func:`run_catalog`); detection reads only the run's
-      eligible nodes; ``platform``/``gpuArch`` options win.
-    * GPUs per node, first that answers: ``spec.gpusPerNode``; the count every eligible node
-      that reports one agrees on (allocatable ``nvidia.com/gpu``, else the
-      ``nvidia.com/gpu.count`` label, else its ResourceSlice devices, see
-      :mod:`krm_fn.platforms.node_gpus`), and an error when they disagree; the table's shape
-      entries; the GPU defaults. NICs follow NVCRE's layering: GPU defaults, shape entries,
-      ``spec.mlnxPerNode`` (an explicit 0 NICs opts out of the request).
+    * The table is the bundled one with the ``platformCatalog`` files (:func:`run_catalog`);
+      detection reads only the eligible nodes; ``platform``/``gpuArch`` options win.
+    * GPUs per node: ``spec.gpusPerNode``; else the count the eligible nodes agree on
+      (:mod:`krm_fn.platforms.node_gpus`; disagreeing is an error); else the table (shape
+      entries, GPU defaults). NICs: GPU defaults, shape entries, ``spec.mlnxPerNode``.
     * NIC resource: ``spec.nicResourceName``; else, where the platform's ``nicDetection``
-      names the GPU model and ``mlnxPerNode`` is not 0, the one ``nicResources`` candidate
-      allocatable at ``mlnxPerNode`` on every eligible node (NVCRE's rule); a note says which
-      was detected, or why none was.
-    * Every detection the render cannot fully vouch for is a warning: a GPU model outside the
-      table, no model at all, a providerID no rule knows, a hostname NVCRE would read.
-    * Offline preview: with no Node in the input and a forced platform or GPU architecture,
-      ``numNodes`` synthetic nodes stand in, built from the table (detection written
-      backwards), so partitioning and every override are still exercised.
+      names the GPU model and mlnxPerNode is not 0 (the opt-out), the one ``nicResources``
+      candidate on every eligible node, with a note saying which or why none.
+    * What detection cannot vouch for is a warning: a GPU model outside the table or none, a
+      providerID no rule knows, a hostname NVCRE would read.
+    * Offline preview: without Nodes and with a forced platform or GPU, ``numNodes``
+      synthetic nodes from the table (detection written backwards) stand in.
 """
 
 from __future__ import annotations
@@ -40,7 +34,7 @@ from krm_fn.platforms import detect as pdetect
 from krm_fn.platforms import gpu as pgpu
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms import overlay as poverlay
-from krm_fn.platforms.catalog import Catalog, CatalogError, load_catalog
+from krm_fn.platforms.catalog import UNKNOWN_ARCH, Catalog, CatalogError, load_catalog
 
 SYNTHETIC_PREFIX = "synthetic-node-"
 
@@ -68,28 +62,23 @@ class PlatformPlan:
 
 
 def target_gpu_product(target: models.Target | None) -> str | None:
-    """The GPU product a target names, as NVCRE's offline render reads it.
-
-    ``target.nodeSelector["nvidia.com/gpu.product"]``, else the first value of an ``In``
-    expression on that label; ``None`` when the target names none.
-    """
-    if target is None:
-        return None
-    product = target.node_selector.get(GPU_PRODUCT_LABEL)
-    if product:
-        return product
-    for r in target.match_expressions:
-        if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values:
-            return r.values[0]
-    return None
+    """The GPU product a target names (nodeSelector, else an ``In`` expression), as NVCRE."""
+    product = target.node_selector.get(GPU_PRODUCT_LABEL) if target else None
+    expressions = target.match_expressions if target else []
+    return product or next(
+        (
+            r.values[0]
+            for r in expressions
+            if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values
+        ),
+        None,
+    )
 
 
 def _target_labels(target: models.Target | None) -> dict[str, str]:
     """Labels a node needs to satisfy the target's nodeSelector and expressions."""
-    if target is None:
-        return {}
-    labels = dict(target.node_selector)
-    for r in target.match_expressions:
+    labels = dict(target.node_selector) if target else {}
+    for r in target.match_expressions if target else []:
         if r.key in labels:
             continue
         if r.operator == "In" and r.values:
@@ -110,47 +99,39 @@ def synthetic_nodes(
 ) -> list[NodeInfo]:
     """Stand-in nodes for an offline preview (``render --platform X [--gpu-arch Y]``).
 
-    The platform's first detection rule written backwards (its providerID prefix, label and
-    allocatable resource), the table's GFD product of ``arch`` (else, as NVCRE's offline
-    render, the one the target names, :func:`target_gpu_product`). The nodes satisfy the
-    target: its nodeSelector, ``In`` (first value), ``Exists``, ``Gt``/``Lt`` expressions,
-    its taintSelectors (as taints) and its nodeNames (as names). They carry every topology
-    label of the table with one shared value, so a topology key partitions them as one
-    domain instead of failing.
+    The platform's first detection rule written backwards (providerID prefix, label,
+    allocatable resource); the table's GFD product of ``arch``, else the target's (as NVCRE);
+    the target's nodeSelector, ``In``/``Exists``/``Gt``/``Lt`` expressions, taintSelectors
+    (as taints) and nodeNames (as names); every topology label of the table with one value,
+    so any topology key partitions them as one domain.
     """
     table = catalog or load_catalog()
-    names = (
-        list(target.node_names)
-        if target is not None and target.node_names
-        else [f"{SYNTHETIC_PREFIX}{i}" for i in range(count)]
-    )
+    names = list(target.node_names) if target and target.node_names else []
     gpu = table.gpu(arch) if arch else None
     product = (gpu.product if gpu else arch) if arch else target_gpu_product(target)
     own = table.platform(platform) if platform else None
     rule = own.detect[0] if own and own.detect else None
-    wanted = _target_labels(target)
+    labels = {key: "synthetic-domain-0" for key in table.topology_keys()}
+    labels |= {GPU_PRESENT_LABEL: "true", **_target_labels(target)}
+    labels |= {GPU_PRODUCT_LABEL: product} if product else {}
+    labels |= {rule.label: "synthetic"} if rule and rule.label else {}
     taints = [
-        {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
-        for t in (target.taint_selectors if target is not None else [])
+        {
+            "key": t.key,
+            **({"value": t.value} if t.value else {}),
+            "effect": t.effect or "NoSchedule",
+        }
+        for t in (target.taint_selectors if target else [])
     ]
     nodes = []
-    for i, name in enumerate(names):
-        labels = {HOSTNAME_LABEL: name, GPU_PRESENT_LABEL: "true", **wanted}
-        if product:
-            labels[GPU_PRODUCT_LABEL] = product
-        if rule and rule.label:
-            labels[rule.label] = "synthetic"
-        for key in table.topology_keys():
-            labels.setdefault(key, "synthetic-domain-0")
-        spec: dict[str, Any] = {}
+    for i, name in enumerate(names or [f"{SYNTHETIC_PREFIX}{i}" for i in range(count)]):
+        spec: dict[str, Any] = {"taints": taints} if taints else {}
         if rule and rule.provider_id:
             spec["providerID"] = f"{rule.provider_id}synthetic/{i}"
-        if taints:
-            spec["taints"] = [dict(t, effect=t.get("effect", "NoSchedule")) for t in taints]
         obj: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": name, "labels": labels},
+            "metadata": {"name": name, "labels": {HOSTNAME_LABEL: name, **labels}},
             "spec": spec,
         }
         if rule and rule.allocatable:
@@ -203,7 +184,11 @@ def resolve_platform(
         nics_per_node=spec.mlnx_per_node,
         mnnvl=spec.enable_mnnvl,
     )
-    gpus_from = gpus_from or _gpus_from_table(table, ctx)
+    if not gpus_from:  # the table sized the run: a shape entry or the GPU defaults
+        by = ctx.gpus_from
+        gpus_from = (
+            f"catalog entry {by}" if by != "gpu-defaults" else f"the GPU defaults for {arch}"
+        )
     overlay = poverlay.resolve(table, ctx)
     _warn_gpu_model(arch, gdet.model_products, ctx, gpus_from, warn)
     if not options.platform and platform == table.default_platform.name:
@@ -223,21 +208,6 @@ def resolve_platform(
     )
 
 
-def _gpus_from_table(table: Catalog, ctx: poverlay.PlatformContext) -> str:
-    """Where the table's GPUs per node come from: a shape entry or the GPU defaults."""
-    counts = poverlay.default_node_counts(
-        table,
-        platform=ctx.platform,
-        gpu_architecture=ctx.gpu_architecture,
-        framework=ctx.framework,
-        instance_types=ctx.instance_types,
-        gke_accelerators=ctx.gke_accelerators,
-    )
-    if counts.gpus_from != "gpu-defaults":
-        return f"catalog entry {counts.gpus_from}"
-    return f"the GPU defaults for {ctx.gpu_architecture}"
-
-
 def _nic_resource(
     spec: models.WorkloadRunSpec,
     eligible: Sequence[NodeInfo],
@@ -251,16 +221,16 @@ def _nic_resource(
     own = table.platform(ctx.platform)
     if own is None or ctx.gpu_architecture not in (own.nic_detection or ()):
         return None
-    found = fleet.detect_nic_resource(eligible, own.nic_resources, ctx.nics_per_node)
+    name, why = fleet.detect_nic_resource(eligible, own.nic_resources, ctx.nics_per_node)
     if note is not None:
         note(
-            f"nicResourceName {found.name} detected on every eligible node ({ctx.nics_per_node} "
-            "per pod, mlnxPerNode): set spec.nicResourceName to choose another, or "
+            f"nicResourceName {name} detected on every eligible node ({ctx.nics_per_node} per "
+            "pod, mlnxPerNode): set spec.nicResourceName to choose another, or "
             "spec.mlnxPerNode: 0 to request none"
-            if found.name
-            else found.message()
+            if name
+            else why
         )
-    return found.name
+    return name
 
 
 def _detect(
@@ -325,7 +295,7 @@ def _warn_gpu_model(
         else f"; {ctx.gpus_per_node} GPU(s) per node from {gpus_from}"
     )
     path = "spec.gpusPerNode" if guessed else "spec.target"
-    if arch == pgpu.UNKNOWN_ARCH:
+    if arch == UNKNOWN_ARCH:
         warn(
             "no eligible node names its GPU model (label nvidia.com/gpu.product, label "
             "cloud.google.com/gke-accelerator, or a gpu.nvidia.com ResourceSlice in the input), "
@@ -355,21 +325,16 @@ def _warn_platform_guesses(
     )
     for scheme, names in pdetect.unrecognised_provider_ids(raws, table).items():
         warn(
-            f"providerID scheme {scheme!r} (node(s) {_shown(names)}) is not a platform this "
+            f"providerID scheme {scheme!r} (node(s) {pdetect.shown(names)}) is not a platform this "
             f"function knows, so the nodes count as {default}, as in NVCRE, and {settings}; "
             "set the platform option if another platform fits",
             "spec.target",
         )
-    for platform, (names, labels) in pdetect.hostname_only(raws, table).items():
-        hint = table.platform(platform).hostname_hint  # type: ignore[union-attr]
+    for platform, (names, hint, labels) in pdetect.hostname_only(raws, table).items():
         warn(
-            f"node(s) {_shown(names)} have no providerID and a hostname containing {hint!r}: "
+            f"node(s) {pdetect.shown(names)} have no providerID and a hostname containing {hint!r}: "
             f"NVCRE calls them {platform}, but a hostname never decides the platform here "
             f"(only the label {' or '.join(labels)} does), so they count as {default} and "
             f"{settings}; set the platform option to {platform} if they are {platform} nodes",
             "spec.target",
         )
-
-
-def _shown(names: Sequence[str]) -> str:
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

@@ -108,13 +108,13 @@ def test_nvcre_detection_cases(
         node_info({"metadata": {"name": f"node-0{i + 1}"}, "status": {"allocatable": a}})
         for i, a in enumerate(allocatable)
     ]
-    found = detect_nic_resource(nodes, CANDIDATES, required)
-    assert found.name == name
-    assert (None if found.name else found.message()) == message
+    found, why = detect_nic_resource(nodes, CANDIDATES, required)
+    assert found == name
+    assert (why or None) == message
 
 
 def test_no_nodes_detect_nothing() -> None:
-    assert detect_nic_resource([], CANDIDATES, 8).name is None
+    assert detect_nic_resource([], CANDIDATES, 8)[0] is None
 
 
 def test_the_table_detects_on_prem_nvl72_and_hgx_only_as_nvcre_gates_it() -> None:

@@ -11,7 +11,6 @@ from krm_fn.platforms.detect import PLATFORMS
 from krm_fn.platforms.overlay import (
     EnvVar,
     PlatformContext,
-    default_node_counts,
     make_context,
     resolve,
 )
@@ -166,7 +165,8 @@ def test_catalog_applies_exactly_nvcre_o1_entries_in_order(
 
     for arch in (*GPU_ARCHITECTURES, "unknown"):
         overlay = resolve(catalog, ctx_for(catalog, platform, arch, framework))
-        got = [_logical_index(catalog.entry(n).source) for n in overlay.applied]
+        sources = {e.name: e.source for e in catalog.entries}
+        got = [_logical_index(sources[n]) for n in overlay.applied]
         assert got == _nvcre_applies(platform, arch, framework), (platform, arch, framework)
 
 
@@ -326,11 +326,10 @@ def test_platforms_without_nvcre_overrides_get_only_the_compute_domain(
     assert gb.applied == ("gb200-gb300-compute-domain",)
 
 
-def test_default_node_counts_reports_provenance(catalog: Catalog) -> None:
-    counts = default_node_counts(catalog, platform="aws", gpu_architecture="h200", framework="mpi")
-    assert (counts.gpus_per_node, counts.gpus_from) == (8, "gpu-defaults")
-    assert (counts.nics_per_node, counts.nics_from) == (8, "gpu-defaults")
-    spec = default_node_counts(
+def test_node_counts_come_with_their_provenance(catalog: Catalog) -> None:
+    ctx = make_context(catalog, platform="aws", gpu_architecture="h200", framework="mpi")
+    assert (ctx.gpus_per_node, ctx.nics_per_node, ctx.gpus_from) == (8, 8, "gpu-defaults")
+    spec = make_context(
         catalog,
         platform="aws",
         gpu_architecture="h200",
@@ -338,12 +337,7 @@ def test_default_node_counts_reports_provenance(catalog: Catalog) -> None:
         gpus_per_node=4,
         nics_per_node=0,
     )
-    assert (spec.gpus_per_node, spec.gpus_from, spec.nics_per_node, spec.nics_from) == (
-        4,
-        "spec",
-        0,
-        "spec",
-    )
+    assert (spec.gpus_per_node, spec.gpus_from, spec.nics_per_node) == (4, "spec", 0)
     assert not spec.mnnvl
 
 

@@ -155,14 +155,14 @@ def test_platform_names_are_sorted() -> None:
 def test_fleet_of_one_platform() -> None:
     nodes = [make_node(f"gpu-{i}", f"aws:///us-east-1a/i-{i}") for i in (2, 1)]
     result = detect_fleet_platform(nodes)
-    assert result.ok
+    assert result.error is None
     assert result.platform == "aws"
     assert result.nodes_by_platform == {"aws": ("gpu-1", "gpu-2")}
 
 
 def test_empty_fleet_is_onprem() -> None:
     result = detect_fleet_platform([])
-    assert result.ok
+    assert result.error is None
     assert result.platform == "onprem"
     assert result.nodes_by_platform == {}
 
@@ -171,7 +171,7 @@ def test_mixed_fleet_error_lists_platforms_and_up_to_three_nodes() -> None:
     nodes = [make_node(f"aws-{i}", f"aws:///z/i-{i}") for i in range(5)]
     nodes += [make_node("gke-a", "gce://p/z/a"), make_node("bare-1", "")]
     result = detect_fleet_platform(reversed(nodes))
-    assert not result.ok
+    assert result.error is not None
     assert result.platform is None
     assert result.error == (
         "heterogeneous platforms detected: "

@@ -269,6 +269,6 @@ def test_the_table_is_one_frozen_pydantic_model_with_no_snapshot_next_to_it() ->
 
 def test_the_default_topology_key_is_one_accessor_on_the_platform_entry() -> None:
     table = catalog.bundled()
-    defaults = {p.name: p.default_topology for p in table.platforms if p.default_topology}
+    defaults = {p.name: p.default_topology_key for p in table.platforms if p.default_topology_key}
     assert defaults.keys() == {"aws", "gcp", "azure"}
     assert all(key in table.platform(name).topology_keys for name, key in defaults.items())  # type: ignore[union-attr]
