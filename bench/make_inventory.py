@@ -8,6 +8,10 @@ text is written the way kubectl (go-yaml) writes it: block style, compact sequen
 that would read as another type in double quotes, JSON in single quotes.
 
 Shapes follow shared/reference/platforms.md §3 (providerID formats) and §4 (GFD labels).
+Everything the function reads about a platform comes from its platform table
+(krm_fn/data/platforms.yaml): the platform names, each platform's providerID prefix and
+detection labels (its first detection rule), topology keys, NIC resource, GPU product and
+count; only the values that make a node look real (zones, ids, node pools) are written here.
 
 Usage::
 
@@ -32,31 +36,23 @@ from typing import Any
 
 import yaml
 
-PLATFORMS = (
-    "aws",
-    "gcp",
-    "azure",
-    "oci",
-    "coreweave",
-    "nscale",
-    "togetherai",
-    "mistral",
-    "forge",
-    "onprem",
-)
+from krm_fn.platforms.catalog import Platform, load_catalog
 
-# platform -> (instance type, region, zone, GPU product, GPUs per node)
+TABLE = load_catalog()
+PLATFORMS = tuple(p.name for p in TABLE.platforms)
+
+# platform -> (instance type, region, zone, GPU model, NICs per node)
 SHAPES: dict[str, tuple[str, str, str, str, int]] = {
-    "aws": ("p5.48xlarge", "us-east-1", "us-east-1a", "NVIDIA-H100-80GB-HBM3", 8),
-    "gcp": ("a3-megagpu-8g", "us-central1", "us-central1-a", "NVIDIA-H100-80GB-HBM3", 8),
-    "azure": ("Standard_ND96isr_H100_v5", "eastus", "eastus-1", "NVIDIA-H100-80GB-HBM3", 8),
-    "oci": ("BM.GPU.GB200.4", "us-ashburn-1", "US-ASHBURN-AD-1", "NVIDIA-GB200", 4),
-    "coreweave": ("gd-8xh100ib-i128", "US-EAST-04", "US-EAST-04A", "NVIDIA-H100-80GB-HBM3", 8),
-    "nscale": ("gpu-h200-sxm.8gpu", "no-svg-1", "no-svg-1a", "NVIDIA-H200", 8),
-    "togetherai": ("h100-8x", "us-west", "us-west-2", "NVIDIA-H100-80GB-HBM3", 8),
-    "mistral": ("hgx-b200", "eu-west", "eu-west-3", "NVIDIA-B200", 8),
-    "forge": ("gb200-nvl72", "site-a", "site-a-r1", "NVIDIA-GB200", 4),
-    "onprem": ("dgx-h100", "dc1", "dc1-row3", "NVIDIA-H100-80GB-HBM3", 8),
+    "aws": ("p5.48xlarge", "us-east-1", "us-east-1a", "h100", 32),
+    "gcp": ("a3-megagpu-8g", "us-central1", "us-central1-a", "h100", 8),
+    "azure": ("Standard_ND96isr_H100_v5", "eastus", "eastus-1", "h100", 8),
+    "oci": ("BM.GPU.GB200.4", "us-ashburn-1", "US-ASHBURN-AD-1", "gb200", 8),
+    "coreweave": ("gd-8xh100ib-i128", "US-EAST-04", "US-EAST-04A", "h100", 8),
+    "nscale": ("gpu-h200-sxm.8gpu", "no-svg-1", "no-svg-1a", "h200", 8),
+    "togetherai": ("h100-8x", "us-west", "us-west-2", "h100", 8),
+    "mistral": ("hgx-b200", "eu-west", "eu-west-3", "b200", 8),
+    "forge": ("gb200-nvl72", "site-a", "site-a-r1", "gb200", 4),
+    "onprem": ("dgx-h100", "dc1", "dc1-row3", "h100", 8),
 }
 
 IMAGES = (
@@ -185,80 +181,113 @@ def _hex(rng: random.Random, n: int) -> str:
     return "".join(rng.choice("0123456789abcdef") for _ in range(n))
 
 
+def _platform(name: str) -> Platform:
+    platform = TABLE.platform(name)
+    assert platform is not None, name
+    return platform
+
+
+def _uuid(rng: random.Random) -> str:
+    return f"{_hex(rng, 8)}-{_hex(rng, 4)}-{_hex(rng, 4)}-{_hex(rng, 4)}-{_hex(rng, 12)}"
+
+
+# platform -> what follows its providerID prefix, from (node name, zone, index, rng)
+_PROVIDER_TAILS: dict[str, Any] = {
+    "aws": lambda name, zone, i, rng: f"/{zone}/i-{_hex(rng, 17)}",
+    "gcp": lambda name, zone, i, rng: f"nvcre-training/{zone}/{name}",
+    "azure": lambda name, zone, i, rng: (
+        "/subscriptions/3b9c4d1e-0000-4000-8000-000000000001/resourceGroups/"
+        "mc_gpu-rg_gpu-aks_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/"
+        f"aks-ndh100-{i // 1000:04d}-vmss/virtualMachines/{i % 1000}"
+    ),
+    "oci": lambda name, zone, i, rng: f"instance.oc1.iad.anuwcljt{_hex(rng, 52)}",
+    "nscale": lambda name, zone, i, rng: f"/{_uuid(rng)}",
+    "togetherai": lambda name, zone, i, rng: f"tai-workers/{name}",
+    "mistral": lambda name, zone, i, rng: (
+        f"metal3/{name}/{_hex(rng, 8)}-{_hex(rng, 4)}-{_hex(rng, 4)}"
+    ),
+}
+
+
 def _provider_id(platform: str, name: str, zone: str, i: int, rng: random.Random) -> str:
-    if platform == "aws":
-        return f"aws:///{zone}/i-{_hex(rng, 17)}"
-    if platform == "gcp":
-        return f"gce://nvcre-training/{zone}/{name}"
-    if platform == "azure":
-        return (
-            "azure:///subscriptions/3b9c4d1e-0000-4000-8000-000000000001/resourceGroups/"
-            "mc_gpu-rg_gpu-aks_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/"
-            f"aks-ndh100-{i // 1000:04d}-vmss/virtualMachines/{i % 1000}"
-        )
-    if platform == "oci":
-        return f"ocid1.instance.oc1.iad.anuwcljt{_hex(rng, 52)}"
-    if platform == "nscale":
-        return f"openstack:///{_hex(rng, 8)}-{_hex(rng, 4)}-{_hex(rng, 4)}-{_hex(rng, 4)}-{_hex(rng, 12)}"
-    if platform == "togetherai":
-        return f"kubevirt://tai-workers/{name}"
-    if platform == "mistral":
-        return f"metal3://metal3/{name}/{_hex(rng, 8)}-{_hex(rng, 4)}-{_hex(rng, 4)}"
-    return ""  # coreweave (label-detected), forge, onprem: no cloud provider
+    """The platform's first detection rule's providerID prefix and a realistic tail."""
+    rules = _platform(platform).detect
+    prefix = rules[0].provider_id if rules else None
+    return prefix + _PROVIDER_TAILS[platform](name, zone, i, rng) if prefix else ""
+
+
+# Values of each platform's detection labels (in the order its rules name them), by index.
+_DETECTION_VALUES: dict[str, list[Any]] = {
+    "coreweave": [lambda i: "gd-8xh100ib-i128", lambda i: f"nvl-{i // 72:04d}"],
+    "togetherai": [lambda i: "true"],
+    "forge": [lambda i: "forge-site-a"],
+}
+# Values of each platform's topology keys (in the table's order), by index.
+_TOPOLOGY_VALUES: dict[str, list[Any]] = {
+    "aws": [
+        lambda i: f"nn-{i // 512:08x}",
+        lambda i: f"nn-{i // 64:08x}",
+        lambda i: f"nn-{i // 16:08x}",
+    ],
+    "gcp": [
+        lambda i: f"block-{i // 72:04x}",
+        lambda i: f"subblock-{i // 18:04x}",
+        lambda i: f"host-{i:06x}",
+    ],
+}
 
 
 def _platform_labels(platform: str, i: int, name: str) -> dict[str, str]:
+    """The table's detection and topology labels, then labels that make the node look real."""
     block, sub = i // 72, i // 18
-    if platform == "aws":
-        return {
-            "topology.k8s.aws/network-node-layer-1": f"nn-{i // 512:08x}",
-            "topology.k8s.aws/network-node-layer-2": f"nn-{i // 64:08x}",
-            "topology.k8s.aws/network-node-layer-3": f"nn-{i // 16:08x}",
-            "eks.amazonaws.com/nodegroup": "gpu-p5",
-            "eks.amazonaws.com/capacityType": "ON_DEMAND",
-            "k8s.io/cloud-provider-aws": "a94f0c3e6d0b6c1f",
-        }
-    if platform == "gcp":
-        return {
-            "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb",
-            "cloud.google.com/gke-nodepool": "a3mega-pool",
-            "cloud.google.com/gce-topology-block": f"block-{block:04x}",
-            "cloud.google.com/gce-topology-subblock": f"subblock-{sub:04x}",
-            "cloud.google.com/gce-topology-host": f"host-{i:06x}",
-        }
-    if platform == "azure":
-        return {
-            "kubernetes.azure.com/agentpool": "ndh100",
-            "kubernetes.azure.com/cluster": "mc_gpu-rg_gpu-aks_eastus",
-            "kubernetes.azure.com/accelerator": "nvidia",
-            "agentpool": "ndh100",
-        }
-    if platform == "oci":
-        return {
-            "oci.oraclecloud.com/host.network_block_id": f"ocid1.netblock.{block:06d}",
-            "oci.oraclecloud.com/host.rack_id": f"ocid1.rack.{sub:06d}",
-            "oci.oraclecloud.com/rdma.local_block_id": f"lb-{block:04d}",
-        }
-    if platform == "coreweave":
-        return {
-            "node.coreweave.cloud/type": "gd-8xh100ib-i128",
-            "ds.coreweave.com/nvlink.domain": f"nvl-{block:04d}",
-            "node.coreweave.cloud/reserved": "nvcre",
-        }
-    if platform == "togetherai":
-        return {"node-role.together.ai/worker": "true"}
-    if platform == "forge":
-        return {"nke.nvidia.com/site-name": "forge-site-a", "nke.nvidia.com/rack": f"r{sub:04d}"}
-    if platform == "mistral":
-        return {"metal3.io/cluster": "mistral-b200"}
-    if platform == "nscale":
-        return {"nscale.com/cluster": "svg-h200"}
-    return {"dc.example.com/row": f"row-{block:03d}"}
+    own = _platform(platform)
+    labels = {
+        key: value(i)
+        for keys, values in (
+            (own.detection_labels(), _DETECTION_VALUES.get(platform, [])),
+            (own.topology_keys, _TOPOLOGY_VALUES.get(platform, [])),
+        )
+        for key, value in zip(keys, values, strict=False)
+    }
+    ocid = own.detect[0].provider_id if own.detect else ""
+    labels.update(
+        {
+            "aws": {
+                "eks.amazonaws.com/nodegroup": "gpu-p5",
+                "eks.amazonaws.com/capacityType": "ON_DEMAND",
+                "k8s.io/cloud-provider-aws": "a94f0c3e6d0b6c1f",
+            },
+            "gcp": {
+                "cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb",
+                "cloud.google.com/gke-nodepool": "a3mega-pool",
+            },
+            "azure": {
+                "kubernetes.azure.com/agentpool": "ndh100",
+                "kubernetes.azure.com/cluster": "mc_gpu-rg_gpu-aks_eastus",
+                "kubernetes.azure.com/accelerator": "nvidia",
+                "agentpool": "ndh100",
+            },
+            "oci": {
+                "oci.oraclecloud.com/host.network_block_id": f"{ocid}netblock.{block:06d}",
+                "oci.oraclecloud.com/host.rack_id": f"{ocid}rack.{sub:06d}",
+                "oci.oraclecloud.com/rdma.local_block_id": f"lb-{block:04d}",
+            },
+            "coreweave": {"node.coreweave.cloud/reserved": "nvcre"},
+            "forge": {"nke.nvidia.com/rack": f"r{sub:04d}"},
+            "mistral": {"metal3.io/cluster": "mistral-b200"},
+            "nscale": {"nscale.com/cluster": "svg-h200"},
+            "onprem": {"dc.example.com/row": f"row-{block:03d}"},
+        }.get(platform, {})
+    )
+    return labels
 
 
 def node(i: int, platform: str, rng: random.Random) -> dict[str, Any]:
     """One Node object (as a dict, in kubectl's key order)."""
-    itype, region, zone, product, gpus = SHAPES[platform]
+    itype, region, zone, model, nics = SHAPES[platform]
+    gpu = TABLE.gpu(model)
+    assert gpu is not None, model
+    product, gpus = gpu.product, TABLE.gpu_defaults(model, platform).gpus_per_node
     name = f"gpu-{platform}-{i:05d}"
     grace = product.startswith("NVIDIA-GB")
     blackwell = grace or "B200" in product or "B300" in product
@@ -374,12 +403,9 @@ def node(i: int, platform: str, rng: random.Random) -> dict[str, Any]:
         "nvidia.com/gpu": str(gpus),
         "pods": "737",
     }
-    if platform == "aws":
-        alloc["vpc.amazonaws.com/efa"] = "32"
-    elif platform == "nscale":
-        alloc["nscale.com/rdmashare"] = "8"
-    elif platform in ("azure", "coreweave", "oci"):
-        alloc["rdma/ib"] = "8"
+    nic = _platform(platform).nic_resources[:1]  # its NICs' resource; a "prefix*" names none
+    if nic and not nic[0].endswith("*"):
+        alloc[nic[0]] = str(nics)
     cap = dict(alloc, cpu="192", memory="2097151216Ki", **{"ephemeral-storage": "30275319404Ki"})
     t0, t1 = "2026-01-02T03:04:05Z", f"2026-02-0{1 + i % 9}T10:{i % 60:02d}:00Z"
     conditions = [

@@ -31,10 +31,9 @@ import yaml
 
 from krm_fn.entry.run import RunOutcome, run_krm
 from krm_fn.io.output import is_generated
-from krm_fn.platforms.catalog import Catalog, CatalogEntry
+from krm_fn.platforms.catalog import Catalog, CatalogEntry, load_catalog
 from krm_fn.platforms.detect import PLATFORMS
-from krm_fn.platforms.gpu import GPU_ARCHITECTURES, gpu_defaults
-from krm_fn.platforms.load import load_catalog
+from krm_fn.platforms.gpu import GPU_ARCHITECTURES
 from tests.builders import IMAGE, wr
 from tests.k8s_schemas import shared_dir, validate_all
 
@@ -148,30 +147,46 @@ def node_name(platform: str, i: int) -> str:
     }.get(platform, f"dgx-{i:02d}")
 
 
+# What follows each platform's providerID prefix, and the value of its detection label: the
+# prefix and the label key are the table's (its first detection rule), so a node of the
+# generator is a node of that platform by construction of the table, not of this file.
+PROVIDER_TAILS = {
+    "aws": lambda i, name: f"/us-east-1a/i-0{i:016x}",
+    "gcp": lambda i, name: f"nvcre-gpu-project/us-central1-a/{name}",
+    "azure": lambda i, name: (
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/"
+        "mc_gpu_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/"
+        f"aks-gpu-31415926-vmss/virtualMachines/{i}"
+    ),
+    "oci": lambda i, name: f"instance.oc1.iad.anuwcljt{i:08d}",
+    "nscale": lambda i, name: f"/6f1c2b3a-0000-4000-8000-{i:012d}",
+    "togetherai": lambda i, name: f"tenant-gpu/{name}",
+    "mistral": lambda i, name: f"metal3/{name}/{name}",
+}
+DETECTION_LABEL_VALUES = {
+    "coreweave": lambda arch: COREWEAVE_TYPES.get(arch, "gpu"),
+    "togetherai": lambda arch: "true",
+    "forge": lambda arch: "forge-site-1",
+}
+
+
+def _first_rule(platform: str) -> Any:
+    own = CATALOG.platform(platform)
+    return own.detect[0] if own and own.detect else None
+
+
 def provider_id(platform: str, i: int, name: str) -> str | None:
-    return {
-        "aws": f"aws:///us-east-1a/i-0{i:016x}",
-        "gcp": f"gce://nvcre-gpu-project/us-central1-a/{name}",
-        "azure": (
-            "azure:///subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/"
-            "mc_gpu_eastus/providers/Microsoft.Compute/virtualMachineScaleSets/"
-            f"aks-gpu-31415926-vmss/virtualMachines/{i}"
-        ),
-        "oci": f"ocid1.instance.oc1.iad.anuwcljt{i:08d}",
-        "nscale": f"openstack:///6f1c2b3a-0000-4000-8000-{i:012d}",
-        "togetherai": f"kubevirt://tenant-gpu/{name}",
-        "mistral": f"metal3://metal3/{name}/{name}",
-    }.get(platform)
+    rule = _first_rule(platform)
+    if rule is None or not rule.provider_id:
+        return None
+    return rule.provider_id + PROVIDER_TAILS[platform](i, name)
 
 
 def platform_labels(platform: str, arch: str) -> dict[str, str]:
-    if platform == "coreweave":
-        return {"node.coreweave.cloud/type": COREWEAVE_TYPES.get(arch, "gpu")}
-    if platform == "togetherai":
-        return {"node-role.together.ai/worker": "true"}
-    if platform == "forge":
-        return {"nke.nvidia.com/site-name": "forge-site-1"}
-    return {}
+    rule = _first_rule(platform)
+    if rule is None or not rule.label:
+        return {}
+    return {rule.label: DETECTION_LABEL_VALUES[platform](arch)}
 
 
 def target_of(entry: CatalogEntry) -> tuple[str, str]:
@@ -246,8 +261,9 @@ def make_nodes(
             "nvidia.com/gpu": str(gpus),
             **(extra_allocatable or {}),
         }
-        if platform == "nscale":
-            allocatable["nscale.com/rdmashare"] = "1k"
+        rule = _first_rule(platform)
+        if rule is not None and rule.allocatable:  # e.g. Nscale's RDMA share
+            allocatable[rule.allocatable] = "1k"
         node: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Node",
@@ -379,7 +395,7 @@ def expected_for(
     platform: str, arch: str, framework: str, nodes: Iterable[Mapping[str, Any]] = ()
 ) -> Expected:
     entries = oracle_entries(platform, arch, framework, nodes)
-    base = gpu_defaults(arch, platform)
+    base = CATALOG.gpu_defaults(arch, platform)
     gpus, nics = base.gpus_per_node, base.nics_per_node
     x = Expected(platform, arch, framework, entries, gpus, nics, base.mnnvl)
     mpi = framework == "mpi"
@@ -404,11 +420,12 @@ def expected_for(
                     else:
                         target[k] = value
         if e.volumes is not None and e.volume_mounts is not None:
-            x.volumes, x.mounts = list(e.volumes), list(e.volume_mounts)
+            x.volumes = [v.k8s() for v in e.volumes]
+            x.mounts = [m.k8s() for m in e.volume_mounts]
         if e.security_context is not None:
-            _deep_merge(x.security, e.security_context)
+            _deep_merge(x.security, e.security_context.k8s())
         if e.tolerations is not None:
-            x.tolerations = [dict(t) for t in e.tolerations]
+            x.tolerations = [t.k8s() for t in e.tolerations]
         for k, v in (e.pod_annotations or {}).items():
             x.annotations[k] = _template(v, gpus, nics)
         x.topology_key = e.topology_key or x.topology_key

@@ -20,7 +20,7 @@ from krm_fn.entry.run import run_krm
 from krm_fn.fleet.inventory import node_info, select_nodes
 from krm_fn.io.output import is_generated, is_input_kind
 from krm_fn.platforms import node_gpus as fleet
-from krm_fn.platforms.detect import forge_by_hostname_only, unrecognised_provider_ids
+from krm_fn.platforms.detect import hostname_only, unrecognised_provider_ids
 from tests.builders import IMAGE, rl, wr
 from tests.k8s_schemas import shared_dir
 
@@ -277,7 +277,7 @@ def test_forge_by_hostname_only_names_nodes_nvcre_would_call_forge() -> None:
         node("forge-03", provider="kind://x"),
         node("gpu-01"),
     ]
-    assert forge_by_hostname_only(nodes) == ["forge-01"]
+    assert hostname_only(nodes) == {"forge": (["forge-01"], "forge", ["nke.nvidia.com/site-name"])}
 
 
 # --------------------------------------------------------------------------- whole renders

@@ -22,7 +22,6 @@ FIXTURE = REPO / "fixtures" / "krm" / "resourcelist.yaml"
 NOT_ON_THE_RENDER_PATH = (
     "click",  # only the subcommands need it
     "jsonpatch",  # only jobTemplatePatch needs it
-    "krm_fn.platforms.catalog_file",  # only a YAML catalog (custom, or a stale snapshot) needs it
     "difflib",  # only unknown-field errors need it
     "hashlib",  # only names over the length limits need it
     "pickle",  # only the fast reader's helper process (inputs of 4 MiB or more) needs it

@@ -91,6 +91,16 @@ class FunctionOptions(BaseModel):
     gpu_arch: str | None = Field(default=None, alias="gpuArch")
     strict_gpu_arch: bool = Field(default=False, alias="strictGpuArch")
     inventory: list[str] = Field(default_factory=list)
+    platform_catalog: list[str] = Field(
+        default_factory=list,
+        alias="platformCatalog",
+        description=(
+            "Site platform catalog files (comma- or newline-separated in a ConfigMap or "
+            "annotation), paths resolved like `inventory`: platforms and override entries "
+            'merged after the bundled table (docs/platforms.md, "A site\'s own platform").'
+        ),
+        examples=[["platforms/site.yaml"]],
+    )
     node_list: Annotated[list[str], BeforeValidator(_names)] = Field(
         default_factory=list,
         alias="nodeList",
@@ -117,7 +127,7 @@ class FunctionOptions(BaseModel):
         description="The node label naming `topologyDomain`; default: the platform's topology "
         "key in the platform catalog, required on a platform without one (NVCRE's "
         "`--topology-key`).",
-        examples=["topology.k8s.aws/network-node-layer-1"],
+        examples=["example.com/rack"],
     )
     test_scale: Annotated[str | None, BeforeValidator(_given), AfterValidator(_test_scale)] = Field(
         default=None,
@@ -206,7 +216,7 @@ def _from_strings(data: dict[str, Any]) -> dict[str, Any]:
             if str(v).lower() not in _BOOL:
                 raise ValueError(f"functionConfig option {k}: {v!r} is not true or false")
             raw[k] = _BOOL[str(v).lower()]
-        elif k == "inventory":
+        elif k in ("inventory", "platformCatalog"):
             raw[k] = [p.strip() for p in str(v).replace(",", "\n").splitlines() if p.strip()]
         else:
             raw[k] = v

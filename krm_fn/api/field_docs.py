@@ -652,6 +652,13 @@ FIELD_DOCS: dict[str, FieldDoc] = {
     "FunctionOptions.testScale": _from_field(
         "test_scale", "Groups as for `spec.orchestration.testScale`; `run:testScale=<value>`."
     ),
+    "FunctionOptions.platformCatalog": FieldDoc(
+        "Site platform catalog files (comma- or newline-separated in a ConfigMap or "
+        "annotation), paths resolved like `inventory`: platforms and override entries "
+        'merged after the bundled table (docs/platforms.md, "A site\'s own platform").',
+        "platformCatalog: [platforms/site.yaml]",
+        "Platform detection, the entries applied, `applied-overrides`.",
+    ),
 }
 
 

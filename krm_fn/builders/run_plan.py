@@ -133,11 +133,13 @@ def launcher_argv(spec: models.WorkloadRunSpec, inputs: PlanInputs) -> tuple[lis
     """(command, args) of the trainer container, before escaping."""
     fw, worker = spec.framework, inputs.worker
     if fw.mpi is not None:
-        # trainer.env reaches the launcher only; the ranks get it with -x like the rest
+        # The ranks start under sshd: they get with -x what a worker container gets (the
+        # platform's env included, at the table's last value) and trainer.env.
+        ranks = worker.node_env if worker.node_env is not None else worker.env
         command, args = mpi_argv(
             fw.mpi,
             inputs.gpus,
-            merge_named(list(worker.env), list(worker.trainer_env)),
+            merge_named(list(ranks), list(worker.trainer_env)),
             list(worker.platform_mpi_args),
             list(inputs.override_mpi_args),
         )

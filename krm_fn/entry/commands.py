@@ -321,11 +321,20 @@ def schema_cmd() -> None:
     type=click.Path(exists=True),
     help="WorkloadRun file or directory: keep every label its target names; repeatable.",
 )
+@click.option(
+    "--platform-catalog",
+    "catalogs",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Site platform catalog (the platformCatalog option): keep the labels its platforms "
+    "detect and partition by; repeatable.",
+)
 def inventory_cmd(
     files: tuple[str, ...],
     out_path: str | None,
     keep_label: tuple[str, ...],
     for_files: tuple[str, ...],
+    catalogs: tuple[str, ...],
 ) -> None:
     """Compact `kubectl get nodes -o yaml|json` (FILE... or - / nothing for stdin).
 
@@ -333,6 +342,7 @@ def inventory_cmd(
     live in git and a diff shows only real fleet changes.
     """
     from krm_fn.gitops import compact_inventory as ci
+    from krm_fn.platforms.catalog import load_catalog
 
     extra = list(keep_label)
     if for_files:
@@ -352,8 +362,8 @@ def inventory_cmd(
                 sources.append((Path(f).read_bytes(), f))
             except OSError as exc:
                 raise click.ClickException(f"cannot read {f}: {exc.strerror}") from None
-    try:
-        nodes, problems = ci.compact(sources, ci.LabelPolicy(extra))
+    try:  # a CatalogError is a ValueError
+        nodes, problems = ci.compact(sources, ci.LabelPolicy(extra, load_catalog(catalogs)))
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     if problems:

@@ -204,6 +204,7 @@ def _render(
     if chosen is None:
         return _failed(results, b"", inp)
     options, from_env = chosen
+    options = _catalog_paths(options, from_env, fc_dict, cwd)
     entries = inp.entries()
     runs = _workloadruns(inp, entries, fc_dict)
     nodes: list[NodeInfo] = [n for e in entries for n in e.nodes]
@@ -258,6 +259,17 @@ def _run_options(
         results.error(refusal, resource=ResourceRef.of(fc) if fc else None)
         return None
     return options, from_env
+
+
+def _catalog_paths(
+    options: FunctionOptions, from_env: list[str], fc: dict[str, Any] | None, cwd: Path
+) -> FunctionOptions:
+    """``options`` with the ``platformCatalog`` paths resolved as ``inventory`` paths are."""
+    if not options.platform_catalog:
+        return options
+    base = cwd if "platformCatalog" in from_env else inventory_base(fc, cwd) or cwd
+    paths = [str(base / p) for p in options.platform_catalog]
+    return options.model_copy(update={"platform_catalog": paths})
 
 
 def _workloadruns(

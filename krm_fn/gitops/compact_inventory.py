@@ -29,6 +29,7 @@ from typing import Any
 
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, HOSTNAME_LABEL
 from krm_fn.platforms import detect
+from krm_fn.platforms.catalog import Catalog, load_catalog
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 
@@ -39,9 +40,6 @@ KEPT_LABEL_KEYS: frozenset[str] = frozenset(
         GPU_PRODUCT_LABEL,
         detect.INSTANCE_TYPE_LABEL,
         detect.GKE_ACCELERATOR_LABEL,
-        detect.FORGE_SITE_LABEL,
-        detect.TOGETHERAI_WORKER_LABEL,
-        *detect.COREWEAVE_LABELS,
         # GPU Feature Discovery: what describes the GPUs (not the operator's deploy.* state)
         "nvidia.com/gpu.count",
         "nvidia.com/gpu.family",
@@ -50,25 +48,22 @@ KEPT_LABEL_KEYS: frozenset[str] = frozenset(
         "nvidia.com/gpu.clique",
     }
 )
-"""Labels platform and GPU detection read (and GFD's description of the GPUs)."""
+"""Labels GPU detection and shape matching read (and GFD's description of the GPUs); the
+labels of platform detection and the topology keys come from the platform table."""
 
 KEPT_LABEL_PREFIXES: tuple[str, ...] = (
     "topology.kubernetes.io/",  # region, zone
-    "topology.k8s.aws/",  # EC2 network topology (catalog topologyKey)
-    "cloud.google.com/gce-topology-",  # GCE block/subblock/host (catalog topologyKey)
     "cloud.google.com/gke-accelerator",  # GKE accelerator and its count
-    "kubernetes.azure.com/ppg",  # Azure proximity placement group (catalog topologyKey)
 )
-"""Label families the render and the catalog read (topology keys, GPU description)."""
+"""Label families the render reads on every platform (zone, GPU description)."""
 
 CORE_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
-def catalog_label_keys() -> frozenset[str]:
-    """Every ``topologyKey`` the platform catalog may partition by."""
-    from krm_fn.platforms.load import load_catalog
-
-    return frozenset(e.topology_key for e in load_catalog().entries if e.topology_key)
+def catalog_label_keys(catalog: Catalog | None = None) -> frozenset[str]:
+    """The labels the platform table reads: detection labels and every topology key."""
+    table = catalog or load_catalog()
+    return frozenset(table.kept_labels() | set(table.topology_keys()))
 
 
 def target_label_keys(workloadruns: Iterable[Mapping[str, Any]]) -> set[str]:
@@ -94,8 +89,8 @@ def target_label_keys(workloadruns: Iterable[Mapping[str, Any]]) -> set[str]:
 class LabelPolicy:
     """Which labels the compact inventory keeps (see :data:`KEPT_LABEL_KEYS`)."""
 
-    def __init__(self, extra: Iterable[str] = ()) -> None:
-        keys = set(KEPT_LABEL_KEYS) | catalog_label_keys()
+    def __init__(self, extra: Iterable[str] = (), catalog: Catalog | None = None) -> None:
+        keys = set(KEPT_LABEL_KEYS) | catalog_label_keys(catalog)
         prefixes = list(KEPT_LABEL_PREFIXES)
         for item in extra:
             if item.endswith("*"):

@@ -1,17 +1,17 @@
-"""Detect the cloud/platform a Kubernetes Node runs on, for one node or a whole fleet.
+"""Detect the platform of a Kubernetes Node, or of a fleet, from the platform table's rules.
 
-One job: map plain Node dicts (as parsed from YAML) to one of the platform names in
-:data:`PLATFORMS`. Everything here is a pure function of its arguments; no I/O, no
-globals mutated, stdlib only (cheap to import).
+One job: map plain Node dicts (as parsed from YAML) to a platform of the table
+(:mod:`krm_fn.platforms.catalog`): its ``detect`` rules are read in table order, the first
+that matches wins, and the platform without rules is the fallback. No platform name,
+providerID prefix or label is written here.
 
 Invariants:
-    * :func:`detect_platform` never raises and always returns a member of
-      :data:`PLATFORMS`, whatever shape the node dict has (missing or ``None``
-      fields are treated as absent).
-    * :func:`detect_fleet_platform` returns exactly one platform, or ``platform=None``
-      plus an error message whose text depends only on the set of (platform, node
-      name) pairs, never on input order.
-    * An empty fleet detects as ``onprem`` (the default platform).
+    * :func:`detect_platform` never raises and always returns a platform of the table,
+      whatever shape the node dict has (missing or ``None`` fields are treated as absent).
+    * :func:`detect_fleet_platform` returns exactly one platform, or ``platform=None`` plus
+      an error whose text depends only on the set of (platform, node name) pairs.
+    * An empty fleet detects as the default platform.
+    * Pure functions of their arguments (the bundled table when none is given).
 """
 
 from __future__ import annotations
@@ -20,63 +20,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = [
-    "COREWEAVE_LABELS",
-    "FORGE_SITE_LABEL",
-    "GKE_ACCELERATOR_LABEL",
-    "HOSTNAME_LABEL",
-    "INSTANCE_TYPE_LABEL",
-    "KNOWN_PROVIDER_PREFIXES",
-    "NSCALE_RDMA_RESOURCE",
-    "PLATFORMS",
-    "TOGETHERAI_WORKER_LABEL",
-    "PlatformDetection",
-    "check_platform_name",
-    "detect_fleet_platform",
-    "detect_platform",
-    "forge_by_hostname_only",
-    "node_gke_accelerators",
-    "node_instance_types",
-    "node_label",
-    "node_name",
-    "provider_scheme",
-    "summarize_node_groups",
-    "unrecognised_provider_ids",
-]
+from krm_fn.fleet.inventory import HOSTNAME_LABEL
+from krm_fn.platforms.catalog import Catalog, bundled
 
-PLATFORMS: tuple[str, ...] = (
-    "aws",
-    "azure",
-    "coreweave",
-    "forge",
-    "gcp",
-    "mistral",
-    "nscale",
-    "oci",
-    "onprem",
-    "togetherai",
-)
-"""Every platform name detection can return (and ``--platform`` accepts), sorted."""
-
-DEFAULT_PLATFORM = "onprem"
-
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-FORGE_SITE_LABEL = "nke.nvidia.com/site-name"
-TOGETHERAI_WORKER_LABEL = "node-role.together.ai/worker"
-NSCALE_RDMA_RESOURCE = "nscale.com/rdmashare"
-COREWEAVE_LABELS: tuple[str, ...] = ("node.coreweave.cloud/type", "ds.coreweave.com/nvlink.domain")
-"""Node labels that identify CoreWeave (its providerID format is not documented)."""
 
-# providerID prefixes that identify a platform on their own, checked in order.
-_CLOUD_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("aws://", "aws"),
-    ("gce://", "gcp"),
-    ("azure://", "azure"),
-    ("ocid1.", "oci"),
-    ("oci://", "oci"),
-)
+
+def __getattr__(name: str) -> Any:
+    """``PLATFORMS``: the bundled table's platform names, sorted (read on first use)."""
+    if name == "PLATFORMS":
+        return bundled().platform_names
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+Rule = tuple[str | None, str | None, str | None, str]
+"""(providerID prefix, label, allocatable resource, platform) of one detection rule."""
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -84,19 +43,7 @@ def _mapping(value: object) -> Mapping[str, Any]:
 
 
 def node_label(node: Mapping[str, Any], key: str) -> str:
-    """Return one label of the node as a string (``""`` when absent or null).
-
-    One lookup, not a copy of all (often a hundred) labels: at 10,000 Nodes such copies
-    were most of the detection time.
-
-    Args:
-        node: A Node object as a plain dict.
-        key: The label key.
-
-    Returns:
-        The value, converted with ``str`` when it is not a string.
-
-    """
+    """One label of the node as a string (``""`` when absent or null), without copying all."""
     value = _mapping(_mapping(node.get("metadata")).get("labels")).get(key)
     if value is None:
         return ""
@@ -104,67 +51,9 @@ def node_label(node: Mapping[str, Any], key: str) -> str:
 
 
 def node_name(node: Mapping[str, Any]) -> str:
-    """Return ``metadata.name``, or ``"<unnamed>"`` when the node has none.
-
-    Args:
-        node: A Node object as a plain dict.
-
-    Returns:
-        The node name.
-
-    """
+    """``metadata.name``, or ``"<unnamed>"`` when the node has none."""
     name = _mapping(node.get("metadata")).get("name")
     return str(name) if name else "<unnamed>"
-
-
-def detect_platform(node: Mapping[str, Any]) -> str:
-    """Detect the platform of one node.
-
-    Rules, first match wins (NVCRE ``nodePlatform``, pkg/controller/workflow_detect.go,
-    except rule 6):
-
-    1. ``spec.providerID`` starting with ``aws://`` → aws, ``gce://`` → gcp,
-       ``azure://`` → azure, ``ocid1.`` or ``oci://`` → oci.
-    2. A CoreWeave label (:data:`COREWEAVE_LABELS`) or a ``coreweave://`` providerID →
-       coreweave.
-    3. ``nscale://`` → nscale; ``openstack://`` → nscale if ``status.allocatable`` has
-       ``nscale.com/rdmashare``, else onprem.
-    4. ``kubevirt://`` → togetherai if the node has label
-       ``node-role.together.ai/worker``, else onprem.
-    5. ``metal3://`` → mistral.
-    6. Empty providerID → forge if label ``nke.nvidia.com/site-name`` exists, else onprem.
-       A hostname never decides: NVCRE also calls a node forge when its hostname contains
-       ``forge``; here such a node stays onprem and :func:`forge_by_hostname_only` names it
-       for a warning.
-    7. Anything else → onprem (:func:`unrecognised_provider_ids` names it for a warning).
-
-    Args:
-        node: A Node object as a plain dict.
-
-    Returns:
-        A member of :data:`PLATFORMS`.
-
-    """
-    provider_id = _provider_id(node)
-    labels = _mapping(_mapping(node.get("metadata")).get("labels"))
-
-    for prefix, platform in _CLOUD_PREFIXES:
-        if provider_id.startswith(prefix):
-            return platform
-    if provider_id.startswith("coreweave://") or any(k in labels for k in COREWEAVE_LABELS):
-        return "coreweave"
-    if provider_id.startswith("nscale://"):
-        return "nscale"
-    if provider_id.startswith("openstack://"):
-        allocatable = _mapping(_mapping(node.get("status")).get("allocatable"))
-        return "nscale" if NSCALE_RDMA_RESOURCE in allocatable else DEFAULT_PLATFORM
-    if provider_id.startswith("kubevirt://"):
-        return "togetherai" if TOGETHERAI_WORKER_LABEL in labels else DEFAULT_PLATFORM
-    if provider_id.startswith("metal3://"):
-        return "mistral"
-    if not provider_id and FORGE_SITE_LABEL in labels:
-        return "forge"
-    return DEFAULT_PLATFORM
 
 
 def _provider_id(node: Mapping[str, Any]) -> str:
@@ -172,80 +61,102 @@ def _provider_id(node: Mapping[str, Any]) -> str:
     return provider_id.strip() if isinstance(provider_id, str) else ""
 
 
-KNOWN_PROVIDER_PREFIXES: tuple[str, ...] = (
-    *(prefix for prefix, _ in _CLOUD_PREFIXES),
-    "coreweave://",
-    "nscale://",
-    "openstack://",
-    "kubevirt://",
-    "metal3://",
-)
-"""providerID prefixes :func:`detect_platform` reads; any other non-empty one is unrecognised."""
-
-
-def provider_scheme(provider_id: str) -> str:
-    """The part of a providerID that names the provider: ``hcloud://`` for ``hcloud://123``."""
-    head, sep, _ = provider_id.partition("://")
-    return f"{head}://" if sep else provider_id[:40]
-
-
-def unrecognised_provider_ids(nodes: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Node names per providerID scheme that no detection rule knows (sorted keys and names).
-
-    Such nodes detect as onprem (NVCRE does the same); the caller warns, naming the scheme
-    and the settings onprem brings, so a Hetzner or kind node does not silently receive
-    InfiniBand settings.
-
-    Args:
-        nodes: Node objects as plain dicts.
-
-    Returns:
-        ``{scheme: [node names]}``, empty when every providerID is recognised or empty.
-
-    """
-    found: dict[str, list[str]] = {}
-    for node in nodes:
-        provider_id = _provider_id(node)
-        if provider_id and not provider_id.startswith(KNOWN_PROVIDER_PREFIXES):
-            found.setdefault(provider_scheme(provider_id), []).append(node_name(node))
-    return {k: sorted(found[k]) for k in sorted(found)}
-
-
-def forge_by_hostname_only(nodes: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Nodes NVCRE would call forge only because their hostname contains ``forge``.
-
-    They have no providerID and no ``nke.nvidia.com/site-name`` label; this function detects
-    them as onprem, and the caller warns so the difference from NVCRE is visible.
-
-    Args:
-        nodes: Node objects as plain dicts.
-
-    Returns:
-        Their names, sorted.
-
-    """
-    return sorted(
-        node_name(node)
-        for node in nodes
-        if not _provider_id(node)
-        and "forge" in node_label(node, HOSTNAME_LABEL)
-        and FORGE_SITE_LABEL not in _mapping(_mapping(node.get("metadata")).get("labels"))
+def rules(catalog: Catalog) -> tuple[Rule, ...]:
+    """The table's detection rules, in the order they are tried."""
+    return tuple(
+        (r.provider_id, r.label, r.allocatable, p.name) for p in catalog.platforms for r in p.detect
     )
 
 
+def _match(node: Mapping[str, Any], table: Sequence[Rule], default: str) -> str:
+    """The platform of the first rule every condition of which the node meets."""
+    provider_id = _provider_id(node)
+    labels: Mapping[str, Any] | None = None
+    for prefix, label, allocatable, platform in table:
+        if prefix is not None and (
+            provider_id if not prefix else not provider_id.startswith(prefix)
+        ):
+            continue
+        if label is not None:
+            if labels is None:
+                labels = _mapping(_mapping(node.get("metadata")).get("labels"))
+            if label not in labels:
+                continue
+        if allocatable is not None and allocatable not in _mapping(
+            _mapping(node.get("status")).get("allocatable")
+        ):
+            continue
+        return platform
+    return default
+
+
+def detect_platform(node: Mapping[str, Any], catalog: Catalog | None = None) -> str:
+    """The platform of one node: the first detection rule of the table it meets.
+
+    NVCRE's ``nodePlatform`` (pkg/controller/workflow_detect.go), except that a hostname
+    never decides: see :func:`hostname_only`.
+    """
+    table = catalog or bundled()
+    return _match(node, rules(table), table.default_platform.name)
+
+
+def unrecognised_provider_ids(
+    nodes: Iterable[Mapping[str, Any]], catalog: Catalog | None = None
+) -> dict[str, list[str]]:
+    """Node names per providerID scheme that no detection rule knows (sorted keys and names).
+
+    Such nodes detect as the default platform (NVCRE does the same); the caller warns, so a
+    Hetzner or kind node does not silently receive InfiniBand settings.
+    """
+    known = tuple(r[0] for r in rules(catalog or bundled()) if r[0])
+    found: dict[str, list[str]] = {}
+    for node in nodes:
+        provider_id = _provider_id(node)
+        if provider_id and not provider_id.startswith(known):
+            head, sep, _ = provider_id.partition("://")  # the scheme: hcloud:// of hcloud://123
+            scheme = f"{head}://" if sep else provider_id[:40]
+            found.setdefault(scheme, []).append(node_name(node))
+    return {k: sorted(found[k]) for k in sorted(found)}
+
+
+def hostname_only(
+    nodes: Iterable[Mapping[str, Any]], catalog: Catalog | None = None
+) -> dict[str, tuple[list[str], str, list[str]]]:
+    """``{platform: (node names, hint, its labels)}``: nodes NVCRE gives it by hostname only.
+
+    A platform's ``hostnameHint`` (NVCRE: a Forge node is one whose hostname contains
+    ``forge``): nodes without a providerID whose hostname contains it, that no rule of that
+    platform detects.
+    """
+    table = catalog or bundled()
+    node_list = list(nodes)
+    out: dict[str, tuple[list[str], str, list[str]]] = {}
+    for p in table.platforms:
+        if not p.hostname_hint:
+            continue
+        own = rules(table.model_copy(update={"platforms": [p]}))
+        names = sorted(
+            node_name(n)
+            for n in node_list
+            if not _provider_id(n)
+            and p.hostname_hint in node_label(n, HOSTNAME_LABEL)
+            and _match(n, own, "") != p.name
+        )
+        if names:
+            out[p.name] = (names, p.hostname_hint, p.detection_labels())
+    return out
+
+
+def shown(names: Sequence[str]) -> str:
+    """``a, b, c and 2 more``: at most three names."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def summarize_node_groups(groups: Mapping[str, Sequence[str]], limit: int = 3) -> str:
-    """Format ``{key: [node names]}`` as ``"key: 2 nodes (a, b); other: 1 node (c)"``.
+    """``{key: [node names]}`` as ``"key: 2 nodes (a, b); other: 1 node (c)"``.
 
-    Keys are listed in the mapping's order; names are sorted and at most ``limit``
-    are shown per key, followed by ``and N more``.
-
-    Args:
-        groups: Node names per key (platform or GPU architecture).
-        limit: Maximum number of names shown per key.
-
-    Returns:
-        The one-line summary.
-
+    Keys in the mapping's order; names sorted, at most ``limit`` shown per key, then
+    ``and N more``.
     """
     parts = []
     for key, names in groups.items():
@@ -260,45 +171,30 @@ def summarize_node_groups(groups: Mapping[str, Sequence[str]], limit: int = 3) -
 
 @dataclass(frozen=True, slots=True)
 class PlatformDetection:
-    """Result of :func:`detect_fleet_platform`.
-
-    Attributes:
-        platform: The fleet's platform, or ``None`` when the nodes disagree.
-        nodes_by_platform: Sorted node names per detected platform, platforms sorted.
-        error: ``None`` on success, else a message naming every platform seen and up
-            to 3 node names for each.
-
-    """
+    """The fleet's platform (``None`` when the nodes disagree, ``error`` then says how)."""
 
     platform: str | None
     nodes_by_platform: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     error: str | None = None
 
-    @property
-    def ok(self) -> bool:
-        """Whether exactly one platform was detected."""
-        return self.error is None
 
+def detect_fleet_platform(
+    nodes: Iterable[Mapping[str, Any]], catalog: Catalog | None = None
+) -> PlatformDetection:
+    """The single platform of a set of nodes (the eligible nodes of a WorkloadRun).
 
-def detect_fleet_platform(nodes: Iterable[Mapping[str, Any]]) -> PlatformDetection:
-    """Detect the single platform of a set of nodes.
-
-    Args:
-        nodes: Node objects as plain dicts (the eligible nodes of a WorkloadRun).
-
-    Returns:
-        The platform when all nodes agree (``onprem`` for no nodes), otherwise
-        ``platform=None`` and an error such as ``heterogeneous platforms detected:
-        aws: 2 nodes (a, b); gcp: 1 node (c); every eligible node must be on the same
-        platform``.
-
+    Returns the platform when all nodes agree (the default platform for no nodes), otherwise
+    ``platform=None`` and an error such as ``heterogeneous platforms detected: aws: 2 nodes
+    (a, b); gcp: 1 node (c); every eligible node must be on the same platform``.
     """
+    table = catalog or bundled()
+    compiled, default = rules(table), table.default_platform.name
     found: dict[str, list[str]] = {}
     for node in nodes:
-        found.setdefault(detect_platform(node), []).append(node_name(node))
+        found.setdefault(_match(node, compiled, default), []).append(node_name(node))
     by_platform = {p: tuple(sorted(found[p])) for p in sorted(found)}
     if not by_platform:
-        return PlatformDetection(platform=DEFAULT_PLATFORM, nodes_by_platform={})
+        return PlatformDetection(platform=default, nodes_by_platform={})
     if len(by_platform) == 1:
         return PlatformDetection(platform=next(iter(by_platform)), nodes_by_platform=by_platform)
     message = (
@@ -308,51 +204,21 @@ def detect_fleet_platform(nodes: Iterable[Mapping[str, Any]]) -> PlatformDetecti
     return PlatformDetection(platform=None, nodes_by_platform=by_platform, error=message)
 
 
-def check_platform_name(name: str) -> str:
-    """Validate a platform name given by a user (``--platform``).
-
-    Args:
-        name: The requested platform; surrounding blanks and case are ignored.
-
-    Returns:
-        The canonical (lower-case) platform name.
+def check_platform_name(name: str, catalog: Catalog | None = None) -> str:
+    """The canonical (lower-case) platform name a user gave (``--platform``).
 
     Raises:
         ValueError: ``unknown platform 'x': must be one of aws, azure, ...``.
 
     """
+    names = (catalog or bundled()).platform_names
     canonical = name.strip().lower()
-    if canonical not in PLATFORMS:
-        raise ValueError(f"unknown platform {name!r}: must be one of {', '.join(PLATFORMS)}")
+    if canonical not in names:
+        raise ValueError(f"unknown platform {name!r}: must be one of {', '.join(names)}")
     return canonical
 
 
-def _distinct_label_values(nodes: Iterable[Mapping[str, Any]], key: str) -> frozenset[str]:
+def distinct_label_values(nodes: Iterable[Mapping[str, Any]], key: str) -> frozenset[str]:
+    """The distinct non-empty values of one label (``node.kubernetes.io/instance-type`` ...)."""
     values = (node_label(node, key) for node in nodes)
     return frozenset(v for v in values if v)
-
-
-def node_instance_types(nodes: Iterable[Mapping[str, Any]]) -> frozenset[str]:
-    """Return the distinct non-empty ``node.kubernetes.io/instance-type`` values.
-
-    Args:
-        nodes: Node objects as plain dicts.
-
-    Returns:
-        The set of instance types (empty when no node carries the label).
-
-    """
-    return _distinct_label_values(nodes, INSTANCE_TYPE_LABEL)
-
-
-def node_gke_accelerators(nodes: Iterable[Mapping[str, Any]]) -> frozenset[str]:
-    """Return the distinct non-empty ``cloud.google.com/gke-accelerator`` values.
-
-    Args:
-        nodes: Node objects as plain dicts.
-
-    Returns:
-        The set of GKE accelerator names (empty when no node carries the label).
-
-    """
-    return _distinct_label_values(nodes, GKE_ACCELERATOR_LABEL)

@@ -1,31 +1,30 @@
-"""Normalise NVIDIA GPU product names, vote a fleet's GPU model, give per-arch defaults.
+"""Normalise NVIDIA GPU product names and vote a fleet's GPU model.
 
 One job: turn what a node says about its GPUs (the GPU Feature Discovery label
 ``nvidia.com/gpu.product``, GKE's ``cloud.google.com/gke-accelerator``, the ``productName``
-of a DRA ``ResourceSlice``) into one GPU model name and the node defaults that go with it.
-Pure functions, stdlib only.
+of a DRA ``ResourceSlice``) into one GPU model name. The models and their defaults are the
+platform table's (:mod:`krm_fn.platforms.catalog`, ``gpus``). Pure functions.
 
 Invariants:
-    * :func:`parse_gpu_product` never raises and always returns a member of
-      :data:`GPU_ARCHITECTURES` or ``"unknown"``; it is idempotent
-      (``parse(parse(x)) == parse(x)``).
-    * :func:`gpu_model` returns the architecture for a product in the table and, for any
-      other product, its own model name (``NVIDIA-H20`` → ``h20``, ``GRID-A100-10C`` →
+    * :func:`parse_gpu_product` never raises and always returns a GPU model of the table or
+      ``"unknown"``; it is idempotent (``parse(parse(x)) == parse(x)``).
+    * :func:`gpu_model` returns the table's model for a product it knows and, for any other
+      product, its own model name (``NVIDIA-H20`` → ``h20``, ``GRID-A100-10C`` →
       ``grid-a100-10c``): two different models never share a name, so a fleet mixing them is
       seen as mixed. It is ``""`` only for an empty product.
     * :func:`detect_gpu_architecture` is independent of node order: nodes are sorted
       by name before voting, so the tie-break ("first node by name") is stable.
-    * :func:`gpu_defaults` returns a value for every input; unknown architectures get
-      the fallback ``(4 GPUs, 0 NICs, no MNNVL)``. Platform overrides have pointer
-      semantics: an explicit 0 is a value, a missing field keeps the arch default.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from krm_fn.fleet.inventory import GPU_PRODUCT_LABEL
+from krm_fn.platforms.catalog import UNKNOWN_ARCH, bundled
 from krm_fn.platforms.detect import (
     GKE_ACCELERATOR_LABEL,
     node_label,
@@ -33,83 +32,19 @@ from krm_fn.platforms.detect import (
     summarize_node_groups,
 )
 
-__all__ = [
-    "GKE_ACCELERATOR_MODELS",
-    "GPU_ARCHITECTURES",
-    "GPU_PRODUCT_LABEL",
-    "MNNVL_ARCHITECTURES",
-    "UNKNOWN_ARCH",
-    "GpuDefaults",
-    "GpuDetection",
-    "check_gpu_arch_name",
-    "detect_gpu_architecture",
-    "gke_accelerator_model",
-    "gpu_defaults",
-    "gpu_model",
-    "gpu_product_label_value",
-    "node_gpu_product",
-    "parse_gpu_product",
-]
 
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-UNKNOWN_ARCH = "unknown"
-
-GPU_ARCHITECTURES: tuple[str, ...] = (
-    "a100",
-    "b200",
-    "b300",
-    "gb200",
-    "gb300",
-    "h100",
-    "h200",
-    "l40",
-    "l40s",
-    "rtxpro6000",
-)
-"""Architectures with GPU defaults (the valid ``--gpu-arch`` names), sorted."""
-
-MNNVL_ARCHITECTURES: frozenset[str] = frozenset({"gb200", "gb300"})
-"""Grace-Blackwell NVL systems: multi-node NVLink (MNNVL) on by default."""
+def __getattr__(name: str) -> Any:
+    """``GPU_ARCHITECTURES``: the bundled table's GPU models, sorted (read on first use)."""
+    if name == "GPU_ARCHITECTURES":
+        return tuple(sorted(architectures()))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(frozen=True, slots=True)
-class GpuDefaults:
-    """Per-node defaults for one GPU architecture on one platform.
+@lru_cache(maxsize=1)
+def architectures() -> frozenset[str]:
+    """The GPU models of the bundled table (the valid ``--gpu-arch`` names)."""
+    return frozenset(bundled().gpu_names)
 
-    Attributes:
-        gpus_per_node: GPUs (ranks) per node.
-        nics_per_node: RDMA NICs per node (NVCRE ``mlnxPerNode``); 0 means none.
-        mnnvl: Whether multi-node NVLink is enabled by default.
-
-    """
-
-    gpus_per_node: int
-    nics_per_node: int
-    mnnvl: bool
-
-
-# (gpusPerNode, nicsPerNode) per architecture (NVCRE gpu-defaults table).
-_ARCH_DEFAULTS: Mapping[str, tuple[int, int]] = {
-    "a100": (8, 8),
-    "b200": (8, 8),
-    "b300": (8, 8),
-    "gb200": (4, 8),
-    "gb300": (4, 8),
-    "h100": (8, 8),
-    "h200": (8, 8),
-    "l40": (8, 4),
-    "l40s": (8, 8),
-    "rtxpro6000": (8, 0),
-}
-_FALLBACK_DEFAULTS = (4, 0)
-
-# (platform, arch) -> (gpusPerNode | None, nicsPerNode | None); None = keep the arch default.
-_PLATFORM_OVERRIDES: Mapping[tuple[str, str], tuple[int | None, int | None]] = {
-    ("oci", "l40s"): (4, 2),
-    ("oci", "gb200"): (4, 0),
-    ("oci", "gb300"): (4, 4),
-    ("nscale", "gb300"): (None, 4),
-}
 
 _VENDOR_PREFIX = "NVIDIA-"
 _RTX_PRO_6000 = ("RTX-PRO-6000", "RTXPRO-6000", "RTXPRO6000")
@@ -126,43 +61,11 @@ def _strip_mig(text: str) -> str:
     return text
 
 
-def parse_gpu_product(product: str) -> str:
-    """Return the architecture of a GPU product name.
-
-    Accepts GFD ``nvidia.com/gpu.product`` values (``NVIDIA-H100-80GB-HBM3``), their
-    MIG (``…-MIG-1g.10gb``) and sharing (``…-SHARED``) forms, CUDA device names with
-    spaces (``NVIDIA GB300``), any letter case, and bare architecture names (``gb300``).
-
-    Args:
-        product: The product string.
-
-    Returns:
-        A member of :data:`GPU_ARCHITECTURES`, or ``"unknown"``.
-
-    """
-    if not isinstance(product, str):
-        return UNKNOWN_ARCH
-    # Runs of blanks, "_" and "-" become one "-"; no leading or trailing "-" (string
-    # methods rather than regular expressions: compiling those cost more than a parse).
-    words = "-".join(product.strip().upper().replace("_", " ").split())
-    text = "-".join(part for part in words.split("-") if part)
-    if text.startswith(_VENDOR_PREFIX):
-        text = text[len(_VENDOR_PREFIX) :]
-    if text.endswith("-SHARED"):
-        text = text[: -len("-SHARED")]
-    text = _strip_mig(text)
-    if text.startswith(_RTX_PRO_6000):
-        return "rtxpro6000"
-    arch = text.split("-", 1)[0].lower()
-    return arch if arch in _ARCH_DEFAULTS else UNKNOWN_ARCH
-
-
-_BRAND_WORDS = frozenset({"TESLA", "QUADRO", "GEFORCE"})
-_SERIES_WORDS = frozenset({"RTX", "GTX"})
-
-
 def _normalised(product: str) -> str:
-    """Upper case, one ``-`` between words, without ``NVIDIA-``, ``-SHARED`` and MIG suffixes."""
+    """Upper case, one ``-`` between words, without ``NVIDIA-``, ``-SHARED`` and MIG suffixes.
+
+    String methods rather than regular expressions: compiling those cost more than a parse.
+    """
     words = "-".join(product.strip().upper().replace("_", " ").split())
     text = "-".join(part for part in words.split("-") if part)
     if text.startswith(_VENDOR_PREFIX):
@@ -172,22 +75,33 @@ def _normalised(product: str) -> str:
     return _strip_mig(text)
 
 
+def parse_gpu_product(product: str) -> str:
+    """The table's GPU model of a product name, or ``"unknown"``.
+
+    GFD ``nvidia.com/gpu.product`` values (``NVIDIA-H100-80GB-HBM3``), their MIG
+    (``…-MIG-1g.10gb``) and sharing (``…-SHARED``) forms, CUDA device names with spaces
+    (``NVIDIA GB300``), any letter case, bare model names (``gb300``).
+    """
+    if not isinstance(product, str):
+        return UNKNOWN_ARCH
+    text = _normalised(product)
+    if text.startswith(_RTX_PRO_6000):
+        return "rtxpro6000"
+    arch = text.split("-", 1)[0].lower()
+    return arch if arch in architectures() else UNKNOWN_ARCH
+
+
+_BRAND_WORDS = frozenset({"TESLA", "QUADRO", "GEFORCE"})
+_SERIES_WORDS = frozenset({"RTX", "GTX"})
+
+
 def gpu_model(product: str) -> str:
-    """Return the GPU model of a product name: the architecture when the table knows it.
+    """The GPU model of a product name (lower case; ``""`` for none): the table's when known.
 
-    Products outside the table keep their own model instead of collapsing into
-    ``"unknown"``: NVCRE's rule (the first word after ``NVIDIA-``, lower case: ``NVIDIA-H20``
-    → ``h20``, ``NVIDIA-GH200-480GB`` → ``gh200``), except that brand words do not count as
-    a model (``Tesla-T4`` → ``t4``, ``NVIDIA-GeForce-RTX-4090`` → ``rtx-4090``) and a GRID
-    vGPU profile keeps its whole name (``GRID-A100-10C`` → ``grid-a100-10c``: a 10 GB slice
-    of an A100 is not an A100).
-
-    Args:
-        product: A GFD product label, a CUDA/NVML device name, or an architecture name.
-
-    Returns:
-        The architecture or model name in lower case; ``""`` for an empty product.
-
+    Other products keep their own model instead of collapsing into ``"unknown"``: NVCRE's
+    rule (the first word after ``NVIDIA-``: ``NVIDIA-H20`` → ``h20``), except that brand words
+    do not count (``Tesla-T4`` → ``t4``, ``NVIDIA-GeForce-RTX-4090`` → ``rtx-4090``) and a GRID
+    vGPU profile keeps its whole name (``GRID-A100-10C``: a 10 GB slice is not an A100).
     """
     if not isinstance(product, str):
         return ""
@@ -195,9 +109,7 @@ def gpu_model(product: str) -> str:
     if arch != UNKNOWN_ARCH:
         return arch
     text = _normalised(product)
-    if not text:
-        return ""
-    if text.startswith("GRID-"):
+    if not text or text.startswith("GRID-"):
         return text.lower()
     words = text.split("-")
     while len(words) > 1 and words[0] in _BRAND_WORDS:
@@ -207,158 +119,58 @@ def gpu_model(product: str) -> str:
     return words[0].lower()
 
 
-GKE_ACCELERATOR_MODELS: Mapping[str, str] = {
-    # GKE machine families (cluster-toolkit blueprints, see shared/reference/platforms.md).
-    "nvidia-tesla-a100": "a100",
-    "nvidia-a100-80gb": "a100",
-    "nvidia-h100-80gb": "h100",
-    "nvidia-h100-mega-80gb": "h100",
-    "nvidia-h200-141gb": "h200",
-    "nvidia-b200": "b200",
-    "nvidia-gb200": "gb200",
-    "nvidia-gb300": "gb300",
-    "nvidia-rtx-pro-6000": "rtxpro6000",
-    "nvidia-l4": "l4",
-    "nvidia-tesla-t4": "t4",
-    "nvidia-tesla-v100": "v100",
-    "nvidia-tesla-p100": "p100",
-    "nvidia-tesla-p4": "p4",
-    "nvidia-tesla-k80": "k80",
-}
-"""``cloud.google.com/gke-accelerator`` values → GPU model (GKE labels no ``nvidia.com/*``)."""
-
-
 def gke_accelerator_model(accelerator: str) -> str:
-    """Return the GPU model of a ``cloud.google.com/gke-accelerator`` value.
+    """The GPU model of a ``cloud.google.com/gke-accelerator`` value (``""`` for none).
 
-    Values outside :data:`GKE_ACCELERATOR_MODELS` are read like a product name without the
-    ``nvidia-`` prefix (``nvidia-b300`` → ``b300``), so a new GKE accelerator still names its
-    model.
-
-    Args:
-        accelerator: The label value.
-
-    Returns:
-        The model name; ``""`` for an empty value.
-
+    Read as a product name without ``nvidia-`` (``nvidia-h100-mega-80gb`` → ``h100``,
+    ``nvidia-tesla-t4`` → ``t4``), so a new GKE accelerator still names its model.
     """
     value = accelerator.strip().lower()
-    if not value:
-        return ""
-    known = GKE_ACCELERATOR_MODELS.get(value)
-    if known:
-        return known
-    return gpu_model(value[len("nvidia-") :] if value.startswith("nvidia-") else value)
+    return gpu_model(value.removeprefix("nvidia-")) if value else ""
 
 
 def gpu_product_label_value(name: str) -> str:
-    """Turn an NVML device name (``NVIDIA GB300``) into the label GFD writes (``NVIDIA-GB300``).
+    """The label GFD writes (``NVIDIA-GB300``) for an NVML device name (``NVIDIA GB300``).
 
-    GFD's rule (NVIDIA/k8s-device-plugin internal/lm/resource.go ``sanitise``, mirrored by
-    NVCRE's ``gpu.ProductLabelValue``): drop characters outside ``[A-Za-z0-9-_. ]``, then join
-    the blank-separated words with ``-``. The same hardware so gets the same product
-    whether GFD labelled the node or its DRA ``ResourceSlice`` named it.
-
-    Args:
-        name: The device name.
-
-    Returns:
-        The label value.
-
+    GFD's rule (NVIDIA/k8s-device-plugin internal/lm/resource.go ``sanitise``, NVCRE's
+    ``gpu.ProductLabelValue``): drop characters outside ``[A-Za-z0-9-_. ]``, join the words
+    with ``-``; so a node and its DRA ``ResourceSlice`` name the same hardware alike.
     """
     kept = "".join(c for c in name if c.isascii() and (c.isalnum() or c in "-_. "))
     return "-".join(kept.split())
 
 
 def node_gpu_product(node: Mapping[str, Any]) -> tuple[str, str]:
-    """The GPU product a node names, and the label it came from.
+    """(GPU product, label it came from) of a node, ``("", "")`` when it names none.
 
     ``nvidia.com/gpu.product`` (GPU Feature Discovery) first, else
-    ``cloud.google.com/gke-accelerator`` (GKE's own GPU stack, which sets no
-    ``nvidia.com/*`` label).
-
-    Args:
-        node: A Node object (or its view) as a plain dict.
-
-    Returns:
-        ``(product, label key)``, or ``("", "")`` when the node names no GPU.
-
+    ``cloud.google.com/gke-accelerator`` (GKE's own GPU stack sets no ``nvidia.com/*``).
     """
-    product = node_label(node, GPU_PRODUCT_LABEL).strip()
-    if product:
-        return product, GPU_PRODUCT_LABEL
-    accelerator = node_label(node, GKE_ACCELERATOR_LABEL).strip()
-    if accelerator:
-        return accelerator, GKE_ACCELERATOR_LABEL
+    for key in (GPU_PRODUCT_LABEL, GKE_ACCELERATOR_LABEL):
+        product = node_label(node, key).strip()
+        if product:
+            return product, key
     return "", ""
 
 
-def _node_model(product: str, source: str) -> str:
-    if source == GKE_ACCELERATOR_LABEL:
-        return gke_accelerator_model(product)
-    return gpu_model(product)
-
-
 def check_gpu_arch_name(name: str) -> str:
-    """Validate a GPU architecture given by a user (``--gpu-arch``).
-
-    Product names are accepted and normalised (``NVIDIA-GB300`` → ``gb300``).
-
-    Args:
-        name: The requested architecture or product name.
-
-    Returns:
-        The architecture name.
-
-    Raises:
-        ValueError: ``unknown GPU architecture 'x': must be one of a100, b200, ...``.
-
-    """
+    """The GPU model a user gave (``--gpu-arch``; ``NVIDIA-GB300`` → ``gb300``), or ValueError."""
     arch = parse_gpu_product(name)
     if arch == UNKNOWN_ARCH:
-        raise ValueError(
-            f"unknown GPU architecture {name!r}: must be one of {', '.join(GPU_ARCHITECTURES)}"
-        )
+        known = ", ".join(sorted(architectures()))
+        raise ValueError(f"unknown GPU architecture {name!r}: must be one of {known}")
     return arch
-
-
-def gpu_defaults(arch: str, platform: str = "") -> GpuDefaults:
-    """Return the node defaults for an architecture, with platform overrides applied.
-
-    Args:
-        arch: Architecture or product name (normalised with :func:`parse_gpu_product`).
-        platform: Platform name; empty skips the platform overrides.
-
-    Returns:
-        The defaults; unknown architectures get 4 GPUs, 0 NICs, no MNNVL.
-
-    """
-    name = parse_gpu_product(arch)
-    gpus, nics = _ARCH_DEFAULTS.get(name, _FALLBACK_DEFAULTS)
-    if platform:
-        gpu_override, nic_override = _PLATFORM_OVERRIDES.get((platform, name), (None, None))
-        gpus = gpus if gpu_override is None else gpu_override
-        nics = nics if nic_override is None else nic_override
-    return GpuDefaults(gpus_per_node=gpus, nics_per_node=nics, mnnvl=name in MNNVL_ARCHITECTURES)
 
 
 @dataclass(frozen=True, slots=True)
 class GpuDetection:
     """Result of :func:`detect_gpu_architecture`.
 
-    Attributes:
-        architecture: The voted GPU model (an architecture of the table, or the model name
-            of a product outside it, see :func:`gpu_model`); ``"unknown"`` when no node
-            names its GPU.
-        products: Distinct raw products (label values) of every voting node, sorted.
-        model_products: Distinct raw products of the nodes of the voted model, sorted:
-            what those nodes call their GPU, for annotations and the summary.
-        votes: Number of voting nodes per model, most votes first.
-        minority_nodes: Sorted names of voting nodes whose model lost the vote.
-        unlabelled_nodes: Sorted names of nodes that name no GPU (no vote).
-        warning: A message naming the minority nodes, or ``None`` when all agree.
-        error: In strict mode, the same disagreement as an error; otherwise ``None``.
-
+    ``architecture``: the voted model (``"unknown"`` when no node names its GPU);
+    ``products``: the distinct product names of every voting node, ``model_products`` those
+    of the voted model's nodes; ``votes`` per model, most first; ``minority_nodes`` and
+    ``unlabelled_nodes`` (no vote), sorted; ``warning`` naming the minority, and in strict
+    mode the same as ``error``.
     """
 
     architecture: str
@@ -370,117 +182,51 @@ class GpuDetection:
     warning: str | None = None
     error: str | None = None
 
-    @property
-    def ok(self) -> bool:
-        """Whether the detection has no error."""
-        return self.error is None
-
 
 def detect_gpu_architecture(
     nodes: Iterable[Mapping[str, Any]], strict: bool = False
 ) -> GpuDetection:
-    """Vote the GPU model of a fleet from what each node names (:func:`node_gpu_product`).
+    """Vote the GPU model of a fleet: each node that names its GPU votes for its model.
 
-    Each node that names its GPU votes for its model (:func:`gpu_model`, or
-    :func:`gke_accelerator_model` for the GKE label); nodes that name none do not vote. The
-    most votes wins; a tie goes to the model of the first node by name (NVCRE's rule).
-    Different models are different votes even when neither is in the table (``h20`` and
-    ``h800`` do not merge into one "unknown").
-
-    Args:
-        nodes: Node objects as plain dicts.
-        strict: When true, any voting node whose model differs from the majority is an
-            error (``GpuDetection.error``).
-
-    Returns:
-        The detection, including the minority node names for a warning.
-
+    The most votes wins; a tie goes to the model of the first node by name (NVCRE's rule).
+    Models outside the table are votes of their own (``h20`` and ``h800`` do not merge).
+    ``strict``: a voting node of another model is an error.
     """
-    tally = _tally(sorted(nodes, key=node_name))
-    by_model, products = tally.by_model, tally.products
+    by_model: dict[str, list[str]] = {}
+    products: dict[str, set[str]] = {}
+    unlabelled: list[str] = []
+    for node in sorted(nodes, key=node_name):  # dicts keep the first voter's order
+        product, source = node_gpu_product(node)
+        if source == GKE_ACCELERATOR_LABEL:
+            model = gke_accelerator_model(product)
+        else:
+            model = gpu_model(product) if product else ""
+        if not model:
+            unlabelled.append(node_name(node))
+            continue
+        products.setdefault(model, set()).add(product)
+        by_model.setdefault(model, []).append(node_name(node))
     if not by_model:
-        return GpuDetection(architecture=UNKNOWN_ARCH, unlabelled_nodes=tuple(tally.unlabelled))
-
-    ranking = sorted(by_model, key=lambda a: (-len(by_model[a]), tally.first_index[a]))
-    winner = ranking[0]
-    votes = {model: len(by_model[model]) for model in ranking}
-    minority = {model: by_model[model] for model in ranking[1:]}
-    warning, error = _mixed_messages(winner, votes, minority, strict)
+        return GpuDetection(architecture=UNKNOWN_ARCH, unlabelled_nodes=tuple(unlabelled))
+    ranking = sorted(by_model, key=lambda m: -len(by_model[m]))  # stable: first voter first
+    winner, minority = ranking[0], {m: by_model[m] for m in ranking[1:]}
+    votes = {m: len(by_model[m]) for m in ranking}
+    warning = error = None
+    if minority:
+        detail = (
+            f"{winner} on {votes[winner]} of {sum(votes.values())} labelled nodes; "
+            f"other architectures: {summarize_node_groups(minority)}"
+        )
+        warning = f"mixed GPU architectures, using the majority: {detail}"
+        if strict:
+            error = f"mixed GPU architectures are not allowed in strict mode: {detail}"
     return GpuDetection(
         architecture=winner,
         products=tuple(sorted(p for ps in products.values() for p in ps)),
         model_products=tuple(sorted(products[winner])),
         votes=votes,
-        minority_nodes=tuple(sorted(name for names in minority.values() for name in names)),
-        unlabelled_nodes=tuple(tally.unlabelled),
+        minority_nodes=tuple(sorted(n for names in minority.values() for n in names)),
+        unlabelled_nodes=tuple(unlabelled),
         warning=warning,
         error=error,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Tally:
-    """The votes of a fleet, before ranking.
-
-    Attributes:
-        by_model: Each model voted for, with the names of the nodes that voted for it.
-        products: Each model with the product names its voters gave.
-        unlabelled: The names of the nodes that name no GPU.
-        first_index: Each model with the position (by name) of its first voter.
-
-    """
-
-    by_model: dict[str, list[str]]
-    products: dict[str, set[str]]
-    unlabelled: list[str]
-    first_index: dict[str, int]
-
-
-def _tally(ordered: list[Mapping[str, Any]]) -> _Tally:
-    """Count each node's vote for its GPU model.
-
-    Args:
-        ordered: The nodes, sorted by name.
-
-    Returns:
-        The votes, the products behind them and the nodes that did not vote.
-
-    """
-    tally = _Tally({}, {}, [], {})
-    for index, node in enumerate(ordered):
-        product, source = node_gpu_product(node)
-        model = _node_model(product, source) if product else ""
-        if not model:
-            tally.unlabelled.append(node_name(node))
-            continue
-        tally.products.setdefault(model, set()).add(product)
-        tally.by_model.setdefault(model, []).append(node_name(node))
-        tally.first_index.setdefault(model, index)
-    return tally
-
-
-def _mixed_messages(
-    winner: str, votes: dict[str, int], minority: dict[str, list[str]], strict: bool
-) -> tuple[str | None, str | None]:
-    """The warning (and in strict mode the error) for a fleet of mixed GPU models.
-
-    Args:
-        winner: The majority model.
-        votes: Each model's vote count.
-        minority: Each other model with its nodes (empty: the fleet is not mixed).
-        strict: Whether a mixed fleet is an error.
-
-    Returns:
-        ``(warning, error)``; each ``None`` when it does not apply.
-
-    """
-    if not minority:
-        return None, None
-    detail = (
-        f"{winner} on {votes[winner]} of {sum(votes.values())} labelled nodes; "
-        f"other architectures: {summarize_node_groups(minority)}"
-    )
-    warning = f"mixed GPU architectures, using the majority: {detail}"
-    if not strict:
-        return warning, None
-    return warning, f"mixed GPU architectures are not allowed in strict mode: {detail}"

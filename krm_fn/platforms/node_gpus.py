@@ -1,23 +1,17 @@
-"""What the eligible nodes say about their GPUs: product (incl. DRA ResourceSlices) and count.
+"""What the eligible nodes say about their GPUs and NICs, and the per-run helpers on them.
 
-Precedence, first that answers wins, per node:
-    * GPU product: label ``nvidia.com/gpu.product`` (GPU Feature Discovery), else label
-      ``cloud.google.com/gke-accelerator`` (GKE without GFD), else the ``productName`` of
-      the node's ``gpu.nvidia.com`` ResourceSlice (DRA-only nodes), turned into the label
-      GFD would write. NVCRE does the same (pkg/controller/gpu_resourceslice_detect.go
-      ``augmentGPUProductLabels``): the product is added to the in-memory node only, after
-      target matching, so pods are never pinned to a label the node lacks.
-    * GPUs per node: a positive allocatable ``nvidia.com/gpu``, else a positive
-      ``nvidia.com/gpu.count`` label, else the number of ``type: gpu`` devices in the node's
-      ``gpu.nvidia.com`` ResourceSlices. A zero allocatable count is "unknown", not "none"
+Per node, the first that answers wins:
+    * GPU product: label ``nvidia.com/gpu.product`` (GFD), else ``cloud.google.com/
+      gke-accelerator``, else the ``productName`` of its ``gpu.nvidia.com`` ResourceSlice,
+      as GFD would label it, added to the in-memory node after target matching (NVCRE's
+      ``augmentGPUProductLabels``), so pods are never pinned to a label the node lacks.
+    * GPUs: a positive allocatable ``nvidia.com/gpu``, else a positive ``nvidia.com/gpu.count``
+      label, else its ResourceSlices' ``type: gpu`` devices; an allocatable 0 is "unknown"
       (NVCRE: the kubelet zeroes it while the device plugin restarts).
+    * NIC resource: the one candidate every node advertises at the requested count
+      (NVCRE pkg/controller/nic_detect.go), never a guess.
 
-Invariants:
-    * Pure functions of their arguments; Nodes and ResourceSlices are never modified.
-    * :func:`resource_slice_gpus` never raises, whatever the shape of the objects.
-
-The per-run helpers at the end (requested resources and GPUs, the capacity filter, the DRA-only
-and GKE hints) are what the render calls between node selection and partitioning.
+Pure functions; :func:`resource_slice_gpus` never raises, whatever the objects' shape.
 """
 
 from __future__ import annotations
@@ -29,11 +23,11 @@ from typing import Any
 from krm_fn.api import models
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
 from krm_fn.platforms.catalog import ClaimTemplate
+from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL, shown
 from krm_fn.platforms.overlay import ResolvedOverlay
 
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 DRA_GPU_DRIVER = "gpu.nvidia.com"
 """The NVIDIA DRA GPU driver's name (kubernetes-sigs/dra-driver-nvidia-gpu)."""
 PRODUCT_ATTRIBUTES = ("productName", f"{DRA_GPU_DRIVER}/productName")
@@ -80,20 +74,13 @@ def _slices(objects: Iterable[Mapping[str, Any]]) -> Iterable[Mapping[str, Any]]
 
 
 def resource_slice_gpus(objects: Iterable[Mapping[str, Any]]) -> dict[str, SliceGpus]:
-    """GPUs per node name from the ``gpu.nvidia.com`` ResourceSlices among the objects.
+    """``{node name: SliceGpus}`` of the ``gpu.nvidia.com`` ResourceSlices among the objects.
 
-    Reads ``resource.k8s.io`` v1 (``spec.devices[].attributes``) and v1beta1
-    (``spec.devices[].basic.attributes``) slices, alone or inside a ``v1`` ``List``; slices of
-    other drivers and slices without ``spec.nodeName`` are ignored. A device counts as a GPU
-    when its ``type`` attribute is ``gpu`` (MIG and vfio devices are not whole GPUs), or,
-    without a ``type`` attribute, when it names a product.
-
-    Args:
-        objects: Input objects (anything; only ResourceSlices are read).
-
-    Returns:
-        ``{node name: SliceGpus}``; the product is the first one named, in slice-name order.
-
+    ``resource.k8s.io`` v1 (``spec.devices[].attributes``) and v1beta1 (``…basic.attributes``)
+    slices, alone or in a ``v1`` ``List``; other drivers and slices without ``spec.nodeName``
+    are ignored. A device is a GPU when its ``type`` is ``gpu`` (MIG and vfio devices are not
+    whole GPUs), or, without a type, when it names a product; the product is the first named,
+    in slice-name order.
     """
     found: dict[str, list[tuple[str, str, int]]] = {}
     for obj in _slices(objects):
@@ -150,12 +137,11 @@ def with_slice_products(
         ):
             out.append(n)
             continue
-        labels = {**n.labels, GPU_PRODUCT_LABEL: gpus.product}
         raw = dict(n.raw)
         meta = dict(_mapping(raw.get("metadata")))
         meta["labels"] = {**_mapping(meta.get("labels")), GPU_PRODUCT_LABEL: gpus.product}
         raw["metadata"] = meta
-        out.append(replace(n, labels=labels, raw=raw))
+        out.append(replace(n, labels={**n.labels, GPU_PRODUCT_LABEL: gpus.product}, raw=raw))
     return out
 
 
@@ -168,12 +154,7 @@ def _positive_int(value: object) -> int | None:
 
 
 def node_gpu_count(node: NodeInfo, slices: Mapping[str, SliceGpus]) -> tuple[int | None, str]:
-    """How many GPUs the node says it has, and where it says so (see the module docstring).
-
-    Returns:
-        ``(count, source)``, or ``(None, "")`` when the node does not say.
-
-    """
+    """(GPUs the node says it has, where it says so); ``(None, "")`` when it does not say."""
     if node.allocatable_gpus is not None and node.allocatable_gpus > 0:
         return node.allocatable_gpus, SOURCE_ALLOCATABLE
     label = _positive_int(node.labels.get(GPU_COUNT_LABEL, ""))
@@ -221,13 +202,6 @@ def extended_resource_toleration(resource: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- per run
-
-
-def in_table(arch: str) -> bool:
-    """Whether the GPU model is an architecture of the GPU defaults table."""
-    from krm_fn.platforms.gpu import GPU_ARCHITECTURES
-
-    return arch in GPU_ARCHITECTURES
 
 
 def requested_resources(spec: models.WorkloadRunSpec) -> list[str]:
@@ -302,18 +276,20 @@ def gpus_by_claim(
     deleted = any((res.get(k) or {}).get(GPU_RESOURCE, 0) is None for k in ("limits", "requests"))
     if not dra or deleted or gpus <= 0 or requested_gpus(spec, gpus) <= 0:
         return overlay, None
-    via = f"node(s) {_shown(dra)} publish their GPUs only through {DRA_GPU_DRIVER} ResourceSlices"
+    via = f"node(s) {shown(dra)} publish their GPUs only through {DRA_GPU_DRIVER} ResourceSlices"
     others = [n.name for n in eligible if n.name not in set(dra)]
     if others:
         why = "the pods of a run request their GPUs one way; narrow spec.target to one kind"
-        return overlay, (f"{via} and {_shown(others)} do not: {why}", "spec.target")
+        return overlay, (f"{via} and {shown(others)} do not: {why}", "spec.target")
     if requested_gpus(spec, -1) > 0:  # the user's own nvidia.com/gpu (-1: none named)
         fix = f"remove it and the pods claim {DRA_GPU_DRIVER} devices instead"
         return overlay, (
             f"{via}, which a pod requesting {GPU_RESOURCE} never gets; {fix}",
             "spec.resources",
         )
-    claim = ClaimTemplate("gpu", "gpu", "gpu", DRA_GPU_DRIVER, gpus)
+    claim = ClaimTemplate(
+        claim="gpu", suffix="gpu", request="gpu", deviceClassName=DRA_GPU_DRIVER, count=gpus
+    )
     drop = {k: {**(res.get(k) or {}), GPU_RESOURCE: None} for k in ("limits", "requests")}
     return replace(overlay, claim_templates=(*overlay.claim_templates, claim), resources=drop), None
 
@@ -345,17 +321,65 @@ def unlabelled_gpu_hint(
         value = next(n.labels[GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])
         hints.append(
             f"{len(gke)} node(s) carry {GKE_ACCELERATOR_LABEL} but not {GPU_PRESENT_LABEL} "
-            f"(GKE without GPU Feature Discovery: {_shown(gke)}): select them with spec.target, "
+            f"(GKE without GPU Feature Discovery: {shown(gke)}): select them with spec.target, "
             f"e.g. nodeSelector {GKE_ACCELERATOR_LABEL}: {value}"
         )
     if dra:
         hints.append(
             f"{len(dra)} node(s) advertise GPUs in {DRA_GPU_DRIVER} ResourceSlices but carry no "
-            f"{GPU_PRESENT_LABEL} label ({_shown(dra)}): select them with spec.target, e.g. "
+            f"{GPU_PRESENT_LABEL} label ({shown(dra)}): select them with spec.target, e.g. "
             "nodeNames or a label they carry"
         )
     return "".join(f"; {h}" for h in hints)
 
 
-def _shown(names: Sequence[str]) -> str:
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+# --------------------------------------------------------------------------- NIC resource
+
+_SUFFIXES = {"k": 10**3, "M": 10**6, "G": 10**9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+
+
+def _count(value: object) -> int:
+    """An allocatable count (``"8"``, ``"1k"``); 0 when it is not a whole number."""
+    text = str(value).strip()
+    digits = text.rstrip("kMGi")
+    factor = _SUFFIXES.get(text[len(digits) :], 1 if digits == text else 0)
+    return int(digits) * factor if digits.isdigit() else 0
+
+
+def detect_nic_resource(
+    nodes: Sequence[NodeInfo], candidates: Sequence[str], required: int
+) -> tuple[str | None, str]:
+    """(the one candidate every node advertises at ``required`` or more, else why none).
+
+    ``candidates``: names or ``prefix*`` patterns (the platform's ``nicResources``); at least
+    1 is required. Zero or several qualifying: none (a request one node cannot satisfy leaves
+    its pods Pending, a guess may be the wrong device); the reason in NVCRE's words.
+    """
+    prefixes = tuple(c.rstrip("*") for c in candidates if c.endswith("*"))
+    required = max(required, 1)
+    covered: dict[str, int] = {}
+    for node in nodes:
+        for name, value in (node.raw.get("status", {}).get("allocatable") or {}).items():
+            if name in candidates or name.startswith(prefixes):
+                covered[name] = covered.get(name, 0) + (_count(value) >= required)
+    ok = sorted(n for n, c in covered.items() if c == len(nodes))
+    if len(ok) == 1:
+        return ok[0], ""
+    if ok:
+        why = f"found multiple candidates allocatable on every target node ({', '.join(ok)}); "
+    elif covered:
+        why = (
+            f"found candidates ({', '.join(sorted(covered))}), but none is allocatable at the "
+            f"requested count {required} on every target node; "
+        )
+    else:
+        why = f"found no RDMA extended resource ({' or '.join(candidates)}) on any target node; "
+    fix = (
+        "to choose one."
+        if ok
+        else "to request one" + (", or adjust mlnxPerNode." if covered else ".")
+    )
+    return (
+        None,
+        f"NIC resource auto-detection {why}no NIC resource is requested. Set nicResourceName {fix}",
+    )

@@ -1,79 +1,52 @@
-"""Resolving the catalog for one run: which entries match, and what they add up to.
+"""Resolving the platform table for one run: which entries match, and what they add up to.
 
-One job: for one :class:`PlatformContext` (platform × GPU architecture × framework × node
-shape × node counts), pick the matching catalog entries and merge them into one
-:class:`ResolvedOverlay` that the render applies; and the per-node counts a context starts
-from (:func:`default_node_counts`, :func:`make_context`).
+For one :class:`PlatformContext` (platform, GPU model, framework, node shape and counts):
+the :class:`ResolvedOverlay` of the matching entries, and the counts (:func:`make_context`).
 
 Invariants:
-    * :func:`resolve` is pure: the same catalog and context always give an equal
-      overlay, and every mapping/list in the overlay is a fresh copy (mutating it never
-      changes the catalog).
-    * Merge semantics (NVCRE's, see docs/platforms.md; entries in file order):
-      ``env`` and ``trainerEnv`` merge by name (a later value replaces an earlier one in
-      place; order = first appearance); ``mpiArgs`` of a later entry go in FRONT of the
-      earlier ones (NVCRE's applyWRPreTemplateOverrides prepends), each entry's
-      ``forwardEnv`` following its own ``mpiArgs`` as ``-x NAME=value``; ``preCommand``
-      lines concatenate in entry order; maps (``resources.limits``/``requests``,
-      ``podAnnotations``) merge key by key and a ``None`` resource deletes the name;
-      ``securityContext`` deep-merges maps while its lists replace; ``tolerations`` and the
-      ``volumes`` + ``volumeMounts`` pair are replaced by the last entry that sets them;
-      scalars (``topologyKey``, ``nicResourceName``) are replaced; ``computeDomain`` is set
-      when any entry sets it; ``claimTemplates`` merge by claim name.
-    * Framework handling: for ``mpi`` the ``forwardEnv`` of each entry becomes ``-x`` pairs in
-      ``mpi_args`` (and is listed in ``forward_env``); for ``torch``/``exec`` it joins
-      ``trainer_env`` (the TrainJob's ``spec.trainer.env``) and ``mpi_args`` is empty.
-    * Templates (:mod:`krm_fn.platforms.templates`) are substituted in env values, mpiArgs,
-      preCommand, podAnnotations, resources and claim counts; a resolved
-      :class:`~krm_fn.platforms.catalog.ClaimTemplate` always has an integer count > 0.
-    * Stdlib only: it is on the render path.
+    * :func:`resolve` is pure; the overlay's mappings and lists are fresh.
+    * NVCRE's merge (docs/platforms.md), entries in evaluation order: ``env``/``trainerEnv``
+      by name (a later value replaces in place); a later entry's ``mpiArgs`` go in FRONT
+      (applyWRPreTemplateOverrides prepends), each followed by its ``forwardEnv`` as ``-x``;
+      ``preCommand`` concatenates; ``resources``/``podAnnotations`` key by key (``None``
+      deletes); ``securityContext`` deep-merges; ``tolerations`` and the volume pair are the
+      last setter's; scalars are replaced; ``claimTemplates`` merge by claim name.
+    * One value per variable: every copy of a name (``env``, ``trainerEnv``, ``forwardEnv``,
+      ``-x`` in ``mpiArgs``) has the last matching entry's value, whatever delivers it.
+    * ``mpi``: ``forwardEnv`` becomes ``-x`` pairs; ``torch``/``exec``: ``trainer_env``.
+    * Templates are rendered everywhere; a resolved claim has an integer count > 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-from krm_fn.platforms.catalog import (
-    FRAMEWORKS,
-    Catalog,
-    CatalogEntry,
-    ClaimTemplate,
-    EnvVar,
-    EnvVarSpec,
-    WhenSpec,
+from krm_fn.platforms.catalog import FRAMEWORKS, Catalog, CatalogEntry, ClaimTemplate, EnvVarSpec
+from krm_fn.platforms.detect import (
+    GKE_ACCELERATOR_LABEL,
+    INSTANCE_TYPE_LABEL,
+    distinct_label_values,
 )
-from krm_fn.platforms.detect import node_gke_accelerators, node_instance_types
-from krm_fn.platforms.gpu import gpu_defaults, parse_gpu_product
+from krm_fn.platforms.gpu import parse_gpu_product
 from krm_fn.platforms.templates import render, render_resource
 
-__all__ = [
-    "NodeCounts",
-    "PlatformContext",
-    "ResolvedOverlay",
-    "default_node_counts",
-    "make_context",
-    "matching_entries",
-    "resolve",
-]
+
+class EnvVar(NamedTuple):
+    """A resolved environment variable."""
+
+    name: str
+    value: str
 
 
 @dataclass(frozen=True, slots=True)
 class PlatformContext:
-    """What the resolver matches catalog entries against.
+    """What the entries are matched against, and the numbers their templates get.
 
-    Attributes:
-        platform: Detected or forced platform (normally a member of ``PLATFORMS``).
-        gpu_architecture: Detected or forced architecture (``"unknown"`` allowed).
-        framework: ``"mpi"``, ``"torch"`` or ``"exec"``.
-        instance_types: Distinct ``node.kubernetes.io/instance-type`` values of the
-            eligible nodes (may be empty).
-        gke_accelerators: Distinct ``cloud.google.com/gke-accelerator`` values.
-        gpus_per_node: Value substituted for ``{gpusPerNode}``.
-        nics_per_node: Value substituted for ``{nicsPerNode}``.
-        mnnvl: Multi-node NVLink on: ``{enableMNNVL}`` renders ``1`` (else ``0``).
-
+    ``instance_types``/``gke_accelerators``: the distinct shape labels of the eligible nodes;
+    ``gpus_from``: where ``gpus_per_node`` comes from (``spec``, an entry, ``gpu-defaults``).
+    Any platform string is accepted (``"unknown"`` matches entries without a platform).
     """
 
     platform: str
@@ -84,13 +57,10 @@ class PlatformContext:
     gpus_per_node: int
     nics_per_node: int
     mnnvl: bool = False
+    gpus_from: str = ""
 
     def __post_init__(self) -> None:
-        """Refuse contexts the catalog cannot match meaningfully.
-
-        Any platform string is accepted (e.g. ``"unknown"`` after a failed detection): it
-        simply matches only entries without ``when.platform``.
-        """
+        """Refuse a framework the table does not know, and negative counts."""
         if self.framework not in FRAMEWORKS:
             raise ValueError(
                 f"unknown framework {self.framework!r}: must be one of {', '.join(FRAMEWORKS)}"
@@ -101,10 +71,7 @@ class PlatformContext:
 
 @dataclass(frozen=True, slots=True)
 class ResolvedOverlay:
-    """The merged settings of every catalog entry that matched a context.
-
-    See the module docstring for the merge rules. Mappings and lists are fresh copies.
-    """
+    """The merged settings of every entry that matched a context (module docstring)."""
 
     applied: tuple[str, ...]
     env: tuple[EnvVar, ...]
@@ -124,318 +91,166 @@ class ResolvedOverlay:
     claim_templates: tuple[ClaimTemplate, ...] = ()
 
 
-def _shape_matches(allowed: tuple[str, ...] | None, actual: frozenset[str], default: bool) -> bool:
+def _shape_ok(allowed: list[str] | None, actual: frozenset[str], default: bool) -> bool:
     if allowed is None:
         return True
-    if not actual:
-        return default
-    return actual <= set(allowed)
+    return actual <= set(allowed) if actual else default
 
 
-def _when_matches(
-    when: WhenSpec,
-    *,
-    platform: str,
-    gpu_architecture: str,
-    framework: str,
-    instance_types: frozenset[str],
-    gke_accelerators: frozenset[str],
-) -> bool:
-    return (
-        (when.platform is None or platform in when.platform)
-        and (when.gpu_architecture is None or gpu_architecture in when.gpu_architecture)
-        and (when.frameworks is None or framework in when.frameworks)
-        and _shape_matches(when.instance_types, instance_types, when.default_shape)
-        and _shape_matches(when.gke_accelerator, gke_accelerators, when.default_shape)
-    )
-
-
-def _matching(
-    catalog: Catalog,
-    *,
-    platform: str,
-    gpu_architecture: str,
-    framework: str,
-    instance_types: frozenset[str],
-    gke_accelerators: frozenset[str],
+def _entries(
+    catalog: Catalog, platform: str, arch: str, framework: str, shapes: Sequence[frozenset[str]]
 ) -> tuple[CatalogEntry, ...]:
-    arch = parse_gpu_product(gpu_architecture)
+    """The entries whose ``when`` holds, in evaluation order (shapes: instance types, GKE)."""
+    arch = parse_gpu_product(arch)
     return tuple(
-        entry
-        for entry in catalog.entries
-        if _when_matches(
-            entry.when,
-            platform=platform,
-            gpu_architecture=arch,
-            framework=framework,
-            instance_types=instance_types,
-            gke_accelerators=gke_accelerators,
-        )
+        e
+        for e in catalog.entries
+        if (e.when.platform is None or platform in e.when.platform)
+        and (e.when.gpu_architecture is None or arch in e.when.gpu_architecture)
+        and (e.when.frameworks is None or framework in e.when.frameworks)
+        and _shape_ok(e.when.instance_types, shapes[0], e.when.default_shape)
+        and _shape_ok(e.when.gke_accelerator, shapes[1], e.when.default_shape)
     )
 
 
 def matching_entries(catalog: Catalog, ctx: PlatformContext) -> tuple[CatalogEntry, ...]:
-    """Return the entries whose ``when`` matches ``ctx``, in catalog order.
-
-    Args:
-        catalog: The catalog.
-        ctx: The context.
-
-    Returns:
-        The matching entries.
-
-    """
-    return _matching(
-        catalog,
-        platform=ctx.platform,
-        gpu_architecture=ctx.gpu_architecture,
-        framework=ctx.framework,
-        instance_types=ctx.instance_types,
-        gke_accelerators=ctx.gke_accelerators,
-    )
+    """The entries whose ``when`` matches ``ctx``, in evaluation order."""
+    shapes = (ctx.instance_types, ctx.gke_accelerators)
+    return _entries(catalog, ctx.platform, ctx.gpu_architecture, ctx.framework, shapes)
 
 
-def _clone(value: Any) -> Any:
-    """A deep copy of parsed YAML/JSON data (only dicts and lists are mutable there)."""
-    if isinstance(value, dict):
-        return {key: _clone(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_clone(item) for item in value]
-    return value
+def _merge_env(
+    target: dict[str, str], items: Iterable[EnvVarSpec] | None, variables: Mapping[str, int]
+) -> dict[str, str]:
+    for var in items or ():
+        if var.when_gpus_per_node is None or variables["gpusPerNode"] in var.when_gpus_per_node:
+            target[var.name] = render(var.value, variables)
+    return target
 
 
-def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+def _x_pairs(args: list[str]) -> Iterable[tuple[int, str, str]]:
+    """(index of the value, NAME, value) of every ``-x NAME=value`` in an argument list."""
+    for i in range(len(args) - 1):
+        if args[i] == "-x" and "=" in args[i + 1]:
+            name, value = args[i + 1].split("=", 1)
+            yield i + 1, name, value
+
+
+def _env(entries: Sequence[CatalogEntry], variables: Mapping[str, int], mpi: bool) -> Any:
+    """(env, forward_env, trainer_env, mpi_args, pre_command), each variable at its last value."""
+    env: dict[str, str] = {}
+    forward: dict[str, str] = {}
+    trainer: dict[str, str] = {}
+    final: dict[str, str] = {}
+    mpi_args: list[str] = []
+    pre: list[str] = []
+    for e in entries:
+        for items in (e.env, e.trainer_env, e.forward_env):
+            _merge_env(final, items, variables)
+        _merge_env(env, e.env, variables)
+        _merge_env(trainer, e.trainer_env, variables)
+        if mpi:  # NVCRE prepends each entry's mpiArgs: a later entry's come first
+            own = [render(arg, variables) for arg in e.mpi_args or ()]
+            pairs = _merge_env({}, e.forward_env, variables)
+            own += [arg for name, value in pairs.items() for arg in ("-x", f"{name}={value}")]
+            final.update((name, value) for _, name, value in _x_pairs(own))
+            mpi_args[:0] = own
+            _merge_env(forward, e.forward_env, variables)
+        else:
+            _merge_env(trainer, e.forward_env, variables)
+        pre += [render(line, variables) for line in e.pre_command or ()]
+    for i, name, _ in _x_pairs(mpi_args):
+        mpi_args[i] = f"{name}={final[name]}"
+    frozen = [tuple(EnvVar(k, final[k]) for k in d) for d in (env, forward, trainer)]
+    return (*frozen, tuple(mpi_args), tuple(pre))
+
+
+def _resources(entries: Sequence[CatalogEntry], variables: Mapping[str, int]) -> Any:
+    """The merged ``limits``/``requests`` (``None``: delete the name; empty sections left out)."""
+    out: dict[str, dict[str, str | int | None]] = {}
+    for e in entries:
+        if e.resources is None:
+            continue
+        for section, values in (("limits", e.resources.limits), ("requests", e.resources.requests)):
+            target = out.setdefault(section, {})
+            for name, raw in values.items():
+                rendered = None if raw is None else render_resource(raw, variables)
+                if raw is not None and rendered is None:
+                    target.pop(name, None)  # a templated 0
+                else:
+                    target[name] = rendered
+    return {section: values for section, values in out.items() if values}
+
+
+def _pod(entries: Sequence[CatalogEntry], variables: Mapping[str, int]) -> dict[str, Any]:
+    """Volumes, securityContext, tolerations, annotations and the scalars of the entries."""
+    pod: dict[str, Any] = {"volumes": (), "volume_mounts": (), "tolerations": ()}
+    security: dict[str, Any] = {}
+    annotations: dict[str, str] = {}
+    for e in entries:
+        if e.volumes is not None and e.volume_mounts is not None:
+            pod["volumes"] = tuple(v.k8s() for v in e.volumes)
+            pod["volume_mounts"] = tuple(m.k8s() for m in e.volume_mounts)
+        if e.security_context is not None:
+            _deep_merge(security, e.security_context.k8s())
+        if e.tolerations is not None:
+            pod["tolerations"] = tuple(t.k8s() for t in e.tolerations)
+        annotations.update((k, render(v, variables)) for k, v in (e.pod_annotations or {}).items())
+    return {
+        **pod,
+        "security_context": security,
+        "pod_annotations": annotations,
+        "topology_key": next((e.topology_key for e in entries[::-1] if e.topology_key), None),
+        "nic_resource_name": next(
+            (e.nic_resource_name for e in entries[::-1] if e.nic_resource_name), None
+        ),
+    }
+
+
+def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> None:
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
             _deep_merge(base[key], value)
         else:
-            base[key] = _clone(value)
-    return base
+            base[key] = value
 
 
-def _merge_env(
-    target: dict[str, str], items: Iterable[EnvVarSpec], variables: Mapping[str, int]
-) -> None:
-    gpus = variables["gpusPerNode"]
-    for var in items:
-        if var.when_gpus_per_node is None or gpus in var.when_gpus_per_node:
-            target[var.name] = render(var.value, variables)
-
-
-def _to_mpi_args(items: Iterable[EnvVarSpec], variables: Mapping[str, int]) -> list[str]:
-    """NVCRE's ``toMpiArgs``: ``-x NAME=value`` per variable, in order."""
-    env: dict[str, str] = {}
-    _merge_env(env, items, variables)
-    return [arg for name, value in env.items() for arg in ("-x", f"{name}={value}")]
-
-
-@dataclass(slots=True)
-class _Merge:
-    """The settings of the entries merged so far, in the module docstring's rules.
-
-    Mutable, private to :func:`resolve`, which freezes it into a :class:`ResolvedOverlay`.
-    """
-
-    variables: Mapping[str, int]
-    mpi: bool
-    applied: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    forward_env: dict[str, str] = field(default_factory=dict)
-    trainer_env: dict[str, str] = field(default_factory=dict)
-    mpi_args: list[str] = field(default_factory=list)
-    resources: dict[str, dict[str, str | int | None]] = field(default_factory=dict)
-    volumes: tuple[dict[str, Any], ...] = ()
-    volume_mounts: tuple[dict[str, Any], ...] = ()
-    security_context: dict[str, Any] = field(default_factory=dict)
-    tolerations: tuple[dict[str, Any], ...] = ()
-    pod_annotations: dict[str, str] = field(default_factory=dict)
-    topology_key: str | None = None
-    pre_command: list[str] = field(default_factory=list)
-    nic_resource_name: str | None = None
-    compute_domain: bool = False
-    claims: dict[str, ClaimTemplate | None] = field(default_factory=dict)
-
-    def add(self, entry: CatalogEntry) -> None:
-        """Merge one matching entry (entries come in catalog order)."""
-        self.applied.append(entry.name)
-        self._add_env(entry)
-        self._add_resources(entry)
-        self._add_pod(entry)
-        self._add_dra(entry)
-
-    def _add_env(self, entry: CatalogEntry) -> None:
-        variables = self.variables
-        _merge_env(self.env, entry.env or (), variables)
-        _merge_env(self.trainer_env, entry.trainer_env or (), variables)
-        if self.mpi:
-            # NVCRE prepends each matching entry's mpiArgs to the ones before it
-            # (applyWRPreTemplateOverrides), so a later entry's arguments come first.
-            own = [render(arg, variables) for arg in entry.mpi_args or ()]
-            own += _to_mpi_args(entry.forward_env or (), variables)
-            self.mpi_args[:0] = own
-            _merge_env(self.forward_env, entry.forward_env or (), variables)
-        else:
-            _merge_env(self.trainer_env, entry.forward_env or (), variables)
-        if entry.pre_command is not None:
-            self.pre_command += [render(line, variables) for line in entry.pre_command]
-
-    def _add_resources(self, entry: CatalogEntry) -> None:
-        if entry.resources is None:
-            return
-        for section in ("limits", "requests"):
-            for name, raw in getattr(entry.resources, section).items():
-                target = self.resources.setdefault(section, {})
-                if raw is None:
-                    target[name] = None  # deletes the name on the container
-                    continue
-                rendered = render_resource(raw, self.variables)
-                if rendered is None:
-                    target.pop(name, None)
-                else:
-                    target[name] = rendered
-        if entry.nic_resource_name is not None:
-            self.nic_resource_name = entry.nic_resource_name
-
-    def _add_pod(self, entry: CatalogEntry) -> None:
-        if entry.volumes is not None and entry.volume_mounts is not None:
-            self.volumes = tuple([_clone(v) for v in entry.volumes])
-            self.volume_mounts = tuple([_clone(m) for m in entry.volume_mounts])
-        if entry.security_context is not None:
-            _deep_merge(self.security_context, entry.security_context)
-        if entry.tolerations is not None:
-            self.tolerations = tuple([_clone(t) for t in entry.tolerations])
-        for key, value in (entry.pod_annotations or {}).items():
-            self.pod_annotations[key] = render(value, self.variables)
-        if entry.topology_key is not None:
-            self.topology_key = entry.topology_key
-
-    def _add_dra(self, entry: CatalogEntry) -> None:
-        self.compute_domain = self.compute_domain or entry.compute_domain
-        for spec in entry.claim_templates or ():
-            count = render_resource(spec.count, self.variables)
-            self.claims[spec.claim] = (
-                replace(spec, count=count) if isinstance(count, int) and count > 0 else None
-            )
-
-    def overlay(self) -> ResolvedOverlay:
-        """The merged settings as the immutable overlay."""
-        return ResolvedOverlay(
-            applied=tuple(self.applied),
-            env=tuple(EnvVar(k, v) for k, v in self.env.items()),
-            forward_env=tuple(EnvVar(k, v) for k, v in self.forward_env.items()),
-            mpi_args=tuple(self.mpi_args),
-            resources={section: values for section, values in self.resources.items() if values},
-            volumes=self.volumes,
-            volume_mounts=self.volume_mounts,
-            security_context=self.security_context,
-            tolerations=self.tolerations,
-            pod_annotations=self.pod_annotations,
-            topology_key=self.topology_key,
-            pre_command=tuple(self.pre_command),
-            nic_resource_name=self.nic_resource_name,
-            trainer_env=tuple(EnvVar(k, v) for k, v in self.trainer_env.items()),
-            compute_domain=self.compute_domain,
-            claim_templates=tuple(c for c in self.claims.values() if c is not None),
-        )
+def _claims(
+    entries: Sequence[CatalogEntry], variables: Mapping[str, int]
+) -> tuple[ClaimTemplate, ...]:
+    claims: dict[str, ClaimTemplate | None] = {}
+    for e in entries:
+        for spec in e.claim_templates or ():
+            count = render_resource(spec.count, variables)
+            ok = isinstance(count, int) and count > 0  # a count that renders 0 drops the claim
+            claims[spec.claim] = spec.model_copy(update={"count": count}) if ok else None
+    return tuple(c for c in claims.values() if c is not None)
 
 
 def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
-    """Merge every catalog entry matching ``ctx`` into one overlay.
-
-    Args:
-        catalog: The catalog (see :func:`~krm_fn.platforms.load.load_catalog`).
-        ctx: Platform, GPU architecture, framework, node shape and node counts.
-
-    Returns:
-        The overlay; ``applied`` lists the matched entry names in order.
-
-    """
+    """Merge every entry matching ``ctx`` into one overlay; ``applied`` names them in order."""
     variables = {
         "gpusPerNode": ctx.gpus_per_node,
         "nicsPerNode": ctx.nics_per_node,
         "enableMNNVL": 1 if ctx.mnnvl else 0,
     }
-    merge = _Merge(variables, mpi=ctx.framework == "mpi")
-    for entry in matching_entries(catalog, ctx):
-        merge.add(entry)
-    return merge.overlay()
+    entries = matching_entries(catalog, ctx)
+    env, forward, trainer, mpi_args, pre = _env(entries, variables, ctx.framework == "mpi")
+    return ResolvedOverlay(
+        applied=tuple(e.name for e in entries),
+        env=env,
+        forward_env=forward,
+        mpi_args=mpi_args,
+        resources=_resources(entries, variables),
+        pre_command=pre,
+        trainer_env=trainer,
+        compute_domain=any(e.compute_domain for e in entries),
+        claim_templates=_claims(entries, variables),
+        **_pod(entries, variables),
+    )
 
 
 # --------------------------------------------------------------------------- contexts
-
-
-@dataclass(frozen=True, slots=True)
-class NodeCounts:
-    """Default GPUs and NICs per node for a context, and where each value came from.
-
-    Attributes:
-        gpus_per_node: GPUs per node.
-        nics_per_node: NICs per node.
-        mnnvl: Multi-node NVLink default (from the architecture).
-        gpus_from: ``"spec"``, the catalog entry name, or ``"gpu-defaults"``.
-        nics_from: Same, for ``nics_per_node``.
-
-    """
-
-    gpus_per_node: int
-    nics_per_node: int
-    mnnvl: bool
-    gpus_from: str
-    nics_from: str
-
-
-def default_node_counts(
-    catalog: Catalog,
-    *,
-    platform: str,
-    gpu_architecture: str,
-    framework: str,
-    instance_types: frozenset[str] = frozenset(),
-    gke_accelerators: frozenset[str] = frozenset(),
-    gpus_per_node: int | None = None,
-    nics_per_node: int | None = None,
-) -> NodeCounts:
-    """Layer the per-node counts: explicit value > catalog entry > GPU defaults.
-
-    Catalog entries that match (later wins) may set ``gpusPerNode``/``nicsPerNode`` for
-    a shape, e.g. 32 EFA adapters on ``p5.48xlarge``; otherwise
-    :func:`~krm_fn.platforms.gpu.gpu_defaults` for (architecture, platform) applies.
-
-    Args:
-        catalog: The catalog.
-        platform: Platform name.
-        gpu_architecture: Architecture or product name.
-        framework: Framework kind.
-        instance_types: Distinct instance types of the eligible nodes.
-        gke_accelerators: Distinct GKE accelerators of the eligible nodes.
-        gpus_per_node: Explicit value (``spec.gpusPerNode``), wins when not ``None``.
-        nics_per_node: Explicit value (``spec.mlnxPerNode``), wins when not ``None``;
-            0 is a value.
-
-    Returns:
-        The counts and their provenance.
-
-    """
-    base = gpu_defaults(gpu_architecture, platform)
-    gpus, gpus_from = base.gpus_per_node, "gpu-defaults"
-    nics, nics_from = base.nics_per_node, "gpu-defaults"
-    for entry in _matching(
-        catalog,
-        platform=platform,
-        gpu_architecture=gpu_architecture,
-        framework=framework,
-        instance_types=instance_types,
-        gke_accelerators=gke_accelerators,
-    ):
-        if entry.gpus_per_node is not None:
-            gpus, gpus_from = entry.gpus_per_node, entry.name
-        if entry.nics_per_node is not None:
-            nics, nics_from = entry.nics_per_node, entry.name
-    if gpus_per_node is not None:
-        gpus, gpus_from = gpus_per_node, "spec"
-    if nics_per_node is not None:
-        nics, nics_from = nics_per_node, "spec"
-    return NodeCounts(gpus, nics, base.mnnvl, gpus_from, nics_from)
 
 
 def make_context(
@@ -449,43 +264,33 @@ def make_context(
     nics_per_node: int | None = None,
     mnnvl: bool | None = None,
 ) -> PlatformContext:
-    """Build a :class:`PlatformContext` from the eligible nodes and explicit counts.
+    """The context of the eligible nodes (their shape labels) and the spec's explicit values.
 
-    Args:
-        catalog: The catalog (for shape-specific node counts).
-        platform: Detected or forced platform.
-        gpu_architecture: Detected or forced architecture (normalised here).
-        framework: ``"mpi"``, ``"torch"`` or ``"exec"``.
-        nodes: The eligible Node dicts (their shape labels are read).
-        gpus_per_node: ``spec.gpusPerNode`` if set.
-        nics_per_node: ``spec.mlnxPerNode`` if set.
-        mnnvl: ``spec.enableMNNVL`` if set (else the architecture's default).
-
-    Returns:
-        The context, ready for :func:`resolve`.
-
+    Counts: the explicit value (0 is one) > a matching shape entry's ``gpusPerNode``/
+    ``nicsPerNode`` (later wins; e.g. 32 EFA adapters on ``p5.48xlarge``) > the GPU defaults.
     """
     node_list = list(nodes)
-    instance_types = node_instance_types(node_list)
-    gke_accelerators = node_gke_accelerators(node_list)
-    arch = parse_gpu_product(gpu_architecture)
-    counts = default_node_counts(
-        catalog,
-        platform=platform,
-        gpu_architecture=arch,
-        framework=framework,
-        instance_types=instance_types,
-        gke_accelerators=gke_accelerators,
-        gpus_per_node=gpus_per_node,
-        nics_per_node=nics_per_node,
+    shapes = (
+        distinct_label_values(node_list, INSTANCE_TYPE_LABEL),
+        distinct_label_values(node_list, GKE_ACCELERATOR_LABEL),
     )
+    arch = parse_gpu_product(gpu_architecture)
+    base = catalog.gpu_defaults(arch, platform)
+    gpus, nics, gpus_from = base.gpus_per_node, base.nics_per_node, "gpu-defaults"
+    for entry in _entries(catalog, platform, arch, framework, shapes):
+        if entry.gpus_per_node is not None:
+            gpus, gpus_from = entry.gpus_per_node, entry.name
+        nics = nics if entry.nics_per_node is None else entry.nics_per_node
+    if gpus_per_node is not None:
+        gpus, gpus_from = gpus_per_node, "spec"
     return PlatformContext(
         platform=platform,
         gpu_architecture=arch,
         framework=framework,
-        instance_types=instance_types,
-        gke_accelerators=gke_accelerators,
-        gpus_per_node=counts.gpus_per_node,
-        nics_per_node=counts.nics_per_node,
-        mnnvl=counts.mnnvl if mnnvl is None else mnnvl,
+        instance_types=shapes[0],
+        gke_accelerators=shapes[1],
+        gpus_per_node=gpus,
+        nics_per_node=nics if nics_per_node is None else nics_per_node,
+        mnnvl=base.mnnvl if mnnvl is None else mnnvl,
+        gpus_from=gpus_from,
     )

@@ -1,18 +1,18 @@
-"""Resolve platform, GPU architecture, per-node counts and the platform overlay for one run.
+"""Resolve platform, GPU model, per-node counts, NIC resource and overlay for one run.
 
 Invariants:
-    * Detection reads only the run's eligible nodes; ``platform``/``gpuArch`` options win.
-    * GPUs per node, first that answers: ``spec.gpusPerNode``; the count every eligible node
-      that reports one agrees on (allocatable ``nvidia.com/gpu``, else the
-      ``nvidia.com/gpu.count`` label, else its ResourceSlice devices, see :mod:`krm_fn.platforms.node_gpus`),
-      and an error when they disagree; the catalog's shape entries; the GPU defaults table.
-      NICs follow NVCRE's layering: GPU defaults, catalog shape entries, ``spec.mlnxPerNode``
-      (an explicit 0 NICs opts out of the request).
-    * Every detection the render cannot fully vouch for is a warning: a GPU model outside the
-      table, no model at all, a providerID no rule knows, a hostname NVCRE would read as Forge.
-    * Offline preview: with no Node in the input and a forced platform or GPU architecture,
-      ``numNodes`` synthetic nodes stand in, so partitioning and every override are still
-      exercised; the caller says so in an info result.
+    * The table is the bundled one with the ``platformCatalog`` files (:func:`run_catalog`);
+      detection reads only the eligible nodes; ``platform``/``gpuArch`` options win.
+    * GPUs per node: ``spec.gpusPerNode``; else the count the eligible nodes agree on
+      (:mod:`krm_fn.platforms.node_gpus`; disagreeing is an error); else the table (shape
+      entries, GPU defaults). NICs: GPU defaults, shape entries, ``spec.mlnxPerNode``.
+    * NIC resource: ``spec.nicResourceName``; else, where the platform's ``nicDetection``
+      names the GPU model and mlnxPerNode is not 0 (the opt-out), the one ``nicResources``
+      candidate on every eligible node, with a note saying which or why none.
+    * What detection cannot vouch for is a warning: a GPU model outside the table or none, a
+      providerID no rule knows, a hostname NVCRE would read.
+    * Offline preview: without Nodes and with a forced platform or GPU, ``numNodes``
+      synthetic nodes from the table (detection written backwards) stand in.
 """
 
 from __future__ import annotations
@@ -23,32 +23,25 @@ from typing import Any
 
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, NodeInfo, node_info
+from krm_fn.fleet.inventory import (
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    HOSTNAME_LABEL,
+    NodeInfo,
+    node_info,
+)
 from krm_fn.platforms import detect as pdetect
 from krm_fn.platforms import gpu as pgpu
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms import overlay as poverlay
-from krm_fn.platforms.load import load_catalog
+from krm_fn.platforms.catalog import UNKNOWN_ARCH, Catalog, CatalogError, load_catalog
 
 SYNTHETIC_PREFIX = "synthetic-node-"
-_PROVIDER_PREFIX = {
-    "aws": "aws:///synthetic/i-0",
-    "gcp": "gce://synthetic/zone/",
-    "azure": "azure:///subscriptions/synthetic/",
-    "oci": "ocid1.instance.oc1.synthetic.",
-}
-_PRODUCT = {
-    "a100": "NVIDIA-A100-SXM4-80GB",
-    "h100": "NVIDIA-H100-80GB-HBM3",
-    "h200": "NVIDIA-H200",
-    "b200": "NVIDIA-B200",
-    "b300": "NVIDIA-B300",
-    "gb200": "NVIDIA-GB200",
-    "gb300": "NVIDIA-GB300",
-    "l40": "NVIDIA-L40",
-    "l40s": "NVIDIA-L40S",
-    "rtxpro6000": "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
-}
+
+
+def run_catalog(options: FunctionOptions) -> Catalog:
+    """The platform table of a run: the bundled one and the ``platformCatalog`` files."""
+    return load_catalog(options.platform_catalog)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,48 +58,36 @@ class PlatformPlan:
     model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
     gpus_from: str = ""  # where gpus_per_node comes from, for the summary
     counts_disagree: bool = False  # the nodes report different GPU counts (already an error)
+    nic_resource_name: str | None = None  # spec.nicResourceName, else the detected one
 
 
-def _topology_keys() -> list[str]:
-    """Every topology label the catalog may partition by (synthetic nodes share one domain)."""
-    cat = load_catalog()
-    return sorted({e.topology_key for e in cat.entries if e.topology_key})
+def default_topology_key(catalog: Catalog, platform: str) -> str | None:
+    """The platform's ``defaultTopologyKey`` in the table (NVCRE's ``cluster.DefaultTopologyKey``).
 
-
-def default_topology_key(platform: str) -> str | None:
-    """The platform's topology label: the first the catalog names for it, whatever the GPU.
-
-    NVCRE's ``cluster.DefaultTopologyKey``; ``None`` when the catalog names none.
+    ``None`` for a platform the table does not know or that names none.
     """
-    for e in load_catalog().entries:
-        if e.topology_key and e.when.platform and platform in e.when.platform:
-            return e.topology_key
-    return None
+    entry = catalog.platform(platform)
+    return entry.default_topology_key if entry else None
 
 
 def target_gpu_product(target: models.Target | None) -> str | None:
-    """The GPU product a target names, as NVCRE's offline render reads it.
-
-    ``target.nodeSelector["nvidia.com/gpu.product"]``, else the first value of an ``In``
-    expression on that label; ``None`` when the target names none.
-    """
-    if target is None:
-        return None
-    product = target.node_selector.get(GPU_PRODUCT_LABEL)
-    if product:
-        return product
-    for r in target.match_expressions:
-        if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values:
-            return r.values[0]
-    return None
+    """The GPU product a target names (nodeSelector, else an ``In`` expression), as NVCRE."""
+    product = target.node_selector.get(GPU_PRODUCT_LABEL) if target else None
+    expressions = target.match_expressions if target else []
+    return product or next(
+        (
+            r.values[0]
+            for r in expressions
+            if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values
+        ),
+        None,
+    )
 
 
 def _target_labels(target: models.Target | None) -> dict[str, str]:
     """Labels a node needs to satisfy the target's nodeSelector and expressions."""
-    if target is None:
-        return {}
-    labels = dict(target.node_selector)
-    for r in target.match_expressions:
+    labels = dict(target.node_selector) if target else {}
+    for r in target.match_expressions if target else []:
         if r.key in labels:
             continue
         if r.operator == "In" and r.values:
@@ -123,56 +104,61 @@ def synthetic_nodes(
     platform: str | None,
     arch: str | None,
     target: models.Target | None = None,
+    catalog: Catalog | None = None,
 ) -> list[NodeInfo]:
     """Stand-in nodes for an offline preview (``render --platform X [--gpu-arch Y]``).
 
-    As NVCRE's offline render: the GPU product is ``arch``'s, else the one the target names
-    (:func:`target_gpu_product`). The nodes satisfy the target: its nodeSelector, its ``In``
-    (first value), ``Exists``, ``Gt``/``Lt`` expressions, its taintSelectors (as taints) and
-    its nodeNames (as names). They carry every topology label of the catalog with one shared
-    value, so a platform default topology key partitions them as one domain instead of failing.
+    The platform's first detection rule written backwards (providerID prefix, label,
+    allocatable resource); the table's GFD product of ``arch``, else the target's (as NVCRE);
+    the target's nodeSelector, ``In``/``Exists``/``Gt``/``Lt`` expressions, taintSelectors
+    (as taints) and nodeNames (as names); every topology label of the table with one value,
+    so any topology key partitions them as one domain.
     """
-    names = (
-        list(target.node_names)
-        if target is not None and target.node_names
-        else [f"{SYNTHETIC_PREFIX}{i}" for i in range(count)]
-    )
-    product = _PRODUCT.get(arch, arch) if arch else target_gpu_product(target)
-    wanted = _target_labels(target)
+    table = catalog or load_catalog()
+    names = list(target.node_names) if target and target.node_names else []
+    gpu = table.gpu(arch) if arch else None
+    product = (gpu.product if gpu else arch) if arch else target_gpu_product(target)
+    own = table.platform(platform) if platform else None
+    rule = own.detect[0] if own and own.detect else None
+    labels = {key: "synthetic-domain-0" for key in table.topology_keys()}
+    labels |= {GPU_PRESENT_LABEL: "true", **_target_labels(target)}
+    labels |= {GPU_PRODUCT_LABEL: product} if product else {}
+    labels |= {rule.label: "synthetic"} if rule and rule.label else {}
     taints = [
-        {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
-        for t in (target.taint_selectors if target is not None else [])
+        {
+            "key": t.key,
+            **({"value": t.value} if t.value else {}),
+            "effect": t.effect or "NoSchedule",
+        }
+        for t in (target.taint_selectors if target else [])
     ]
     nodes = []
-    for i, name in enumerate(names):
-        labels = {"kubernetes.io/hostname": name, GPU_PRESENT_LABEL: "true"}
-        labels.update(wanted)
-        if product:
-            labels[GPU_PRODUCT_LABEL] = product
-        if platform == "coreweave":
-            labels["node.coreweave.cloud/type"] = "synthetic"
-        for key in _topology_keys():
-            labels.setdefault(key, "synthetic-domain-0")
-        provider = _PROVIDER_PREFIX.get(platform or "", "")
-        spec: dict[str, Any] = {"providerID": f"{provider}{i}"} if provider else {}
-        if taints:
-            spec["taints"] = [dict(t, effect=t.get("effect", "NoSchedule")) for t in taints]
+    for i, name in enumerate(names or [f"{SYNTHETIC_PREFIX}{i}" for i in range(count)]):
+        spec: dict[str, Any] = {"taints": taints} if taints else {}
+        if rule and rule.provider_id:
+            spec["providerID"] = f"{rule.provider_id}synthetic/{i}"
         obj: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": name, "labels": labels},
+            "metadata": {"name": name, "labels": {HOSTNAME_LABEL: name, **labels}},
             "spec": spec,
         }
+        if rule and rule.allocatable:
+            obj["status"] = {"allocatable": {rule.allocatable: "1"}}
         nodes.append(node_info(obj))
     return nodes
 
 
 def check_forced_names(options: FunctionOptions) -> list[tuple[str, str]]:
-    """Unknown ``platform``/``gpuArch`` option values, with the valid lists."""
+    """An invalid ``platformCatalog`` (each problem), unknown ``platform``/``gpuArch`` values."""
+    try:
+        table = run_catalog(options)
+    except CatalogError as exc:
+        return [("platformCatalog", f"{exc.origin}: {p}") for p in exc.problems]
     out = []
     if options.platform:
         try:
-            pdetect.check_platform_name(options.platform)
+            pdetect.check_platform_name(options.platform, table)
         except ValueError as exc:
             out.append(("platform", str(exc)))
     if options.gpu_arch:
@@ -190,14 +176,15 @@ def resolve_platform(
     err: Any,
     warn: Any,
     slices: Mapping[str, fleet.SliceGpus] | None = None,
+    note: Any = None,
 ) -> PlatformPlan:
-    """Detect and resolve; problems are reported through ``err``/``warn``."""
+    """Detect and resolve; problems go to ``err``/``warn``, what was detected to ``note``."""
+    table = run_catalog(options)
     raws = [n.raw for n in eligible]
-    platform, arch, gdet = _detect(raws, options, err, warn)
+    platform, arch, gdet = _detect(raws, options, table, err, warn)
     node_gpus, gpus_from, disagree = _node_gpus(spec, eligible, slices or {}, err)
-    cat = load_catalog()
     ctx = poverlay.make_context(
-        cat,
+        table,
         platform=platform,
         gpu_architecture=arch,
         framework=spec.framework.name,
@@ -206,24 +193,15 @@ def resolve_platform(
         nics_per_node=spec.mlnx_per_node,
         mnnvl=spec.enable_mnnvl,
     )
-    if not gpus_from:
-        counts = poverlay.default_node_counts(
-            cat,
-            platform=platform,
-            gpu_architecture=arch,
-            framework=spec.framework.name,
-            instance_types=ctx.instance_types,
-            gke_accelerators=ctx.gke_accelerators,
-        )
+    if not gpus_from:  # the table sized the run: a shape entry or the GPU defaults
+        by = ctx.gpus_from
         gpus_from = (
-            f"catalog entry {counts.gpus_from}"
-            if counts.gpus_from != "gpu-defaults"
-            else f"the GPU defaults for {arch}"
+            f"catalog entry {by}" if by != "gpu-defaults" else f"the GPU defaults for {arch}"
         )
-    overlay = poverlay.resolve(cat, ctx)
+    overlay = poverlay.resolve(table, ctx)
     _warn_gpu_model(arch, gdet.model_products, ctx, gpus_from, warn)
-    if not options.platform and platform == pdetect.DEFAULT_PLATFORM:
-        _warn_platform_guesses(raws, overlay, warn)
+    if not options.platform and platform == table.default_platform.name:
+        _warn_platform_guesses(raws, overlay, table, warn)
     return PlatformPlan(
         platform=platform,
         gpu_architecture=arch,
@@ -235,18 +213,48 @@ def resolve_platform(
         model_products=tuple(gdet.model_products),
         gpus_from=gpus_from,
         counts_disagree=disagree,
+        nic_resource_name=_nic_resource(spec, eligible, table, ctx, note),
     )
 
 
+def _nic_resource(
+    spec: models.WorkloadRunSpec,
+    eligible: Sequence[NodeInfo],
+    table: Catalog,
+    ctx: poverlay.PlatformContext,
+    note: Any,
+) -> str | None:
+    """``spec.nicResourceName``, else the one the platform detects (see the module docstring)."""
+    if spec.nic_resource_name or ctx.nics_per_node == 0:  # mlnxPerNode: 0 requests no NIC
+        return spec.nic_resource_name
+    own = table.platform(ctx.platform)
+    if own is None or ctx.gpu_architecture not in (own.nic_detection or ()):
+        return None
+    name, why = fleet.detect_nic_resource(eligible, own.nic_resources, ctx.nics_per_node)
+    if note is not None:
+        note(
+            f"nicResourceName {name} detected on every eligible node ({ctx.nics_per_node} per "
+            "pod, mlnxPerNode): set spec.nicResourceName to choose another, or "
+            "spec.mlnxPerNode: 0 to request none"
+            if name
+            else why
+        )
+    return name
+
+
 def _detect(
-    raws: Sequence[Mapping[str, Any]], options: FunctionOptions, err: Any, warn: Any
+    raws: Sequence[Mapping[str, Any]],
+    options: FunctionOptions,
+    table: Catalog,
+    err: Any,
+    warn: Any,
 ) -> tuple[str, str, pgpu.GpuDetection]:
     """Platform and GPU architecture of the nodes (forced options win), and the detection."""
-    pdet = pdetect.detect_fleet_platform(raws)
+    pdet = pdetect.detect_fleet_platform(raws, table)
     if pdet.error and not options.platform:
         err(pdet.error, "spec.target")
     platform = (
-        pdetect.check_platform_name(options.platform) if options.platform else pdet.platform
+        pdetect.check_platform_name(options.platform, table) if options.platform else pdet.platform
     ) or "unknown"
     gdet = pgpu.detect_gpu_architecture(raws, strict=options.strict_gpu_arch)
     if gdet.error and not options.gpu_arch:
@@ -296,14 +304,14 @@ def _warn_gpu_model(
         else f"; {ctx.gpus_per_node} GPU(s) per node from {gpus_from}"
     )
     path = "spec.gpusPerNode" if guessed else "spec.target"
-    if arch == pgpu.UNKNOWN_ARCH:
+    if arch == UNKNOWN_ARCH:
         warn(
             "no eligible node names its GPU model (label nvidia.com/gpu.product, label "
             "cloud.google.com/gke-accelerator, or a gpu.nvidia.com ResourceSlice in the input), "
             "so no GPU-specific settings apply; set the gpuArch option to choose them" + sizing,
             path,
         )
-    elif arch not in pgpu.GPU_ARCHITECTURES:
+    elif arch not in pgpu.architectures():
         named = f" ({', '.join(products)})" if products else ""
         warn(
             f"GPU model {arch!r}{named} has no entry in the GPU defaults, so no GPU-specific "
@@ -313,26 +321,29 @@ def _warn_gpu_model(
 
 
 def _warn_platform_guesses(
-    raws: Sequence[Mapping[str, Any]], overlay: poverlay.ResolvedOverlay, warn: Any
+    raws: Sequence[Mapping[str, Any]],
+    overlay: poverlay.ResolvedOverlay,
+    table: Catalog,
+    warn: Any,
 ) -> None:
-    """Name onprem nodes whose providerID no rule knows, and those NVCRE would call forge."""
+    """Name default-platform nodes no rule knows, and those NVCRE gives one by hostname."""
+    default = table.default_platform.name
     applied = ", ".join(f"catalog:{name}" for name in overlay.applied)
-    settings = f"the onprem settings apply ({applied})" if applied else "no platform settings apply"
-    for scheme, names in pdetect.unrecognised_provider_ids(raws).items():
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    settings = (
+        f"the {default} settings apply ({applied})" if applied else "no platform settings apply"
+    )
+    for scheme, names in pdetect.unrecognised_provider_ids(raws, table).items():
         warn(
-            f"providerID scheme {scheme!r} (node(s) {shown}) is not a platform this function "
-            f"knows, so the nodes count as onprem, as in NVCRE, and {settings}; set the "
-            "platform option if another platform fits",
+            f"providerID scheme {scheme!r} (node(s) {pdetect.shown(names)}) is not a platform this "
+            f"function knows, so the nodes count as {default}, as in NVCRE, and {settings}; "
+            "set the platform option if another platform fits",
             "spec.target",
         )
-    forge = pdetect.forge_by_hostname_only(raws)
-    if forge:
-        shown = ", ".join(forge[:3]) + (f" and {len(forge) - 3} more" if len(forge) > 3 else "")
+    for platform, (names, hint, labels) in pdetect.hostname_only(raws, table).items():
         warn(
-            f"node(s) {shown} have no providerID and a hostname containing 'forge': NVCRE calls "
-            "them forge, but a hostname never decides the platform here (only the label "
-            f"nke.nvidia.com/site-name does), so they count as onprem and {settings}; set the "
-            "platform option to forge if they are Forge nodes",
+            f"node(s) {pdetect.shown(names)} have no providerID and a hostname containing {hint!r}: "
+            f"NVCRE calls them {platform}, but a hostname never decides the platform here "
+            f"(only the label {' or '.join(labels)} does), so they count as {default} and "
+            f"{settings}; set the platform option to {platform} if they are {platform} nodes",
             "spec.target",
         )

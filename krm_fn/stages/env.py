@@ -65,7 +65,7 @@ def env_and_resources(
         spec.resources,
         platform.gpus,
         overlay.resources if overlay else {},
-        spec.nic_resource_name,
+        platform.plan.nic_resource_name if platform.plan else spec.nic_resource_name,
         platform.plan.nics_per_node if platform.plan else 0,
     )
     secret_name = options.registry_pull_secret or (

@@ -22,7 +22,7 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import Exclusion, NodeInfo, select_nodes
 from krm_fn.io.results import ResourceRef, Results
 from krm_fn.platforms import node_gpus as fleet
-from krm_fn.platforms.run_platform import default_topology_key, synthetic_nodes
+from krm_fn.platforms.run_platform import default_topology_key, run_catalog, synthetic_nodes
 from krm_fn.stages.parse import InputContext
 
 
@@ -73,13 +73,15 @@ def inventory_for(
     from krm_fn.platforms import gpu as pgpu
 
     platform = options.platform.strip().lower() if options.platform else None
-    key = options.topology_key or default_topology_key(platform or "")
+    table = run_catalog(options)
+    key = options.topology_key or default_topology_key(table, platform or "")
     domain = options.topology_domain
     synthetic = synthetic_nodes(
         spec.num_nodes,
         platform,
         pgpu.parse_gpu_product(options.gpu_arch) if options.gpu_arch else None,
         within(spec.target, key, domain) if key and domain else spec.target,
+        table,
     )
     results.info(
         f"no Node in the input: offline preview on {len(synthetic)} synthetic node(s) "

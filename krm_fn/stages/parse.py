@@ -92,7 +92,8 @@ def inputs_ok(
     forced = check_forced_names(options)
     for option, msg in forced:
         flag = "gpu-arch" if option == "gpuArch" else option
-        results.error(f"option {option} (functionConfig or --{flag}): {msg}")
+        where = "functionConfig" if option == "platformCatalog" else f"functionConfig or --{flag}"
+        results.error(f"option {option} ({where}): {msg}")
     return not forced and not any(r.severity == "error" for r in results.items[before:])
 
 

@@ -17,7 +17,7 @@ from krm_fn.keys import (
     ANN_APPLIED,
     ANN_GPU_PRODUCT,
 )
-from krm_fn.platforms import node_gpus as fleet
+from krm_fn.platforms.gpu import architectures
 from krm_fn.stages.checks import RunChecks
 from krm_fn.stages.nodes import NodeSelection
 from krm_fn.stages.overrides import MatchedOverrides
@@ -63,4 +63,4 @@ def plan(
 def unlisted_products(platform: ResolvedPlatform) -> tuple[str, ...]:
     """The nodes' GPU product names when their model is outside the defaults table."""
     products = platform.plan.model_products if platform.plan else ()
-    return products if products and not fleet.in_table(platform.arch) else ()
+    return products if products and platform.arch not in architectures() else ()

@@ -79,7 +79,7 @@ def resolve(
     no_gpus_left: tuple[int, int] | None = None  # (requested, best available)
     if eligible:
         plat = resolve_platform(
-            spec, eligible, options, diag.error, diag.warning, context.gpu_slices
+            spec, eligible, options, diag.error, diag.warning, context.gpu_slices, diag.info
         )
         requested = fleet.requested_gpus(spec, plat.gpus_per_node)
         short = (

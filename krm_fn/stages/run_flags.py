@@ -27,7 +27,7 @@ from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.platforms.detect import detect_fleet_platform
-from krm_fn.platforms.run_platform import default_topology_key
+from krm_fn.platforms.run_platform import default_topology_key, run_catalog
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.nodes import NodeSelection, select, within
 from krm_fn.stages.parse import InputContext
@@ -75,10 +75,11 @@ def narrowed(
     domain = options.topology_domain
     if not domain or not selection.eligible:
         return Narrowed(wr, selection, _flags(options, None))
+    table = run_catalog(options)
     platform = (options.platform or "").strip().lower() or detect_fleet_platform(
-        [n.raw for n in selection.eligible]
+        [n.raw for n in selection.eligible], table
     ).platform
-    key = options.topology_key or (default_topology_key(platform) if platform else None)
+    key = options.topology_key or (default_topology_key(table, platform) if platform else None)
     if key is None:
         if platform:  # else the nodes' platforms disagree: that error comes with the platform
             diag.error(

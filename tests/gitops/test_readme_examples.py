@@ -30,6 +30,7 @@ import yaml
 
 from krm_fn.api.models import WorkloadRunSpec
 from krm_fn.gitops.env_options import argocd_exports
+from krm_fn.platforms.catalog import load_catalog
 from tests.e2e.helpers import BIN, EXAMPLES, need
 from tests.gitops.image_env import REPO
 from tests.gitops.test_flux import _checkout_of_this_repository
@@ -158,14 +159,14 @@ SPEC_FIELDS = {f.alias or name for name, f in WorkloadRunSpec.model_fields.items
 
 
 def _render(tmp: Path, run: dict[str, Any], config: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Render ``run`` on the fixture's 16 Nodes (with ``config``), as a user would."""
+    """Render ``run`` on the fixture's 16 Nodes (with ``config``), as a user would, in ``tmp``."""
     (tmp / "run.yaml").write_text(yaml.safe_dump(run))
     args = [str(BIN / "workloadrun-fn"), "render", str(tmp / "run.yaml"), str(FIXTURE_NODES)]
     if config is not None:
         (tmp / "config.yaml").write_text(yaml.safe_dump(config))
         args += ["--config", str(tmp / "config.yaml")]
     proc = subprocess.run(
-        args, capture_output=True, text=True, timeout=120,
+        args, capture_output=True, text=True, timeout=120, cwd=tmp,
         env={**os.environ, "NGC_API_KEY": "example-api-key"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -198,6 +199,12 @@ def _function_annotation_of_the_standalone_example() -> dict[str, Any]:
     raise AssertionError("krm-exec-standalone has no function annotation")
 
 
+def _site_catalog_example() -> dict[str, Any]:
+    """The site catalog file the docs show (``platformCatalog`` examples name it)."""
+    docs = (yaml.safe_load(b.values[0]) for b in _yaml_examples())
+    return next(d for d in docs if isinstance(d, dict) and set(d) == {"version", "platforms"})
+
+
 def _run_yaml_example(doc: Any, tmp: Path) -> None:
     """Run one example the way its shape says (see the module docstring)."""
     run = yaml.safe_load(FIXTURE_RUN.read_text())
@@ -205,7 +212,14 @@ def _run_yaml_example(doc: Any, tmp: Path) -> None:
     if doc.get("kind") == "WorkloadRun":
         _render(tmp, doc, None)
     elif doc.get("kind") == "WorkloadRunRender":
+        for path in (doc.get("spec") or {}).get("platformCatalog") or []:
+            (tmp / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / path).write_text(yaml.safe_dump(_site_catalog_example()))
         _render(tmp, run, doc)
+    elif keys == {"version", "platforms"}:  # a site platform catalog file
+        (tmp / "site.yaml").write_text(yaml.safe_dump(doc))
+        names = {p.name for p in load_catalog([tmp / "site.yaml"]).platforms}
+        assert {p["name"] for p in doc["platforms"]} <= names
     elif doc.get("kind") == "Application":
         plugin = yaml.safe_load((REPO / "deploy" / "argocd" / "plugin.yaml").read_text())
         src = doc["spec"]["source"]["plugin"]

@@ -9,8 +9,6 @@ scanner is checked against the regular expression it replaces.
 from __future__ import annotations
 
 import copy
-import dataclasses
-import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -20,12 +18,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from krm_fn.api.fields import fields_of
-from krm_fn.platforms import catalog as values
-from krm_fn.platforms import catalog_file as schema
-from krm_fn.platforms.catalog import CatalogError
-from krm_fn.platforms.catalog_file import parse_catalog, validate_catalog_data
-from krm_fn.platforms.templates import placeholders, render, render_resource
+from krm_fn.platforms.catalog import CatalogError, parse_catalog, validate_catalog_data
+from krm_fn.platforms.templates import render, render_resource
 
 
 def problems_of(text: str) -> tuple[str, ...]:
@@ -611,9 +605,9 @@ DOCUMENT_PROBLEMS = [
         id="missing-version",
     ),
     pytest.param(
-        "version: 1\n",
-        ["field 'entries': required field is missing"],
-        id="missing-entries",
+        "version: 1\nplatforms: {a: 1}\n",
+        ["field 'platforms': Input should be a valid list; got dict {'a': 1}"],
+        id="platforms-not-a-list",
     ),
     pytest.param(
         "version: 1\nentries: [5]\n",
@@ -622,12 +616,12 @@ DOCUMENT_PROBLEMS = [
     ),
     pytest.param(
         "- a\n- b\n",
-        ["the document must be a mapping with 'version' and 'entries'"],
+        ["the document must be a mapping with 'version' and 'entries' or 'platforms'"],
         id="document-as-list",
     ),
     pytest.param(
         "",
-        ["the document must be a mapping with 'version' and 'entries'"],
+        ["the document must be a mapping with 'version' and 'entries' or 'platforms'"],
         id="empty-document",
     ),
 ]
@@ -759,49 +753,45 @@ def test_valid_entries_are_accepted(entry: str) -> None:
     assert parse_catalog(text).names == ("a",)
 
 
-def test_the_file_schema_declares_exactly_the_fields_of_the_catalog_values() -> None:
-    """The file models only validate; the values are built from the same keys (no drift)."""
-    pairs = [
-        (schema.EntryFile, values.CatalogEntry),
-        (schema.WhenFile, values.WhenSpec),
-        (schema.EnvVarFile, values.EnvVarSpec),
-        (schema.ResourcesFile, values.ResourcesSpec),
-    ]
-    for model, value in pairs:
-        assert [f.name for f in fields_of(model)] == [f.name for f in dataclasses.fields(value)]
-    claim_keys = [f.name for f in fields_of(schema.ClaimTemplateFile)]
-    claim_fields = [f.name for f in dataclasses.fields(values.ClaimTemplate)]
-    assert claim_keys == [*claim_fields[:3], "device_class_name", "count"]
-    assert claim_fields[3] == "device_class"
-
-
 _BUNDLED: dict[str, Any] = yaml.safe_load(
-    Path(values.DEFAULT_CATALOG_PATH).read_text(encoding="utf-8")
+    Path("krm_fn/data/platforms.yaml").read_text(encoding="utf-8")
+    if Path("krm_fn/data/platforms.yaml").exists()
+    else Path(__file__).resolve().parents[2].joinpath("krm_fn/data/platforms.yaml").read_text()
 )
 _KEEP = {"name", "source", "inferred", "when"}
+_ENTRIES = [((), i) for i in range(len(_BUNDLED["entries"]))] + [
+    ((j,), i) for j, p in enumerate(_BUNDLED["platforms"]) for i in range(len(p.get("entries", [])))
+]
 
 
-def _label(entry: Any, index: int) -> str:
+def _label(document: Any, where: tuple[int, ...], entry: Any, index: int) -> str:
     name = entry.get("name")
-    return f"entry {name!r} (#{index})" if isinstance(name, str) else f"entry #{index}"
+    label = f"entry {name!r} (#{index})" if isinstance(name, str) else f"entry #{index}"
+    if where:
+        platform = document["platforms"][where[0]]
+        label = f"platform {platform['name']!r} (#{where[0]}): {label}"
+    return label
 
 
 @settings(max_examples=40, deadline=None)
-@given(index=st.integers(0, len(_BUNDLED["entries"]) - 1), name=st.sampled_from(["keep", "7"]))
+@given(at=st.sampled_from(_ENTRIES), name=st.sampled_from(["keep", "7"]))
 def test_every_broken_setting_of_a_bundled_entry_is_reported_naming_that_entry(
-    index: int, name: str
+    at: tuple[tuple[int, ...], int], name: str
 ) -> None:
     """Each setting of one real entry replaced by a float: one problem per setting, all at
-    once, each naming the entry (by its name, or its number when the name is broken too)."""
+    once, each naming the entry (by its name, or its number when the name is broken too)
+    and, for a platform's entry, the platform."""
+    where, index = at
     document = copy.deepcopy(_BUNDLED)
-    entry = document["entries"][index]
+    owner = document["platforms"][where[0]] if where else document
+    entry = owner["entries"][index]
     settings_of_entry = sorted(key for key in entry if key not in _KEEP)
     for key in settings_of_entry:
         entry[key] = 1.5
     if name == "7":
         entry["name"] = 7
     problems = validate_catalog_data(document)
-    label = _label(entry, index)
+    label = _label(document, where, entry, index)
     assert all(p.startswith(label + ": field '") for p in problems), problems
     fields = sorted(p.removeprefix(label + ": field '").split("'", 1)[0] for p in problems)
     assert fields == sorted([*settings_of_entry, *(["name"] if name == "7" else [])])
@@ -813,25 +803,21 @@ def test_a_valid_document_has_no_problems() -> None:
 
 # --------------------------------------------------------------------------- templates
 
-_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z][A-Za-z0-9_]*)(\|[A-Za-z]+)?\}")
-_TEMPLATE_TEXT = st.text(alphabet="{}$|_aAzZ09-é ", max_size=24) | st.sampled_from(
-    ["{gpusPerNode}", "${nicsPerNode}", "{nicsPerNode|int}", "x{a|}", "{{gpusPerNode}}"]
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        pytest.param("a-{gpusPerNode}-{nicsPerNode}", "a-8-4", id="names-are-substituted"),
+        pytest.param("${nicsPerNode}", "${nicsPerNode}", id="shell-variable-is-not-a-template"),
+        pytest.param("{a,b}", "{a,b}", id="brace-expansion-is-not-a-template"),
+        pytest.param("{{gpusPerNode}}", "{8}", id="doubled-braces-keep-the-outer-pair"),
+        pytest.param("x{a|}", "x{a|}", id="empty-filter-is-not-a-template"),
+        pytest.param("{enableMNNVL}", "1", id="mnnvl-renders-one-or-zero"),
+    ],
 )
-
-
-@given(_TEMPLATE_TEXT)
-def test_placeholder_scanner_matches_the_regular_expression(text: str) -> None:
-    expected = [(m.start(), m.end(), m.group(1), m.group(2)) for m in _PLACEHOLDER.finditer(text)]
-    assert placeholders(text) == expected
-
-
-@given(_TEMPLATE_TEXT)
-def test_rendering_matches_the_regular_expression(text: str) -> None:
-    variables: dict[str, int] = {}
-    for m in _PLACEHOLDER.finditer(text):
-        variables.setdefault(m.group(1), len(variables) + 2)
-    expected = _PLACEHOLDER.sub(lambda m: str(variables[m.group(1)]), text)
-    assert render(text, variables) == expected
+def test_rendering(text: str, rendered: str) -> None:
+    variables = {"gpusPerNode": 8, "nicsPerNode": 4, "enableMNNVL": 1}
+    assert render(text, variables) == rendered
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from krm_fn.platforms.catalog import GpuDefaults, bundled
 from krm_fn.platforms.gpu import (
     GPU_ARCHITECTURES,
-    GpuDefaults,
     check_gpu_arch_name,
     detect_gpu_architecture,
     gke_accelerator_model,
-    gpu_defaults,
     gpu_model,
     gpu_product_label_value,
     parse_gpu_product,
@@ -182,7 +181,7 @@ def test_majority_wins_and_minority_is_reported() -> None:
     ]
     result = detect_gpu_architecture(nodes)
     assert result.architecture == "h100"
-    assert result.ok
+    assert result.error is None
     assert result.error is None
     assert result.minority_nodes == ("n2",)
     assert result.votes == {"h100": 3, "a100": 1}
@@ -202,7 +201,7 @@ def test_strict_mode_refuses_disagreement() -> None:
     nodes += [make_node(f"b{i}", product="NVIDIA-B200") for i in range(4)]
     result = detect_gpu_architecture(nodes, strict=True)
     assert result.architecture == "b200"
-    assert not result.ok
+    assert result.error is not None
     assert result.error == (
         "mixed GPU architectures are not allowed in strict mode: b200 on 4 of 7 labelled nodes; "
         "other architectures: h200: 3 nodes (h0, h1, h2)"
@@ -216,7 +215,7 @@ def test_strict_mode_accepts_uniform_fleet_with_unlabelled_nodes() -> None:
         make_node("c", product="NVIDIA-GB200-NVL72"),
     ]
     result = detect_gpu_architecture(nodes, strict=True)
-    assert result.ok
+    assert result.error is None
     assert result.warning is None
     assert result.architecture == "gb200"
     assert result.unlabelled_nodes == ("b",)
@@ -261,7 +260,7 @@ def test_no_labelled_nodes_is_unknown() -> None:
     result = detect_gpu_architecture([make_node("a"), make_node("b")], strict=True)
     assert result.architecture == "unknown"
     assert result.products == ()
-    assert result.ok
+    assert result.error is None
 
 
 def test_models_outside_the_table_vote_under_their_own_name() -> None:
@@ -357,6 +356,12 @@ def test_gpu_product_label_value_matches_gfd(name: str, label: str) -> None:
 
 
 # --------------------------------------------------------------------------- defaults
+# NVCRE gpu-defaults G1 @ f81ff7af with its platformOverrides, as shared/reference/
+# nvcre-workloadrun.md section 2.5 quotes them: the table must give exactly these.
+
+
+def gpu_defaults(arch: str, platform: str = "") -> GpuDefaults:
+    return bundled().gpu_defaults(parse_gpu_product(arch), platform)
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from krm_fn.platforms.catalog import Catalog, CatalogError, EnvVar
+from krm_fn.platforms.catalog import Catalog, CatalogError, load_catalog
 from krm_fn.platforms.detect import PLATFORMS
-from krm_fn.platforms.load import load_catalog
-from krm_fn.platforms.overlay import PlatformContext, default_node_counts, make_context, resolve
+from krm_fn.platforms.overlay import (
+    EnvVar,
+    PlatformContext,
+    make_context,
+    resolve,
+)
 
 from ._nodes import make_node
 
@@ -57,8 +61,21 @@ def test_bundled_catalog_loads_and_is_cached(catalog: Catalog) -> None:
     assert len(catalog.entries) >= 20
 
 
-def test_explicit_path_loads_the_same_content(catalog: Catalog) -> None:
-    assert load_catalog(CATALOG_FILE) == catalog
+def test_the_bundled_file_named_again_as_a_site_catalog_is_refused_naming_each_clash() -> None:
+    with pytest.raises(CatalogError) as info:
+        load_catalog([CATALOG_FILE])
+    problems = info.value.problems
+    assert (
+        "platform 'aws': the table already has a platform of that name; choose another name, or add entries with when.platform: aws"
+        in problems
+    )
+    assert (
+        "entry 'gb200-gb300-compute-domain': the table already has an entry of that name; choose another name"
+        in problems
+    )
+    assert any(
+        p.startswith("field 'gpus': GPU models come with the bundled table") for p in problems
+    )
 
 
 def test_every_entry_cites_nvcre_o1_with_its_logical_index(catalog: Catalog) -> None:
@@ -148,7 +165,8 @@ def test_catalog_applies_exactly_nvcre_o1_entries_in_order(
 
     for arch in (*GPU_ARCHITECTURES, "unknown"):
         overlay = resolve(catalog, ctx_for(catalog, platform, arch, framework))
-        got = [_logical_index(catalog.entry(n).source) for n in overlay.applied]
+        sources = {e.name: e.source for e in catalog.entries}
+        got = [_logical_index(sources[n]) for n in overlay.applied]
         assert got == _nvcre_applies(platform, arch, framework), (platform, arch, framework)
 
 
@@ -308,11 +326,10 @@ def test_platforms_without_nvcre_overrides_get_only_the_compute_domain(
     assert gb.applied == ("gb200-gb300-compute-domain",)
 
 
-def test_default_node_counts_reports_provenance(catalog: Catalog) -> None:
-    counts = default_node_counts(catalog, platform="aws", gpu_architecture="h200", framework="mpi")
-    assert (counts.gpus_per_node, counts.gpus_from) == (8, "gpu-defaults")
-    assert (counts.nics_per_node, counts.nics_from) == (8, "gpu-defaults")
-    spec = default_node_counts(
+def test_node_counts_come_with_their_provenance(catalog: Catalog) -> None:
+    ctx = make_context(catalog, platform="aws", gpu_architecture="h200", framework="mpi")
+    assert (ctx.gpus_per_node, ctx.nics_per_node, ctx.gpus_from) == (8, 8, "gpu-defaults")
+    spec = make_context(
         catalog,
         platform="aws",
         gpu_architecture="h200",
@@ -320,12 +337,7 @@ def test_default_node_counts_reports_provenance(catalog: Catalog) -> None:
         gpus_per_node=4,
         nics_per_node=0,
     )
-    assert (spec.gpus_per_node, spec.gpus_from, spec.nics_per_node, spec.nics_from) == (
-        4,
-        "spec",
-        0,
-        "spec",
-    )
+    assert (spec.gpus_per_node, spec.gpus_from, spec.nics_per_node) == (4, "spec", 0)
     assert not spec.mnnvl
 
 
@@ -342,10 +354,10 @@ def test_make_context_normalises_the_architecture(catalog: Catalog) -> None:
 
 def test_missing_file_is_a_catalog_error(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="cannot read"):
-        load_catalog(tmp_path / "nope.yaml")
+        load_catalog([tmp_path / "nope.yaml"])
 
 
 def test_custom_file_is_loaded(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("version: 1\nentries:\n  - {name: x, source: s @ 1, topologyKey: k}\n")
-    assert load_catalog(path).names == ("x",)
+    assert load_catalog([path]).names == (*load_catalog().names, "x")

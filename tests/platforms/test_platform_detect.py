@@ -9,8 +9,7 @@ from krm_fn.platforms.detect import (
     check_platform_name,
     detect_fleet_platform,
     detect_platform,
-    node_gke_accelerators,
-    node_instance_types,
+    distinct_label_values,
 )
 
 from ._nodes import make_node
@@ -156,14 +155,14 @@ def test_platform_names_are_sorted() -> None:
 def test_fleet_of_one_platform() -> None:
     nodes = [make_node(f"gpu-{i}", f"aws:///us-east-1a/i-{i}") for i in (2, 1)]
     result = detect_fleet_platform(nodes)
-    assert result.ok
+    assert result.error is None
     assert result.platform == "aws"
     assert result.nodes_by_platform == {"aws": ("gpu-1", "gpu-2")}
 
 
 def test_empty_fleet_is_onprem() -> None:
     result = detect_fleet_platform([])
-    assert result.ok
+    assert result.error is None
     assert result.platform == "onprem"
     assert result.nodes_by_platform == {}
 
@@ -172,7 +171,7 @@ def test_mixed_fleet_error_lists_platforms_and_up_to_three_nodes() -> None:
     nodes = [make_node(f"aws-{i}", f"aws:///z/i-{i}") for i in range(5)]
     nodes += [make_node("gke-a", "gce://p/z/a"), make_node("bare-1", "")]
     result = detect_fleet_platform(reversed(nodes))
-    assert not result.ok
+    assert result.error is not None
     assert result.platform is None
     assert result.error == (
         "heterogeneous platforms detected: "
@@ -210,6 +209,7 @@ def test_shape_label_helpers() -> None:
         make_node("c", labels={"cloud.google.com/gke-accelerator": "nvidia-h100-mega-80gb"}),
         make_node("d", labels={"node.kubernetes.io/instance-type": ""}),
     ]
-    assert node_instance_types(nodes) == frozenset({"p5.48xlarge"})
-    assert node_gke_accelerators(nodes) == frozenset({"nvidia-h100-mega-80gb"})
-    assert node_instance_types([]) == frozenset()
+    itype, gke = "node.kubernetes.io/instance-type", "cloud.google.com/gke-accelerator"
+    assert distinct_label_values(nodes, itype) == frozenset({"p5.48xlarge"})
+    assert distinct_label_values(nodes, gke) == frozenset({"nvidia-h100-mega-80gb"})
+    assert distinct_label_values([], itype) == frozenset()

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from krm_fn.platforms.catalog import Catalog, EnvVar
-from krm_fn.platforms.catalog_file import parse_catalog
-from krm_fn.platforms.overlay import PlatformContext, resolve
+from krm_fn.platforms.catalog import Catalog, load_catalog, parse_catalog
+from krm_fn.platforms.overlay import EnvVar, PlatformContext, make_context, resolve
 
 SYNTHETIC = """
 version: 1
@@ -296,13 +296,29 @@ def test_null_resource_deletes_and_claims_render_counts() -> None:
     assert [(c.claim, c.count) for c in overlay.claim_templates] == [("gpu", 4)]
 
 
-def test_the_packages_resolve_stays_the_function_after_the_render_imported_everything() -> None:
-    import importlib
-
-    import krm_fn.platforms as platforms
-    import krm_fn.render  # noqa: F401  (imports every platforms submodule the render uses)
-
-    for name in ("run_platform", "overlay", "load", "templates", "snapshot"):
-        importlib.import_module(f"krm_fn.platforms.{name}")
-    assert callable(platforms.resolve)
-    assert platforms.resolve.__module__ == "krm_fn.platforms.overlay"
+def test_a_shape_entry_sizes_the_nodes_of_its_shape_and_the_spec_beats_it(tmp_path: Path) -> None:
+    site = tmp_path / "site.yaml"
+    site.write_text(
+        "version: 1\nentries:\n  - {name: p5-efa, source: s, when: {platform: aws, "
+        "instanceTypes: p5.48xlarge}, gpusPerNode: 8, nicsPerNode: 32}\n"
+    )
+    catalog = load_catalog([site])
+    node = {
+        "metadata": {"name": "n", "labels": {"node.kubernetes.io/instance-type": "p5.48xlarge"}}
+    }
+    ctx = make_context(
+        catalog, platform="aws", gpu_architecture="h100", framework="mpi", nodes=[node]
+    )
+    assert (ctx.gpus_per_node, ctx.nics_per_node, ctx.gpus_from) == (8, 32, "p5-efa")
+    other = make_context(catalog, platform="aws", gpu_architecture="h100", framework="mpi")
+    assert (other.nics_per_node, other.gpus_from) == (8, "gpu-defaults")
+    spec = make_context(
+        catalog,
+        platform="aws",
+        gpu_architecture="h100",
+        framework="mpi",
+        nodes=[node],
+        gpus_per_node=4,
+        nics_per_node=0,
+    )
+    assert (spec.gpus_per_node, spec.nics_per_node, spec.gpus_from) == (4, 0, "spec")
