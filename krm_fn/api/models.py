@@ -35,6 +35,8 @@ DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")
 ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
 MAX_REPEAT_COUNT = 1000
+DEFAULT_QUEUE = "default-queue"
+DEFAULT_QUEUE_LABEL_KEY = "kai.scheduler/queue"
 
 
 def _dns_label(value: str, what: str) -> str:
@@ -553,17 +555,83 @@ class Override(Strict):
 
 
 class GangScheduler(Strict):
-    """``spec.gangScheduler``."""
+    """``spec.gangScheduler``: NVCRE's defaults fill a queue or key written empty."""
 
     scheduler_name: str = Field(alias="schedulerName", min_length=1)
-    queue: str = "default-queue"
-    queue_label_key: str = Field(default="kai.scheduler/queue", alias="queueLabelKey")
+    queue: str = DEFAULT_QUEUE
+    queue_label_key: str = Field(default=DEFAULT_QUEUE_LABEL_KEY, alias="queueLabelKey")
+
+    @property
+    def queue_name(self) -> str:
+        """The queue every workload goes to (NVCRE's ``gangSchedulerQueue``)."""
+        return self.queue or DEFAULT_QUEUE
+
+    @property
+    def label_key(self) -> str:
+        """The queue label's key (NVCRE's ``gangSchedulerQueueLabelKey``)."""
+        return self.queue_label_key or DEFAULT_QUEUE_LABEL_KEY
+
+    @property
+    def kai(self) -> bool:
+        """NVCRE keys the KAI behaviour on the exact scheduler name ``kai-scheduler``."""
+        return self.scheduler_name == "kai-scheduler"
 
 
 class WorkloadMetadata(Strict):
     """``spec.workloadMetadata``."""
 
     labels: dict[str, str] = Field(default_factory=dict)
+
+
+# --- NVCRE's job template: what jobTemplate and jobTemplatePatch patch ----------------------
+
+
+class JobWorkload(Strict):
+    """NVCRE's ``WorkloadSpec``: the workload object of the Job, here always a TrainJob."""
+
+    train_job: dict[str, Any] = Field(alias="trainJob")
+
+
+class NodeHealthMonitor(Strict):
+    """NVCRE's ``nodeHealthMonitor``."""
+
+    cel: dict[str, Any] | None = None
+
+
+class JobCheckpoint(Strict):
+    """NVCRE's Job ``checkpoint``."""
+
+    pvc_name: str | None = Field(default=None, alias="pvcName")
+    max_restarts: int | None = Field(default=None, alias="maxRestarts", ge=0)
+
+
+class JobSpec(Strict):
+    """NVCRE's ``JobSpec`` (``api/v1alpha1/job_types.go``)."""
+
+    workload: JobWorkload
+    workload_metadata: WorkloadMetadata | None = Field(default=None, alias="workloadMetadata")
+    node_health_monitor: NodeHealthMonitor | None = Field(default=None, alias="nodeHealthMonitor")
+    checkpoint: JobCheckpoint | None = None
+    stall_multiplier: int | None = Field(default=None, alias="stallMultiplier", ge=1)
+    startup_stall_timeout_seconds: int | None = Field(
+        default=None, alias="startupStallTimeoutSeconds", ge=1
+    )
+    scheduling_stall_grace_seconds: int | None = Field(
+        default=None, alias="schedulingStallGraceSeconds", ge=1
+    )
+    thresholds: dict[str, str] | None = None
+    goodput_measurement: GoodputMeasurement | None = Field(default=None, alias="goodputMeasurement")
+    bandwidth_measurement: BandwidthMeasurement | None = Field(
+        default=None, alias="bandwidthMeasurement"
+    )
+    measurement_timeout: str | None = Field(default=None, alias="measurementTimeout")
+
+
+class JobTemplate(Strict):
+    """NVCRE's job template (``JobTemplateSpec``), as every TrainJob is shown to an override."""
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    spec: JobSpec
 
 
 class WorkloadRunSpec(Strict):

@@ -38,12 +38,20 @@ RESERVED_TREES = {
     "torch": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
     "exec": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
 }
-RESERVED_ENV_MPI = (
-    "OMPI_MCA_orte_default_hostfile",
-    "OMPI_MCA_plm_rsh_args",
-    "OMPI_MCA_orte_keep_fqdn_hostnames",
-    "OMPI_MCA_orte_set_default_slots",
+MPI_PLUGIN_ENV = frozenset(
+    {
+        "OMPI_MCA_orte_default_hostfile",
+        "OMPI_MCA_plm_rsh_args",
+        "OMPI_MCA_orte_keep_fqdn_hostnames",
+        "OMPI_MCA_orte_set_default_slots",
+    }
 )
+"""Env Trainer's MPI plugin sets on the launcher (kubeflow/trainer v2.3.0
+``pkg/runtime/framework/plugins/mpi/mpi.go:208-227``), meant for mpirun itself."""
+TORCH_PLUGIN_ENV = frozenset(
+    {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
+)
+"""Env Trainer's torch plugin sets (``pkg/runtime/framework/plugins/torch/torch.go:56-87``)."""
 MAX_WORKLOAD_LABELS = 32
 
 
@@ -225,7 +233,7 @@ def reserved_env(spec: models.WorkloadRunSpec) -> list[Problem]:
     """Env names Trainer's plugins set and would silently replace."""
     out: list[Problem] = []
     for i, e in enumerate(spec.env):
-        if spec.framework.name == "mpi" and e.name in RESERVED_ENV_MPI:
+        if spec.framework.name == "mpi" and e.name in MPI_PLUGIN_ENV:
             out.append(
                 (
                     f"spec.env[{i}].name",
@@ -242,20 +250,8 @@ def reserved_env(spec: models.WorkloadRunSpec) -> list[Problem]:
     return out
 
 
-def label_problems(path: str, key: str, value: str | None) -> list[Problem]:
-    """Validity of one label key (and value)."""
-    out: list[Problem] = []
-    kp = models.label_key_problem(key)
-    if kp:
-        out.append((f"{path}[{key!r}]", f"invalid label key: {kp}"))
-    if value is not None:
-        vp = models.label_value_problem(value)
-        if vp:
-            out.append((f"{path}[{key!r}]", f"invalid label value {value!r}: {vp}"))
-    return out
-
-
-def _reserved_key(key: str) -> bool:
+def reserved_label(key: str) -> bool:
+    """Whether ``key`` is controller-owned in NVCRE (and here)."""
     return key == CONTROLLER_LABEL or key.startswith(RESERVED_PREFIX)
 
 
@@ -265,66 +261,77 @@ def gang_scheduler(spec: models.WorkloadRunSpec) -> list[Problem]:
     if g is None:
         return []
     out: list[Problem] = []
-    if g.queue:
-        vp = models.label_value_problem(g.queue)
-        if vp:
-            out.append(
-                ("spec.gangScheduler.queue", f"queue {g.queue!r} is not a valid label value: {vp}")
+    vp = models.label_value_problem(g.queue) if g.queue else None
+    if vp:
+        out.append(
+            ("spec.gangScheduler.queue", f"queue {g.queue!r} is not a valid label value: {vp}")
+        )
+    kp = models.label_key_problem(g.queue_label_key) if g.queue_label_key else None
+    if kp:
+        out.append(
+            (
+                "spec.gangScheduler.queueLabelKey",
+                f"{g.queue_label_key!r} is not a valid label key: {kp}",
             )
-    if g.queue_label_key:
-        kp = models.label_key_problem(g.queue_label_key)
-        if kp:
-            out.append(
-                (
-                    "spec.gangScheduler.queueLabelKey",
-                    f"{g.queue_label_key!r} is not a valid label key: {kp}",
-                )
+        )
+    elif reserved_label(g.label_key):
+        out.append(
+            (
+                "spec.gangScheduler.queueLabelKey",
+                "queueLabelKey must not use the controller-owned key app.kubernetes.io/managed-by "
+                "or any key under the nvcre.nvidia.com/ prefix",
             )
-        elif _reserved_key(g.queue_label_key):
-            out.append(
-                (
-                    "spec.gangScheduler.queueLabelKey",
-                    "queueLabelKey must not use the controller-owned key app.kubernetes.io/managed-by "
-                    "or any key under the nvcre.nvidia.com/ prefix",
-                )
-            )
+        )
     return out
 
 
-def workload_labels(spec: models.WorkloadRunSpec) -> list[Problem]:
-    """``spec.workloadMetadata.labels``: count, validity, reserved keys, gang queue conflicts."""
-    wm = spec.workload_metadata
-    if wm is None:
-        return []
-    path = "spec.workloadMetadata.labels"
+def workload_labels(
+    labels: Mapping[str, str], gang: models.GangScheduler | None, path: str
+) -> tuple[dict[str, str], list[Problem]]:
+    """NVCRE's rules of the workload object's labels, wherever they are written.
+
+    The same rules hold for ``spec.workloadMetadata.labels`` and for the job template's
+    ``spec.workloadMetadata.labels`` after an override (NVCRE's ``ValidateResolvedJobTemplate``):
+    at most 32 labels, no controller-owned key, valid keys and values, and the gang queue label
+    NVCRE owns: restored when absent, accepted when equal, a conflict otherwise (NVCRE's
+    ``InsertConsistentLabel``). The messages are NVCRE's Go-side ones.
+
+    Returns:
+        The labels with the queue label restored, and every problem (``path[key]`` paths).
+
+    """
+    resolved = dict(labels)
+    if gang is not None:
+        resolved.setdefault(gang.label_key, gang.queue_name)
     out: list[Problem] = []
-    if len(wm.labels) > MAX_WORKLOAD_LABELS:
-        out.append((path, f"{len(wm.labels)} labels exceeds the maximum of {MAX_WORKLOAD_LABELS}"))
-    g = spec.gang_scheduler
-    for k, v in wm.labels.items():
-        if _reserved_key(k):
+    if len(resolved) > MAX_WORKLOAD_LABELS:
+        out.append((path, f"{len(resolved)} labels exceeds the maximum of {MAX_WORKLOAD_LABELS}"))
+    for key, value in labels.items():
+        at = f"{path}[{key!r}]"
+        if reserved_label(key):
             out.append(
                 (
-                    f"{path}[{k!r}]",
-                    f"label key is reserved for the controller: {CONTROLLER_LABEL!r} and any key under "
-                    f"{RESERVED_PREFIX!r} identify workload ownership",
+                    at,
+                    f"label key is reserved for the controller: {CONTROLLER_LABEL!r} and any key "
+                    f"under {RESERVED_PREFIX!r} identify workload ownership",
                 )
             )
             continue
-        out += label_problems(path, k, v)
-        if (
-            g is not None
-            and k == (g.queue_label_key or "kai.scheduler/queue")
-            and v != (g.queue or "default-queue")
-        ):
+        kp = models.label_key_problem(key)
+        if kp:
+            out.append((at, f"invalid label key: {kp}"))
+        vp = models.label_value_problem(value)
+        if vp:
+            out.append((at, f"invalid label value {value!r}: {vp}"))
+        elif gang is not None and key == gang.label_key and value != gang.queue_name:
             out.append(
                 (
-                    f"{path}[{k!r}]",
-                    f"conflicting label value {v!r}, expected {g.queue or 'default-queue'!r} "
+                    at,
+                    f"conflicting label value {value!r}, expected {gang.queue_name!r} "
                     "(spec.gangScheduler.queue)",
                 )
             )
-    return out
+    return resolved, out
 
 
 def placement(spec: models.WorkloadRunSpec) -> list[Problem]:

@@ -29,18 +29,8 @@ import shlex
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from krm_fn.api.rules import MPI_PLUGIN_ENV
 from krm_fn.builders.nccl_env import forwarded_names
-
-MPI_PLUGIN_ENV = frozenset(
-    {
-        "OMPI_MCA_orte_default_hostfile",
-        "OMPI_MCA_plm_rsh_args",
-        "OMPI_MCA_orte_keep_fqdn_hostnames",
-        "OMPI_MCA_orte_set_default_slots",
-    }
-)
-"""Env Trainer's MPI plugin sets on the launcher (kubeflow/trainer v2.3.0
-``pkg/runtime/framework/plugins/mpi/mpi.go:208-227``); meant for mpirun itself."""
 
 MPIRUN_NAMES = frozenset({"mpirun", "mpiexec", "orterun", "prterun"})
 BASH_C = ("/bin/bash", "-c")

@@ -257,6 +257,49 @@ def _valid_ops(ops: Any) -> bool:
     )
 
 
+def why_failed(view: Any, op: Mapping[str, Any], exc: Exception) -> str:
+    """Why an RFC 6902 operation failed on ``view``, in a few bounded lines, with the fix.
+
+    Names the first missing step of the path (or ``from``) and what exists at its nearest
+    parent (a few keys, or a list's length); never the whole document.
+    """
+    known = op["op"] in ("add", "remove", "replace", "move", "copy", "test")
+    for pointer in (op.get("from"), op["path"]) if known else ():
+        if not isinstance(pointer, str) or not pointer.startswith("/"):
+            continue
+        node, at = view, ""
+        steps = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+        for i, step in enumerate(steps):
+            adds = i == len(steps) - 1 and pointer is op["path"] and op["op"] == "add"
+            if isinstance(node, Mapping) and (step in node or adds):
+                node, at = node.get(step), f"{at}/{step}"
+            elif isinstance(node, list) and step.isdigit() and int(step) < len(node) + adds:
+                node, at = node[min(int(step), len(node) - 1)] if node else None, f"{at}/{step}"
+            elif not (adds and isinstance(node, list) and step == "-"):
+                return _missing_step(node, at, step, pointer)
+    if op["op"] == "test":
+        return f"the value at {op['path']} is not the tested value"
+    text = str(exc)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _missing_step(node: Any, at: str, step: str, pointer: str) -> str:
+    where = at or "the job template's root"
+    if isinstance(node, Mapping):
+        keys = [str(k) for k in node]
+        has = ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
+        found = f"{where} has no {step!r}; it has {has or 'nothing'}"
+    elif isinstance(node, list):
+        found = f"{where} has {len(node)} item(s), no {step!r} (append with {at}/-)"
+    else:
+        found = f"{where} is a {type(node).__name__}, not a map or a list"
+    fix = "paths are NVCRE's job template's, e.g. /spec/workload/trainJob/trainer/env, "
+    fix += "/spec/workloadMetadata/labels"
+    if at == "/spec" and jt.trainjob_field(step):
+        fix = f"did you mean /spec/workload/trainJob{pointer[5:]}? ({fix})"
+    return f"{found}; {fix}"
+
+
 def _without_namespace(patch: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(patch)
     meta = out.get("metadata")
@@ -464,17 +507,14 @@ class _Step:
     def patch_view(self, view: Any, ops: list[Any], name: str) -> Any:
         import jsonpatch  # only runs that use jobTemplatePatch pay for it
 
-        suffix = ".jobTemplatePatch"
         for j, op in enumerate(ops):
             try:
                 view = jsonpatch.JsonPatch([dict(op)]).apply(view, in_place=False)
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
                 self.error(
-                    f"{suffix}[{j}]",
-                    f"operation {j} of {self.where}.jobTemplatePatch "
-                    f"({op['op']} {op['path']}) failed on the job template of TrainJob "
-                    f"{name!r}: {exc} (paths are NVCRE's job template's, e.g. "
-                    "/spec/workload/trainJob/trainer/env, /spec/workloadMetadata/labels)",
+                    f".jobTemplatePatch[{j}]",
+                    f"operation {j} of {self.where}.jobTemplatePatch ({op['op']} {op['path']}) "
+                    f"failed on the job template of TrainJob {name!r}: {why_failed(view, op, exc)}",
                 )
                 return None
         return view

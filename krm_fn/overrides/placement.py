@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from krm_fn.api.models import GangScheduler
+from krm_fn.api.rules import MPI_PLUGIN_ENV, TORCH_PLUGIN_ENV
 from krm_fn.keys import ANN_GROUP_NODES as GROUP_NODES
 from krm_fn.overrides.smp import SMPError, strategic_merge
 
@@ -34,19 +36,6 @@ __all__ = ["Expect", "effective_pod_specs", "keep_placement", "placement_problem
 HOSTNAME: Final = "kubernetes.io/hostname"
 LAUNCHER: Final = "launcher"
 
-# Kubeflow Trainer v2.3 pkg/runtime/framework/plugins/mpi/mpi.go:82-109 and
-# pkg/runtime/framework/plugins/torch/torch.go:56-87: env names the plugins set themselves.
-MPI_RESERVED_ENV: Final = frozenset(
-    {
-        "OMPI_MCA_orte_default_hostfile",
-        "OMPI_MCA_plm_rsh_args",
-        "OMPI_MCA_orte_keep_fqdn_hostnames",
-        "OMPI_MCA_orte_set_default_slots",
-    }
-)
-TORCH_RESERVED_ENV: Final = frozenset(
-    {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
-)
 # JobSet's manager field rule (Trainer jobset.go:176): a domain-prefixed path.
 _MANAGER_RE: Final = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$"
@@ -61,14 +50,14 @@ class Expect:
         framework: ``mpi``, ``torch`` or ``exec``.
         target: The target's node-affinity expressions (on every pod).
         tolerations: The taint-selector tolerations (on every pod).
-        gang: ``(schedulerName, queueLabelKey, queue)`` when gang scheduling is on.
+        gang: ``spec.gangScheduler`` when gang scheduling is on.
 
     """
 
     framework: str
     target: tuple[Mapping[str, Any], ...] = ()
     tolerations: tuple[Mapping[str, Any], ...] = ()
-    gang: tuple[str, str, str] | None = None
+    gang: GangScheduler | None = None
 
 
 def _pod_of(rj: Mapping[str, Any]) -> Any:
@@ -213,8 +202,8 @@ def placement_problems(
         else:
             out += _pod_problems(f"the {job} pods", pod, group, expect)
     if expect.gang is not None:
-        _, key, queue = expect.gang
-        out += _queue_label_problems(meta, runtime, jobs, key, queue)
+        g = expect.gang
+        out += _queue_label_problems(meta, runtime, jobs, g.label_key, g.queue_name)
     out += _trainer_webhook(tj.get("spec") or {}, effective_pod_specs({}, runtime), expect)
     return out
 
@@ -266,10 +255,10 @@ def _pod_problems(
             + ", ".join(str(t.get("key")) for t in lost)
             + ", so they cannot run on the tainted nodes the target selects"
         )
-    if expect.gang is not None and pod.get("schedulerName") != expect.gang[0]:
+    if expect.gang is not None and pod.get("schedulerName") != expect.gang.scheduler_name:
         out.append(
             f"{where} use schedulerName {pod.get('schedulerName')!r}, not the gang "
-            f"scheduler {expect.gang[0]!r}"
+            f"scheduler {expect.gang.scheduler_name!r}"
         )
     return out
 
@@ -325,7 +314,7 @@ def _trainer_webhook(
     out: list[str] = []
     env = (spec.get("trainer") or {}).get("env") or []
     names = {e.get("name") for e in env if isinstance(e, Mapping)}
-    reserved = MPI_RESERVED_ENV if expect.framework == "mpi" else TORCH_RESERVED_ENV
+    reserved = MPI_PLUGIN_ENV if expect.framework == "mpi" else TORCH_PLUGIN_ENV
     if expect.framework == "torch":
         reserved = reserved | {n for n in names if isinstance(n, str) and n.startswith("PET_")}
     if expect.framework != "exec":

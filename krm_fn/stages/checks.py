@@ -66,7 +66,11 @@ def check_run(wr: models.WorkloadRun, context: InputContext, diag: RunDiagnostic
         *rules.reserved_names(spec),
         *rules.reserved_env(spec),
         *rules.gang_scheduler(spec),
-        *rules.workload_labels(spec),
+        *rules.workload_labels(
+            spec.workload_metadata.labels if spec.workload_metadata else {},
+            spec.gang_scheduler,
+            "spec.workloadMetadata.labels",
+        )[1],
         *rules.placement(spec),
     ]:
         diag.build_failed(msg, path)

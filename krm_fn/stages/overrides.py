@@ -141,11 +141,7 @@ def apply(
     from krm_fn.overrides.apply import apply_overrides
     from krm_fn.overrides.placement import Expect
 
-    gang = (
-        (plan.gang.scheduler_name, plan.gang.queue_label_key, plan.gang.queue)
-        if plan.gang
-        else None
-    )
+    gang = spec.gang_scheduler
     template_ctx = jt.TemplateContext(
         health_monitor=not any(
             t.key == "node.kubernetes.io/unschedulable"
