@@ -25,7 +25,7 @@ from krm_fn.builders.nccl_env import (
     merge_named,
     user_wins_in_mpi_args,
 )
-from krm_fn.builders.run_plan import WorkerEnv
+from krm_fn.builders.plan import WorkerEnv
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext

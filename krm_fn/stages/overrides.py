@@ -148,8 +148,8 @@ def apply(
             for t in (spec.target.taint_selectors if spec.target else [])
         ),
         checkpoint=(
-            {"pvcName": plan.checkpoint_pvc, "maxRestarts": plan.max_restarts}
-            if plan.checkpoint_pvc
+            {"pvcName": plan.checkpoint_pvc, "maxRestarts": spec.checkpoint.max_restarts}
+            if plan.checkpoint_pvc and spec.checkpoint
             else None
         ),
         gang=gang,

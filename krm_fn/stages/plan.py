@@ -11,12 +11,8 @@ Invariants:
 from __future__ import annotations
 
 from krm_fn.api import models
-from krm_fn.builders.plan import ANN_FRAMEWORK, ANN_GPU_ARCH, ANN_PLATFORM, RunPlan
-from krm_fn.builders.run_plan import PlanInputs, WorkerEnv, build_plan
-from krm_fn.keys import (
-    ANN_APPLIED,
-    ANN_GPU_PRODUCT,
-)
+from krm_fn.builders.plan import RunPlan, WorkerEnv, build_plan
+from krm_fn.keys import ANN_APPLIED, ANN_FRAMEWORK, ANN_GPU_ARCH, ANN_GPU_PRODUCT, ANN_PLATFORM
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.stages.checks import RunChecks
 from krm_fn.stages.nodes import NodeSelection
@@ -46,7 +42,8 @@ def plan(
     if products:
         annotations[ANN_GPU_PRODUCT] = ",".join(products)
     annotations[ANN_APPLIED] = ",".join(matched.applied)
-    inputs = PlanInputs(
+    return build_plan(
+        wr,
         per_group=partitioned.per_group,
         gpus=platform.gpus,
         overlay=platform.overlay,
@@ -57,7 +54,6 @@ def plan(
         annotations=annotations,
         trainjob_annotations=checks.trainjob_annotations,
     )
-    return build_plan(wr, inputs)
 
 
 def unlisted_products(platform: ResolvedPlatform) -> tuple[str, ...]:
