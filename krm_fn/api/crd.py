@@ -20,8 +20,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from krm_fn.api import corev1
 from krm_fn.api.fields import FieldView, fields_of
-from krm_fn.api.models import API_GROUP, KIND, WorkloadRunSpec
+from krm_fn.api.models import API_GROUP, KIND, CoreV1, WorkloadRunSpec
 
 
 def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -61,6 +62,8 @@ def _structural(tp: Any, spec: FieldView | None = None) -> dict[str, Any]:
         if len(alts) != len(args):
             alt["nullable"] = True
         return alt
+    if isinstance(tp, type) and issubclass(tp, CoreV1):
+        return corev1.schema(tp.__name__)
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return _model_schema(tp)
     if origin is Literal:

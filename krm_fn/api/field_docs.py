@@ -31,21 +31,6 @@ class FieldDoc(NamedTuple):
     values_from: str | None = None
 
 
-K8S_API = "https://kubernetes.io/docs/reference/kubernetes-api"
-
-KUBERNETES_TYPES: dict[str, str] = {
-    "EnvVar": f"{K8S_API}/workload-resources/pod-v1/#environment-variables",
-    "VolumeMount": f"{K8S_API}/workload-resources/pod-v1/#volumes-1",
-    "Volume": f"{K8S_API}/config-and-storage-resources/volume/",
-    "Container": f"{K8S_API}/workload-resources/pod-v1/#Container",
-    "ResourceRequirements": f"{K8S_API}/workload-resources/pod-v1/#resources",
-    "LocalObjectReference": f"{K8S_API}/common-definitions/local-object-reference/",
-    "NodeSelectorRequirement": f"{K8S_API}/common-definitions/node-selector-requirement/",
-    "ObjectMeta": f"{K8S_API}/common-definitions/object-meta/",
-}
-"""Kubernetes types the WorkloadRun embeds unchanged: linked, not expanded field by field."""
-
-
 FIELD_DOCS: dict[str, FieldDoc] = {
     # --- WorkloadRun ----------------------------------------------------------------------
     "WorkloadRun.apiVersion": FieldDoc(
@@ -632,4 +617,4 @@ FIELD_DOCS: dict[str, FieldDoc] = {
 }
 
 
-__all__ = ["FIELD_DOCS", "KUBERNETES_TYPES", "FieldDoc"]
+__all__ = ["FIELD_DOCS", "FieldDoc"]

@@ -97,11 +97,41 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
 
 
-# --- core/v1 pieces -------------------------------------------------------------------------
+# --- core/v1 pieces: thin views of Kubernetes' types, checked against their derived schemas ---
 
 
-class EnvVar(Strict):
-    """A container environment variable (core/v1 EnvVar)."""
+class CoreV1(BaseModel):
+    """A Kubernetes core/v1 type, written as in a Pod.
+
+    Declares only the fields the render reads; every field, declared or not, is checked
+    against the type's schema DERIVED from the pinned CRDs (:mod:`krm_fn.api.corev1`), and
+    :meth:`to_k8s` gives the object back as written (declared fields first, unset ones left out).
+    """
+
+    model_config = ConfigDict(
+        extra="allow", strict=True, frozen=True, populate_by_name=True, defer_build=True
+    )
+
+    @model_validator(mode="after")
+    def _derived_schema(self) -> CoreV1:
+        if self.model_extra:
+            from krm_fn.api import corev1
+
+            dumped = self.model_dump(by_alias=True, exclude_none=True)
+            problems = corev1.problems(type(self).__name__, dumped)
+            if problems:
+                raise ValueError(
+                    "; ".join(m if m.startswith("unknown") else f"{p}: {m}" for p, m in problems)
+                )
+        return self
+
+    def to_k8s(self) -> dict[str, Any]:
+        """The object as Kubernetes reads it."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+class EnvVar(CoreV1):
+    """A container environment variable."""
 
     name: str = Field(min_length=1)
     value: str | None = None
@@ -123,63 +153,17 @@ class EnvVar(Strict):
             raise ValueError("value and valueFrom are mutually exclusive")
         return self
 
-    def to_k8s(self) -> dict[str, Any]:
-        """Render as a core/v1 EnvVar mapping."""
-        if self.value_from is not None:
-            return {"name": self.name, "valueFrom": self.value_from}
-        return {"name": self.name, "value": self.value or ""}
 
-
-class VolumeMount(Strict):
-    """A core/v1 VolumeMount."""
+class VolumeMount(CoreV1):
+    """A volume mount."""
 
     name: str = Field(min_length=1)
     mount_path: str = Field(alias="mountPath", min_length=1)
     read_only: bool | None = Field(default=None, alias="readOnly")
-    sub_path: str | None = Field(default=None, alias="subPath")
-    sub_path_expr: str | None = Field(default=None, alias="subPathExpr")
-    mount_propagation: str | None = Field(default=None, alias="mountPropagation")
-    recursive_read_only: str | None = Field(default=None, alias="recursiveReadOnly")
 
 
-VOLUME_SOURCES = frozenset(
-    [
-        "awsElasticBlockStore",
-        "azureDisk",
-        "azureFile",
-        "cephfs",
-        "cinder",
-        "configMap",
-        "csi",
-        "downwardAPI",
-        "emptyDir",
-        "ephemeral",
-        "fc",
-        "flexVolume",
-        "flocker",
-        "gcePersistentDisk",
-        "gitRepo",
-        "glusterfs",
-        "hostPath",
-        "image",
-        "iscsi",
-        "nfs",
-        "persistentVolumeClaim",
-        "photonPersistentDisk",
-        "portworxVolume",
-        "projected",
-        "quobyte",
-        "rbd",
-        "scaleIO",
-        "secret",
-        "storageos",
-        "vsphereVolume",
-    ]
-)
-
-
-class Volume(Open):
-    """A core/v1 Volume: a name plus exactly one volume source."""
+class Volume(CoreV1):
+    """A pod volume: a name plus exactly one volume source."""
 
     name: str = Field(min_length=1)
 
@@ -190,21 +174,12 @@ class Volume(Open):
 
     @model_validator(mode="after")
     def _one_source(self) -> Volume:
-        extra = dict(self.model_extra or {})
-        unknown = sorted(k for k in extra if k not in VOLUME_SOURCES)
-        if unknown:
+        found = sorted(self.model_extra or {})
+        if len(found) != 1:
             raise ValueError(
-                f"unknown volume field(s) {', '.join(unknown)}; "
-                "a volume has a name and one volume source"
+                f"a volume must have exactly one volume source, found {len(found)}"
+                + (f" ({', '.join(found)})" if found else "")
             )
-        if len(extra) != 1:
-            raise ValueError(
-                f"a volume must have exactly one volume source, found {len(extra)}"
-                + (f" ({', '.join(sorted(extra))})" if extra else "")
-            )
-        for k, v in extra.items():
-            if not isinstance(v, dict):
-                raise ValueError(f"volume source {k} must be a mapping")
         return self
 
     @property
@@ -213,14 +188,9 @@ class Volume(Open):
         ((k, v),) = (self.model_extra or {}).items()
         return k, v
 
-    def to_k8s(self) -> dict[str, Any]:
-        """Render as a core/v1 Volume mapping."""
-        key, body = self.source
-        return {"name": self.name, key: body}
 
-
-class Container(Strict):
-    """A core/v1 Container (used for ``spec.initContainers``)."""
+class Container(CoreV1):
+    """A container (``spec.initContainers``)."""
 
     name: str = Field(min_length=1)
 
@@ -229,44 +199,17 @@ class Container(Strict):
     def _container_name(cls, v: str) -> str:
         return _dns_label(v, "container name")
 
-    image: str | None = None
-    command: list[str] | None = None
-    args: list[str] | None = None
-    working_dir: str | None = Field(default=None, alias="workingDir")
-    ports: list[dict[str, Any]] | None = None
-    env_from: list[dict[str, Any]] | None = Field(default=None, alias="envFrom")
-    env: list[EnvVar] | None = None
-    resources: dict[str, Any] | None = None
-    resize_policy: list[dict[str, Any]] | None = Field(default=None, alias="resizePolicy")
-    restart_policy: str | None = Field(default=None, alias="restartPolicy")
-    restart_policy_rules: list[dict[str, Any]] | None = Field(
-        default=None, alias="restartPolicyRules"
-    )
-    volume_mounts: list[VolumeMount] | None = Field(default=None, alias="volumeMounts")
-    volume_devices: list[dict[str, Any]] | None = Field(default=None, alias="volumeDevices")
-    liveness_probe: dict[str, Any] | None = Field(default=None, alias="livenessProbe")
-    readiness_probe: dict[str, Any] | None = Field(default=None, alias="readinessProbe")
-    startup_probe: dict[str, Any] | None = Field(default=None, alias="startupProbe")
-    lifecycle: dict[str, Any] | None = None
-    termination_message_path: str | None = Field(default=None, alias="terminationMessagePath")
-    termination_message_policy: str | None = Field(default=None, alias="terminationMessagePolicy")
-    image_pull_policy: str | None = Field(default=None, alias="imagePullPolicy")
-    security_context: dict[str, Any] | None = Field(default=None, alias="securityContext")
-    stdin: bool | None = None
-    stdin_once: bool | None = Field(default=None, alias="stdinOnce")
-    tty: bool | None = None
 
-
-class ResourceRequirements(Strict):
-    """core/v1 ResourceRequirements; quantities as strings or integers."""
+class ResourceRequirements(CoreV1):
+    """Compute resources of a container; quantities as strings or integers."""
 
     limits: dict[str, str | int] | None = None
     requests: dict[str, str | int] | None = None
     claims: list[dict[str, Any]] | None = None
 
 
-class LocalObjectReference(Strict):
-    """A reference by name (core/v1 LocalObjectReference)."""
+class LocalObjectReference(CoreV1):
+    """A reference by name."""
 
     name: str = Field(min_length=1)
 
@@ -342,8 +285,8 @@ class Framework(Strict):
 # --- target / orchestration -----------------------------------------------------------------
 
 
-class NodeSelectorRequirement(Strict):
-    """core/v1 NodeSelectorRequirement."""
+class NodeSelectorRequirement(CoreV1):
+    """A node selector requirement."""
 
     key: str = Field(min_length=1)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]

@@ -27,7 +27,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from krm_fn.api.config import CONFIG_API_VERSION, CONFIG_KIND, FunctionOptions
-from krm_fn.api.field_docs import FIELD_DOCS, KUBERNETES_TYPES, FieldDoc
+from krm_fn.api.corev1 import DOCS as KUBERNETES_TYPES
+from krm_fn.api.field_docs import FIELD_DOCS, FieldDoc
 from krm_fn.api.fields import FieldView, fields_of
 from krm_fn.api.models import API_VERSION, WorkloadRun
 

@@ -63,8 +63,13 @@ def _mounts(spec: models.WorkloadRunSpec) -> Iterator[tuple[str, models.VolumeMo
     for i, m in enumerate(spec.volume_mounts):
         yield f"spec.volumeMounts[{i}]", m
     for ci, c in enumerate(spec.init_containers):
-        for i, m in enumerate(c.volume_mounts or ()):
-            yield f"spec.initContainers[{ci}].volumeMounts[{i}]", m
+        for i, m in enumerate((c.model_extra or {}).get("volumeMounts") or ()):
+            yield (
+                f"spec.initContainers[{ci}].volumeMounts[{i}]",
+                models.VolumeMount.model_construct(
+                    name=m.get("name"), mount_path=m.get("mountPath"), read_only=m.get("readOnly")
+                ),
+            )
 
 
 def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
