@@ -41,7 +41,9 @@ def test_volume_sources_come_from_the_pinned_type() -> None:
     sources = set(corev1.schema("Volume")["properties"]) - {"name"}
     assert {"emptyDir", "persistentVolumeClaim", "hostPath", "csi", "image"} <= sources
     assert models.Volume.model_validate({"name": "v", "image": {}}).source == ("image", {})
-    with pytest.raises(ValueError, match="volumeID: required field is missing"):
-        models.Volume.model_validate({"name": "v", "awsElasticBlockStore": {}})
-    with pytest.raises(ValueError, match=r"unknown field 'emptydir' of Volume .* 'emptyDir'"):
+    with pytest.raises(
+        ValueError, match="awsElasticBlockStore.volumeID: must be a string, got int"
+    ):
+        models.Volume.model_validate({"name": "v", "awsElasticBlockStore": {"volumeID": 1}})
+    with pytest.raises(ValueError, match="unknown field 'emptydir'; did you mean 'emptyDir'"):
         models.Volume.model_validate({"name": "v", "emptydir": {}})

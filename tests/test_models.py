@@ -395,14 +395,13 @@ def test_core_types_are_given_back_as_written_without_unset_fields() -> None:
         pytest.param(
             models.Container,
             {"name": "c", "imagee": "x"},
-            "unknown field 'imagee' of Container (Kubernetes core/v1); did you mean 'image'?",
+            "unknown field 'imagee'; did you mean 'image'?",
             id="unknown-field-with-a-close-match",
         ),
         pytest.param(
             models.Container,
             {"name": "c", "command": "ls", "ports": [{"containerPort": "80"}]},
-            "command: must be a list, got a string; ports[0].containerPort: must be an "
-            "integer, got a string",
+            "command: must be a list, got str; ports[0].containerPort: must be an integer, got str",
             id="nested-types-from-the-derived-schema",
         ),
         pytest.param(

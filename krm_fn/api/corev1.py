@@ -5,15 +5,12 @@ A WorkloadRun carries Kubernetes' own types (``env``, ``volumes``, ``volumeMount
 not copied field by field: :func:`derive` cuts each type's OpenAPI schema (descriptions
 included) out of the pod template of the pinned TrainingRuntime CRD, into the committed
 ``krm_fn/data/core_v1.json``; ``tests/test_corev1.py`` regenerates it and asserts it is
-identical. The models (:class:`krm_fn.api.models.CoreV1`) declare only the fields the render
-reads; every field is checked against the derived schema (:func:`problems`), and the
-WorkloadRun CRD inlines the schemas, so ``kubectl explain`` gives Kubernetes' own words.
+identical. The WorkloadRun CRD inlines these schemas, so ``kubectl explain`` gives Kubernetes' own
+words; the models (:class:`krm_fn.api.models.CoreV1`) declare only the fields the render
+reads and check every field against the pinned CRD (:func:`problems`).
 
 Invariants:
     * :func:`derive` is deterministic: the same CRD gives byte-identical JSON.
-    * :func:`problems` reports what the API server's strict validation of the schema reports:
-      an undeclared field (with a close match when there is one), a wrong JSON type, a value
-      outside an ``enum``, a missing required field; ``null`` is accepted (the server drops it).
 """
 
 from __future__ import annotations
@@ -90,60 +87,13 @@ def schema(name: str) -> dict[str, Any]:
     return copied
 
 
-_JSON: Final[dict[str, type | tuple[type, ...]]] = {"object": dict, "array": list, "string": str, "boolean": bool,
-                "integer": int, "number": (int, float)}  # fmt: skip
-_WORDS: Final = {"object": "a map", "array": "a list", "string": "a string",
-                 "boolean": "a boolean", "integer": "an integer", "number": "a number"}  # fmt: skip
-
-
 def problems(name: str, value: Any) -> list[tuple[str, str]]:
-    """``(path inside the value, message)`` for every way ``value`` breaks type ``name``."""
-    return _walk(_table()[name], value, "", name)
+    """``(path inside the value, message)`` for every way ``value`` breaks type ``name``.
 
+    The check is the pinned CRDs' run-time one (:func:`krm_fn.api.crdshape.unknown_fields`),
+    walked from where the type sits in the TrainingRuntime's pod template.
+    """
+    from krm_fn.api.crdshape import unknown_fields
 
-def _walk(node: Mapping[str, Any], value: Any, path: str, name: str) -> list[tuple[str, str]]:
-    if value is None:
-        return []
-    if node.get("x-kubernetes-int-or-string"):
-        ok = isinstance(value, (int, str)) and not isinstance(value, bool)
-        return [] if ok else [(path, f"must be an integer or a string, got {_kind(value)}")]
-    t = node.get("type")
-    if t in _JSON and (
-        (t == "boolean") != isinstance(value, bool) or not isinstance(value, _JSON[t])
-    ):
-        return [(path, f"must be {_WORDS[t]}, got {_kind(value)}")]
-    if "enum" in node and value not in node["enum"]:
-        return [(path, f"{value!r} is not one of {', '.join(map(str, node['enum']))}")]
-    out: list[tuple[str, str]] = []
-    if isinstance(value, dict):
-        props: Mapping[str, Any] = node.get("properties") or {}
-        extra = node.get("additionalProperties")
-        for key, sub in value.items():
-            at = f"{path}.{key}" if path else str(key)
-            if key in props:
-                out += _walk(props[key], sub, at, name)
-            elif isinstance(extra, Mapping):
-                out += _walk(extra, sub, f"{path}[{key!r}]", name)
-            elif not node.get("x-kubernetes-preserve-unknown-fields"):
-                out.append((at, _unknown(str(key), props, path or name)))
-        for key in node.get("required") or ():
-            if key not in value:
-                out.append((f"{path}.{key}" if path else key, "required field is missing"))
-    elif isinstance(value, list) and isinstance(node.get("items"), Mapping):
-        for i, sub in enumerate(value):
-            out += _walk(node["items"], sub, f"{path}[{i}]", name)
-    return out
-
-
-def _kind(value: Any) -> str:
-    return {dict: "a map", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _unknown(key: str, props: Mapping[str, Any], where: str) -> str:
-    import difflib  # only unknown-field errors need it
-
-    close = difflib.get_close_matches(key, list(props), n=1, cutoff=0.75)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f"unknown field {key!r} of {where} (Kubernetes core/v1){hint}"
+    at = f"{POD_SPEC}.{PATHS[name]}".replace("[]", "[0]")
+    return [(p.removeprefix(at)[1:], m) for p, m in unknown_fields("TrainingRuntime", value, at)]
