@@ -49,7 +49,7 @@ from krm_fn.overrides.placement import (
     placement_problems,
     yield_env_to_trainer,
 )
-from krm_fn.overrides.smp import SMPError, dotted, strategic_merge
+from krm_fn.overrides.smp import JOB_TEMPLATE, SMPError, dotted, strategic_merge
 from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
 
 __all__ = ["AppliedOverride", "OverrideOutcome", "apply_overrides"]
@@ -457,52 +457,12 @@ class _Step:
 
     def merge_view(self, view: dict[str, Any], template: Mapping[str, Any]) -> Any:
         """Strategic merge of the view; the TrainJob part with trainer env/args atomic."""
-        suffix = ".jobTemplate"
-        stray = [k for k in template if k not in ("metadata", "spec")]
-        if stray:
-            self.error(
-                f"{suffix}.{stray[0]}",
-                f"unknown field {stray[0]!r} of NVCRE's job template; known: metadata, spec",
-            )
-            return None
-        spec_patch = template.get("spec")
-        rest = dict(template)
-        workload_patch: Any = None
-        if isinstance(spec_patch, Mapping) and "workload" in spec_patch:
-            workload_patch = spec_patch["workload"]
-            rest["spec"] = {k: v for k, v in spec_patch.items() if k != "workload"}
-        out_rest = {k: v for k, v in view.items()}
-        out_rest["spec"] = {k: v for k, v in view["spec"].items() if k != "workload"}
         try:
-            merged = strategic_merge(out_rest, rest, kind=TRAINJOB_KIND)
+            return strategic_merge(view, template, kind=JOB_TEMPLATE)
         except SMPError as exc:
             sub = dotted(exc.path)
-            self.error(f"{suffix}.{sub}" if sub else suffix, exc.reason)
+            self.error(f".jobTemplate.{sub}" if sub else ".jobTemplate", exc.reason)
             return None
-        workload: Any = view["spec"]["workload"]
-        if isinstance(workload_patch, Mapping):
-            workload = dict(workload)
-            for key, value in workload_patch.items():
-                if value is None:
-                    workload.pop(key, None)
-                elif key == "trainJob" and isinstance(value, Mapping):
-                    try:
-                        tj = strategic_merge(
-                            {"spec": workload["trainJob"]}, {"spec": value}, kind=TRAINJOB_KIND
-                        )
-                    except SMPError as exc:
-                        sub = dotted(exc.path).removeprefix("spec")
-                        self.error(f"{suffix}.spec.workload.trainJob{sub}", exc.reason)
-                        return None
-                    workload["trainJob"] = tj["spec"]
-                else:
-                    workload[key] = value
-        elif isinstance(spec_patch, Mapping) and "workload" in spec_patch:
-            workload = workload_patch
-        if not isinstance(merged.get("spec"), dict):
-            return merged
-        merged["spec"] = {"workload": workload, **merged["spec"]}
-        return merged
 
     def patch_view(self, view: Any, ops: list[Any], name: str) -> Any:
         import jsonpatch  # only runs that use jobTemplatePatch pay for it

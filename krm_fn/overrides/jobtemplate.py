@@ -213,7 +213,7 @@ def _unknown(loc: tuple[int | str, ...]) -> str:
         return f"unknown workload kind {key!r}; NVCRE's WorkloadSpec has only trainJob"
     known = ", ".join(f.key for f in fields_of(model)) if model else "none"
     if model is models.JobTemplate:
-        return f"unknown field {key!r} of the job template; known: {known}"
+        return f"unknown field {key!r} of NVCRE's job template; known: {known}"
     if model is not models.JobSpec:
         return f"unknown field {key!r}; known fields: {known}"
     hint = f" (did you mean spec.workload.trainJob.{key}?)" if trainjob_field(key) else ""

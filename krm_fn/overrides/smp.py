@@ -17,6 +17,8 @@ Invariants:
       ``matchExpressions``, ...) is replaced wholesale and copied verbatim.
     * Per kind, some paths are atomic even though their field name merges elsewhere:
       a TrainJob's ``spec.trainer.env`` is replaced, as NVCRE does (:data:`ATOMIC_PATHS`).
+    * NVCRE's job template (kind :data:`JOB_TEMPLATE`) merges its ``spec.workload.trainJob``
+      with the TrainJob's keys and atomic paths, and every other list of it whole.
     * Directives: ``$patch: replace`` (on a map or a keyed list item: replace instead of merge;
       as a lone ``{"$patch": "replace"}`` list item: replace the whole list with the other
       items), ``$patch: delete`` (on a keyed list item: delete the base item with that key; on a
@@ -53,6 +55,10 @@ def merge_keys(kind: str | None, path: Sequence[str]) -> list[str] | None:
         path: Segments from the object root to the list; list positions are ignored.
 
     """
+    if kind == JOB_TEMPLATE:  # NVCRE's job template: its TrainJob sits at spec.workload.trainJob
+        fields = _field_path(tuple(path))
+        inside = fields[: len(TRAINJOB_AT)] == TRAINJOB_AT
+        return merge_keys("TrainJob", ("spec", *fields[len(TRAINJOB_AT) :])) if inside else None
     table = load_table()
     by_path: Mapping[str, list[str]] | None = table["kinds"].get(kind or "")
     if by_path is not None:
@@ -61,8 +67,13 @@ def merge_keys(kind: str | None, path: Sequence[str]) -> list[str] | None:
     return keys
 
 
+JOB_TEMPLATE: Final = "JobTemplate"
+"""NVCRE's job template of a TrainJob (:mod:`~krm_fn.overrides.jobtemplate`), merged as one."""
+TRAINJOB_AT: Final = ("spec", "workload", "trainJob")
+
 STRATEGIC_KINDS: Final[frozenset[str]] = frozenset(
     {
+        JOB_TEMPLATE,
         "TrainingRuntime",
         "ClusterTrainingRuntime",
         "TrainJob",
@@ -75,6 +86,7 @@ STRATEGIC_KINDS: Final[frozenset[str]] = frozenset(
 
 ATOMIC_PATHS: Final[Mapping[str, frozenset[tuple[str, ...]]]] = {
     "TrainJob": frozenset({("spec", "trainer", "env"), ("spec", "trainer", "args")}),
+    JOB_TEMPLATE: frozenset({(*TRAINJOB_AT, "trainer", "env"), (*TRAINJOB_AT, "trainer", "args")}),
 }
 """Per kind, field paths (list positions left out) replaced wholesale despite their name."""
 
