@@ -42,7 +42,7 @@ def test_volume_sources_come_from_the_pinned_type() -> None:
     assert {"emptyDir", "persistentVolumeClaim", "hostPath", "csi", "image"} <= sources
     assert models.Volume.model_validate({"name": "v", "image": {}}).source == ("image", {})
     with pytest.raises(
-        ValueError, match="awsElasticBlockStore.volumeID: must be a string, got int"
+        ValueError, match=r"awsElasticBlockStore\.volumeID: must be a string, got int"
     ):
         models.Volume.model_validate({"name": "v", "awsElasticBlockStore": {"volumeID": 1}})
     with pytest.raises(ValueError, match="unknown field 'emptydir'; did you mean 'emptyDir'"):

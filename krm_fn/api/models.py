@@ -721,6 +721,13 @@ class When(Strict):
         examples=["platform == 'aws' && domainCount >= 1"],
     )
 
+    def as_mapping(self) -> dict[str, Any]:
+        """The matchers as written (camelCase, unset ones left out; ``config`` kept whole)."""
+        out = self.model_dump(by_alias=True, exclude_none=True)
+        if self.config is not None:
+            out["config"] = self.config  # ``None`` values inside it are part of the subset match
+        return out
+
 
 class Override(Strict):
     """``spec.overrides[]``."""

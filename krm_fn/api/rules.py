@@ -75,100 +75,60 @@ def _mounts(spec: models.WorkloadRunSpec) -> Iterator[tuple[str, models.VolumeMo
 def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
     """Volumes, mounts and init containers that would collide with built-in ones.
 
-    Args:
-        spec: The WorkloadRun's spec.
-
     Returns:
-        Every problem: volume names, then mount paths and names, then init container names,
-        then duplicate mount paths of the workload container.
+        Every problem: volume names, then mount paths and names (workload container first,
+        then init containers), then init container names, then duplicate mount paths.
 
     """
-    reserved_vols = {**RESERVED_VOLUMES_ALWAYS, **RESERVED_VOLUMES[spec.framework.name]}
-    out, declared = _volume_name_problems(spec, reserved_vols)
-    if spec.checkpoint is not None:
-        reserved_vols = {**reserved_vols, "checkpoint": "the spec.checkpoint claim"}
-    out += _mount_problems(spec, reserved_vols, declared)
-    out += _init_container_name_problems(spec)
-    out += _duplicate_mount_paths(spec)
-    return out
-
-
-def _volume_name_problems(
-    spec: models.WorkloadRunSpec, reserved_vols: Mapping[str, str]
-) -> tuple[list[Problem], dict[str, int]]:
-    """Check ``spec.volumes`` for reserved and duplicate names.
-
-    Args:
-        spec: The WorkloadRun's spec.
-        reserved_vols: Reserved volume name to what it is reserved for.
-
-    Returns:
-        The problems, and each declared volume name with the index it is first declared at.
-
-    """
+    reserved = {**RESERVED_VOLUMES_ALWAYS, **RESERVED_VOLUMES[spec.framework.name]}
     out: list[Problem] = []
     declared: dict[str, int] = {}
     for i, v in enumerate(spec.volumes):
-        if v.name in reserved_vols:
-            out.append(
-                (
-                    f"spec.volumes[{i}].name",
-                    f"volume name {v.name!r} is reserved for {reserved_vols[v.name]}",
-                )
-            )
+        at = f"spec.volumes[{i}].name"
+        if v.name in reserved:
+            out.append((at, f"volume name {v.name!r} is reserved for {reserved[v.name]}"))
         if v.name in declared:
             out.append(
-                (
-                    f"spec.volumes[{i}].name",
-                    f"duplicate volume name {v.name!r} (also spec.volumes[{declared[v.name]}])",
-                )
+                (at, f"duplicate volume name {v.name!r} (also spec.volumes[{declared[v.name]}])")
             )
         declared.setdefault(v.name, i)
-    return out, declared
-
-
-def _reserved_mount_paths(spec: models.WorkloadRunSpec) -> dict[str, str]:
-    """The exact mount paths this spec reserves, each with what it is reserved for.
-
-    Args:
-        spec: The WorkloadRun's spec.
-
-    Returns:
-        ``/dev/shm`` always, ``/checkpoint`` and ``/config`` when the spec creates them.
-
-    """
-    exact = {"/dev/shm": "the built-in memory-backed /dev/shm"}
     if spec.checkpoint is not None:
-        exact["/checkpoint"] = "spec.checkpoint"
-    if spec.config is not None:
-        exact["/config"] = "spec.config"
-    return exact
+        reserved["checkpoint"] = "the spec.checkpoint claim"
+    out += _mount_problems(spec, reserved, declared)
+    out += [
+        (f"spec.initContainers[{i}].name", "'node' is the workload container's name in every pod")
+        for i, c in enumerate(spec.init_containers)
+        if c.name == "node"
+    ]
+    seen: dict[str, str] = {}
+    for i, m in enumerate(spec.volume_mounts):
+        p = _norm(m.mount_path)
+        if p in seen:
+            out.append(
+                (
+                    f"spec.volumeMounts[{i}].mountPath",
+                    f"duplicate mount path {p!r} (also {seen[p]})",
+                )
+            )
+        seen.setdefault(p, f"spec.volumeMounts[{i}]")
+    return out
 
 
 def _mount_problems(
-    spec: models.WorkloadRunSpec, reserved_vols: Mapping[str, str], declared: Mapping[str, int]
+    spec: models.WorkloadRunSpec, reserved: Mapping[str, str], declared: Mapping[str, int]
 ) -> list[Problem]:
-    """Check every volume mount's path against the reserved ones, and its volume name.
-
-    Args:
-        spec: The WorkloadRun's spec.
-        reserved_vols: Reserved volume name to what it is reserved for.
-        declared: The volume names ``spec.volumes`` declares.
-
-    Returns:
-        The problems, mount by mount (workload container first, then init containers).
-
-    """
+    """Every mount's path against the reserved ones (exact and trees), and its volume name."""
+    exact = {"/dev/shm": "the built-in memory-backed /dev/shm"}
+    exact |= {"/checkpoint": "spec.checkpoint"} if spec.checkpoint is not None else {}
+    exact |= {"/config": "spec.config"} if spec.config is not None else {}
     out: list[Problem] = []
-    exact = _reserved_mount_paths(spec)
-    trees = RESERVED_TREES[spec.framework.name]
     for where, m in _mounts(spec):
         path = _norm(m.mount_path)
         if path in exact:
             out.append(
                 (f"{where}.mountPath", f"mount path {m.mount_path!r} is reserved for {exact[path]}")
             )
-        for root, why in trees.items():
+        for root, why in RESERVED_TREES[spec.framework.name].items():
             if path == root or path.startswith(root + "/"):
                 out.append(
                     (
@@ -177,60 +137,17 @@ def _mount_problems(
                         f"belong to {why}",
                     )
                 )
-        if m.name == "config-volume":
-            if spec.config is None:
-                out.append(
-                    (
-                        f"{where}.name",
-                        "a mount may name 'config-volume' only when spec.config creates it",
-                    )
-                )
-        elif m.name in reserved_vols:
-            out.append((f"{where}.name", f"mount names the reserved volume {m.name!r}"))
-        elif m.name not in declared:
-            out.append((f"{where}.name", f"no volume named {m.name!r} in spec.volumes"))
-    return out
-
-
-def _init_container_name_problems(spec: models.WorkloadRunSpec) -> list[Problem]:
-    """Init containers named ``node``, the workload container's name.
-
-    Args:
-        spec: The WorkloadRun's spec.
-
-    Returns:
-        One problem per such init container.
-
-    """
-    return [
-        (f"spec.initContainers[{i}].name", "'node' is the workload container's name in every pod")
-        for i, c in enumerate(spec.init_containers)
-        if c.name == "node"
-    ]
-
-
-def _duplicate_mount_paths(spec: models.WorkloadRunSpec) -> list[Problem]:
-    """Workload container mounts whose normalized paths repeat an earlier mount's.
-
-    Args:
-        spec: The WorkloadRun's spec.
-
-    Returns:
-        One problem per repeated path, naming the first mount at that path.
-
-    """
-    out: list[Problem] = []
-    seen_paths: dict[str, str] = {}
-    for i, m in enumerate(spec.volume_mounts):
-        p = _norm(m.mount_path)
-        if p in seen_paths:
+        if m.name == "config-volume" and spec.config is None:
             out.append(
                 (
-                    f"spec.volumeMounts[{i}].mountPath",
-                    f"duplicate mount path {p!r} (also {seen_paths[p]})",
+                    f"{where}.name",
+                    "a mount may name 'config-volume' only when spec.config creates it",
                 )
             )
-        seen_paths.setdefault(p, f"spec.volumeMounts[{i}]")
+        elif m.name in reserved and m.name != "config-volume":
+            out.append((f"{where}.name", f"mount names the reserved volume {m.name!r}"))
+        elif m.name not in declared and m.name not in reserved:
+            out.append((f"{where}.name", f"no volume named {m.name!r} in spec.volumes"))
     return out
 
 

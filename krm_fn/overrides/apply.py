@@ -40,8 +40,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pydantic import ValidationError
+
+from krm_fn.api import models
 from krm_fn.api.crdshape import KINDS as CHECKED_KINDS
 from krm_fn.api.crdshape import unknown_fields
+from krm_fn.api.fields import fields_of
+from krm_fn.api.validate import error_message, field_path
 from krm_fn.overrides import jobtemplate as jt
 from krm_fn.overrides.placement import (
     Expect,
@@ -55,17 +60,6 @@ from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
 __all__ = ["AppliedOverride", "OverrideOutcome", "apply_overrides"]
 
 TRAINJOB_KIND: Final = "TrainJob"
-
-OVERRIDE_FIELDS: Final[tuple[str, ...]] = (
-    "when",
-    "jobTemplate",
-    "jobTemplatePatch",
-    "dependencies",
-    "orchestration",
-    "mpiArgs",
-    "preCommand",
-)
-"""The fields of ``spec.overrides[]``."""
 
 ORCHESTRATION_UNSUPPORTED: Final = (
     "orchestration overrides are not supported by workloadrun-fn; set spec.orchestration instead"
@@ -116,7 +110,7 @@ class OverrideOutcome:
 
 
 def apply_overrides(
-    overrides: Sequence[Mapping[str, Any]],
+    overrides: Sequence[models.Override | Mapping[str, Any]],
     objects: Sequence[dict[str, Any]],
     ctx: WhenContext | None,
     template: jt.TemplateContext | None = None,
@@ -127,8 +121,8 @@ def apply_overrides(
     """Apply every matching override, in order, to the generated objects.
 
     Args:
-        overrides: ``spec.overrides`` as plain mappings (camelCase keys); ``None`` values
-            count as unset.
+        overrides: ``spec.overrides``, validated (:class:`~krm_fn.api.models.Override`) or
+            as plain mappings (camelCase keys) validated here as the model does.
         objects: The generated objects (TrainingRuntime, TrainJobs, ConfigMap, Secret, ...).
         ctx: What the ``when`` clauses are matched against (unused when ``matched`` is
             given).
@@ -158,13 +152,13 @@ def apply_overrides(
         if step.errors:
             errors.extend(step.errors)
             continue
-        if not hit:
+        if not hit or step.override is None:
             continue
         current = step.objects
         warnings.extend(step.warnings)
         mpi_args.extend(step.mpi_args)
         pre_command.extend(step.pre_command)
-        applied.append(_applied(index, override, step))
+        applied.append(_applied(index, step.override, step))
     if any("jobTemplate" in a.patches for a in applied):
         current = yield_env_to_trainer(current)
     return OverrideOutcome(
@@ -186,23 +180,36 @@ def _default_template(objects: Sequence[Mapping[str, Any]]) -> jt.TemplateContex
     )
 
 
-def _applied(index: int, override: Mapping[str, Any], step: _Step) -> AppliedOverride:
+def _applied(index: int, override: models.Override, step: _Step) -> AppliedOverride:
     return AppliedOverride(
         index=index,
-        when=describe(_when(override)),
+        when=describe(override.when.as_mapping()),
         patches=", ".join(step.parts) or "none",
         no_op=not step.parts,
     )
 
 
-def _when(override: Mapping[str, Any]) -> Any:
-    when = override.get("when")
-    return {} if when is None else when
+def _typed(raw: models.Override | Mapping[str, Any], step: _Step) -> models.Override | None:
+    """The override as the model validates it; ``None`` (and errors) when it is not one."""
+    if isinstance(raw, models.Override):
+        return raw
+    try:
+        return models.Override.model_validate(raw)
+    except ValidationError as exc:
+        for err in exc.errors(include_url=False):
+            at = field_path(err["loc"])
+            step.error(f".{at}" if at else "", error_message(err, _unknown_override_field))
+        return None
+
+
+def _unknown_override_field(loc: tuple[int | str, ...]) -> str:
+    known = ", ".join(f.key for f in fields_of(models.Override))
+    return f"unknown override field {loc[-1]!r}; known fields: {known}"
 
 
 def _evaluate(
     index: int,
-    override: Any,
+    raw: models.Override | Mapping[str, Any],
     current: list[dict[str, Any]],
     template: jt.TemplateContext,
     expect: Expect | None,
@@ -213,13 +220,13 @@ def _evaluate(
     # Every change builds new objects (SMP and jsonpatch never patch in place), so a
     # shallow copy of the list is enough to discard a failing override.
     step = _Step(f"spec.overrides[{index}]", list(current), template, expect, list(current))
-    if not isinstance(override, Mapping):
-        step.error("", f"an override must be a map, got {type(override).__name__}")
+    override = _typed(raw, step)
+    if override is None:
         return step, False
-    step.check_fields(override)
-    hit = _hit(index, _when(override), ctx, matched, step)
+    hit = _hit(index, override.when.as_mapping(), ctx, matched, step)
     if hit and not step.errors:
         step.run(override)
+        step.override = override
     return step, hit
 
 
@@ -248,13 +255,8 @@ def _identity(obj: Mapping[str, Any]) -> tuple[Any, Any, Any]:
     return obj.get("apiVersion"), obj.get("kind"), name
 
 
-def _valid_ops(ops: Any) -> bool:
-    return isinstance(ops, list) and all(
-        isinstance(op, Mapping)
-        and isinstance(op.get("op"), str)
-        and isinstance(op.get("path"), str)
-        for op in ops
-    )
+def _valid_ops(ops: list[dict[str, Any]]) -> bool:
+    return all(isinstance(op.get("op"), str) and isinstance(op.get("path"), str) for op in ops)
 
 
 def why_failed(view: Any, op: Mapping[str, Any], exc: Exception) -> str:
@@ -322,32 +324,23 @@ class _Step:
     mpi_args: list[str] = field(default_factory=list)
     pre_command: list[str] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
+    override: models.Override | None = None
 
     def error(self, suffix: str, message: str) -> None:
         self.errors.append((self.where + suffix, message))
 
-    def check_fields(self, override: Mapping[str, Any]) -> None:
-        for key in override:
-            if key not in OVERRIDE_FIELDS:
-                self.error(
-                    f".{key}",
-                    f"unknown override field {key!r}; known fields: {', '.join(OVERRIDE_FIELDS)}",
-                )
-
-    def run(self, override: Mapping[str, Any]) -> None:
-        if override.get("jobTemplate") is not None or override.get("jobTemplatePatch") is not None:
-            self.job_templates(override.get("jobTemplate"), override.get("jobTemplatePatch"))
-        if override.get("dependencies") is not None:
-            self.dependencies(override["dependencies"])
-        if override.get("orchestration"):
+    def run(self, ov: models.Override) -> None:
+        if ov.job_template is not None or ov.job_template_patch is not None:
+            self.job_templates(ov.job_template, ov.job_template_patch)
+        if ov.dependencies is not None:
+            self.dependencies(ov.dependencies)
+        if ov.orchestration:
             self.error(".orchestration", ORCHESTRATION_UNSUPPORTED)
-        for key, sink in (("mpiArgs", self.mpi_args), ("preCommand", self.pre_command)):
-            value = override.get(key)
-            if value is None:
-                continue
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                self.error(f".{key}", f"{key} must be a list of strings")
-            elif value:
+        for key, value, sink in (
+            ("mpiArgs", ov.mpi_args, self.mpi_args),
+            ("preCommand", ov.pre_command, self.pre_command),
+        ):
+            if value:
                 sink.extend(value)
                 self.parts.append(key)
         if not self.errors and self.expect is not None and self.parts:
@@ -403,11 +396,10 @@ class _Step:
         self.objects[i] = new
         return True
 
-    def job_templates(self, template: Any, ops: Any) -> None:
+    def job_templates(
+        self, template: Mapping[str, Any] | None, ops: list[dict[str, Any]] | None
+    ) -> None:
         """Apply jobTemplate (SMP), then jobTemplatePatch (RFC 6902), to each TrainJob's view."""
-        if template is not None and not isinstance(template, Mapping):
-            self.error(".jobTemplate", "jobTemplate must be a partial NVCRE job template (a map)")
-            return
         if ops is not None and not _valid_ops(ops):
             self.error(
                 ".jobTemplatePatch",
@@ -493,17 +485,10 @@ class _Step:
             )
         return not problems
 
-    def dependencies(self, deps: Any) -> None:
-        suffix = ".dependencies"
-        if not isinstance(deps, list):
-            self.error(suffix, "dependencies must be a list of partial objects")
-            return
+    def dependencies(self, deps: list[dict[str, Any]]) -> None:
         applied = 0
         for j, dep in enumerate(deps):
-            at = f"{suffix}[{j}]"
-            if not isinstance(dep, Mapping):
-                self.error(at, "a dependency must be a partial object (a map)")
-                continue
+            at = f".dependencies[{j}]"
             api_version, kind, name = _identity(dep)
             missing = [
                 label

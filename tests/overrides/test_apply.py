@@ -302,7 +302,7 @@ def test_controller_only_field_is_accepted_with_a_warning(
         pytest.param(
             ["spec"],
             "spec.overrides[0].jobTemplate",
-            "jobTemplate must be a partial NVCRE job template",
+            "Input should be a valid dictionary; got list ['spec']",
             id="not-a-map",
         ),
     ],
@@ -375,7 +375,7 @@ def test_failing_job_template_patch_names_override_and_operation() -> None:
 @pytest.mark.parametrize(
     ("ops", "field", "message"),
     [
-        ({"op": "add"}, "spec.overrides[0].jobTemplatePatch", "must be a list"),
+        ({"op": "add"}, "spec.overrides[0].jobTemplatePatch", "Input should be a valid list"),
         ([{"op": "add", "value": 1}], "spec.overrides[0].jobTemplatePatch", "'op' and 'path'"),
         (
             [{"op": "test", "path": "/kind", "value": "Job"}],
@@ -536,10 +536,11 @@ def test_failing_override_is_skipped_whole_and_later_ones_still_apply() -> None:
             "spec.overrides[0].jobTemplates",
             "unknown override field 'jobTemplates'",
         ),
-        ({"when": {}, "mpiArgs": "-x A=1"}, "spec.overrides[0].mpiArgs", "list of strings"),
-        ({"when": {}, "preCommand": [1]}, "spec.overrides[0].preCommand", "list of strings"),
-        ({"when": {}, "dependencies": {}}, "spec.overrides[0].dependencies", "must be a list"),
-        ({"when": {}, "dependencies": ["x"]}, "spec.overrides[0].dependencies[0]", "a map"),
+        # the override's shape is the model's (krm_fn.api.models.Override), checked once
+        ({"when": {}, "mpiArgs": "-x A=1"}, "spec.overrides[0].mpiArgs", "a valid list; got str"),
+        ({"when": {}, "preCommand": [1]}, "spec.overrides[0].preCommand[0]", "a valid string"),
+        ({"when": {}, "dependencies": {}}, "spec.overrides[0].dependencies", "a valid list"),
+        ({"when": {}, "dependencies": ["x"]}, "spec.overrides[0].dependencies[0]", "dictionary"),
     ],
 )
 def test_override_errors(override: dict[str, Any], field: str, message: str) -> None:
@@ -551,7 +552,12 @@ def test_override_errors(override: dict[str, Any], field: str, message: str) -> 
 
 def test_override_that_is_not_a_map_is_an_error() -> None:
     outcome = apply_overrides(["when"], generated(), CTX)  # type: ignore[list-item]
-    assert outcome.errors == [("spec.overrides[0]", "an override must be a map, got str")]
+    assert outcome.errors == [
+        (
+            "spec.overrides[0]",
+            "Input should be a valid dictionary or instance of Override; got str 'when'",
+        )
+    ]
 
 
 def test_non_matching_overrides_are_not_checked_or_recorded() -> None:
