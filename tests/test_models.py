@@ -436,7 +436,7 @@ def test_keyword_construction_validates_like_model_validate() -> None:
 def test_model_fields_introspection() -> None:
     fields = models.VolumeMount.model_fields
     assert list(fields) == ["name", "mount_path", "read_only"]
-    assert fields["mount_path"].alias == "mountPath" and fields["name"].alias is None
+    assert fields["mount_path"].alias == "mountPath" and fields["name"].alias == "name"
     assert fields["mount_path"].is_required() and not fields["read_only"].is_required()
     assert fields["read_only"].annotation == bool | None
 

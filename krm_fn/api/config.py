@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
 
 CONFIG_API_VERSION = "fn.nvcre.nvidia.com/v1alpha1"
 CONFIG_KIND = "WorkloadRunRender"
@@ -24,7 +25,9 @@ class FunctionOptions(BaseModel):
     Read in lax mode, unlike the WorkloadRun models: ``strictGpuArch: "yes"`` is ``True``.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=False, frozen=True, populate_by_name=True, alias_generator=to_camel
+    )
 
     registry: str | None = Field(
         default=None,
@@ -34,59 +37,50 @@ class FunctionOptions(BaseModel):
     )
     registry_username: str | None = Field(
         default=None,
-        alias="registryUsername",
         description="Registry user (`$oauthtoken` is taken literally, as NGC wants).",
         examples=["$oauthtoken"],
     )
     registry_password_env: str | None = Field(
         default=None,
-        alias="registryPasswordEnv",
         description="*Name* of the environment variable holding the password, read at render.",
         examples=["NGC_API_KEY"],
     )
     registry_password: Any = Field(
         default=None,
-        alias="registryPassword",
         repr=False,
         description="Refused: a password never goes in a file; use `registryPasswordEnv`.",
         examples=["s3cret"],
     )
     registry_pull_secret: str | None = Field(
         default=None,
-        alias="registryPullSecret",
         description="An existing pull Secret of the run's namespace, named on every pod; "
         "nothing is generated. Excludes the registry options.",
         examples=["ngc-pull"],
     )
     registry_secret_store: str | None = Field(
         default=None,
-        alias="registrySecretStore",
         description="External Secrets store (`NAME`, `SecretStore/NAME`, "
         "`ClusterSecretStore/NAME`): an ExternalSecret `<run>-pull-secret` instead of the Secret.",
         examples=["ClusterSecretStore/ngc"],
     )
     registry_secret_key: str | None = Field(
         default=None,
-        alias="registrySecretKey",
         description="Key of the password in that store (`remoteRef.key`).",
         examples=["ngc-api-key"],
     )
     registry_secret_property: str | None = Field(
         default=None,
-        alias="registrySecretProperty",
         description="Field of a JSON secret in the store holding the password.",
         examples=["password"],
     )
     plain_pull_secret: bool = Field(
         default=False,
-        alias="plainPullSecret",
         description="Opt in to write the plain Secret, password included, into the output "
         "(kpt files it into the package); without it `registryPasswordEnv` is refused.",
         examples=[True],
     )
     wave_release: Literal["suspend", "engine"] = Field(
         default="suspend",
-        alias="waveRelease",
         description="`suspend`: later waves are `suspend: true` (released by `workloadrun-fn "
         "release`); `engine`: nothing suspended, the GitOps engine orders the waves.",
         examples=["engine"],
@@ -99,7 +93,6 @@ class FunctionOptions(BaseModel):
     )
     output_dir: str = Field(
         default="generated",
-        alias="outputDir",
         description="Directory (next to the WorkloadRun's file) kpt writes the objects to.",
         examples=["rendered"],
     )
@@ -111,14 +104,12 @@ class FunctionOptions(BaseModel):
     )
     gpu_arch: str | None = Field(
         default=None,
-        alias="gpuArch",
         description="The GPU architecture instead of the detected one (previews); a product "
         "name such as `NVIDIA-H100-80GB-HBM3` is accepted too.",
         examples=["h100"],
     )
     strict_gpu_arch: bool = Field(
         default=False,
-        alias="strictGpuArch",
         description="Mixed GPU products are an error instead of a majority vote with a warning.",
         examples=[True],
     )

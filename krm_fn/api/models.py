@@ -17,6 +17,7 @@ import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 
 API_GROUP = "nvcre.nvidia.com"
 API_VERSION = f"{API_GROUP}/v1alpha1"
@@ -89,7 +90,12 @@ class Strict(BaseModel):
     """Base: unknown fields are errors, types are strict, names are NVCRE's camelCase."""
 
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, populate_by_name=True, defer_build=True
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        populate_by_name=True,
+        defer_build=True,
+        alias_generator=to_camel,
     )
 
 
@@ -111,7 +117,12 @@ class CoreV1(BaseModel):
     """
 
     model_config = ConfigDict(
-        extra="allow", strict=True, frozen=True, populate_by_name=True, defer_build=True
+        extra="allow",
+        strict=True,
+        frozen=True,
+        populate_by_name=True,
+        defer_build=True,
+        alias_generator=to_camel,
     )
 
     @model_validator(mode="after")
@@ -137,7 +148,7 @@ class EnvVar(CoreV1):
 
     name: str = Field(min_length=1)
     value: str | None = None
-    value_from: dict[str, Any] | None = Field(default=None, alias="valueFrom")
+    value_from: dict[str, Any] | None = Field(default=None)
 
     @field_validator("name")
     @classmethod
@@ -160,8 +171,8 @@ class VolumeMount(CoreV1):
     """A volume mount."""
 
     name: str = Field(min_length=1)
-    mount_path: str = Field(alias="mountPath", min_length=1)
-    read_only: bool | None = Field(default=None, alias="readOnly")
+    mount_path: str = Field(min_length=1)
+    read_only: bool | None = Field(default=None)
 
 
 class Volume(CoreV1):
@@ -234,19 +245,16 @@ class MPIFramework(Strict):
     )
     mpi_args: list[str] = Field(
         default_factory=list,
-        alias="mpiArgs",
         description="Extra mpirun options, placed last before `binary`, so they win over the "
         "platform's and the overrides'.",
         examples=[["-x", "NCCL_ALGO=Ring"]],
     )
     mpi_implementation: Literal["OpenMPI"] = Field(
         default="OpenMPI",
-        alias="mpiImplementation",
         description="The TrainingRuntime's `mlPolicy.mpi.mpiImplementation`.",
         examples=["OpenMPI"],
     )
     mpirun_path: str = Field(
-        alias="mpirunPath",
         min_length=1,
         description="Path of mpirun in the image: the launcher's command.",
         examples=["/usr/local/mpi/bin/mpirun"],
@@ -420,27 +428,23 @@ class Target(Strict):
 
     node_selector: dict[str, str] = Field(
         default_factory=dict,
-        alias="nodeSelector",
         description="Labels a node must carry (all of them); `In` terms of the pods' required "
         "node affinity.",
         examples=[{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}],
     )
     match_expressions: list[NodeSelectorRequirement] = Field(
         default_factory=list,
-        alias="matchExpressions",
         description="Label expressions a node must satisfy; the same terms go in the pods' "
         "required node affinity.",
         examples=[[{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]],
     )
     node_names: list[str] = Field(
         default_factory=list,
-        alias="nodeNames",
         description="Node names (ANDed with the rest): `kubernetes.io/hostname In [...]`.",
         examples=[["gpu-node-01", "gpu-node-02"]],
     )
     taint_selectors: list[TaintSelector] = Field(
         default_factory=list,
-        alias="taintSelectors",
         description="Tainted nodes to include; each entry is also a toleration on every pod.",
         examples=[[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]],
     )
@@ -465,14 +469,12 @@ class Topology(Strict):
     """``spec.orchestration.topology``."""
 
     topology_key: str = Field(
-        alias="topologyKey",
         min_length=1,
         description="Node label whose value names the domain; every eligible node carries it.",
         examples=["topology.kubernetes.io/zone"],
     )
     strict_domain: bool = Field(
         default=False,
-        alias="strictDomain",
         description="One TrainJob per domain, at the domain's size.",
         examples=[True],
     )
@@ -483,7 +485,6 @@ class Orchestration(Strict):
 
     test_scale: Literal["intra-node", "intra-rack", "full-scale"] | None = Field(
         default=None,
-        alias="testScale",
         description="`intra-node`: one single-node TrainJob per eligible node; `intra-rack`: "
         "one TrainJob per topology domain; `full-scale` (as unset): groups of `numNodes`.",
         examples=["intra-node"],
@@ -502,7 +503,6 @@ class Orchestration(Strict):
     )
     repeat_count: int | None = Field(
         default=None,
-        alias="repeatCount",
         ge=1,
         le=MAX_REPEAT_COUNT,
         description="How many times every group runs (`<run>-group-<i>-iter-<k>`, in "
@@ -511,7 +511,6 @@ class Orchestration(Strict):
     )
     max_concurrent: int | None = Field(
         default=None,
-        alias="maxConcurrent",
         ge=0,
         description="At most this many TrainJobs run at once; later ones are rendered "
         "`suspend: true` in waves (label `nvcre.nvidia.com/wave`). Unset or 0: unlimited.",
@@ -519,7 +518,6 @@ class Orchestration(Strict):
     )
     timeout_per_job: str | None = Field(
         default=None,
-        alias="timeoutPerJob",
         description="Deadline of each TrainJob (`activeDeadlineSeconds`), a Go duration "
         f"(`90m`, `1h30m`). Unset: {DEFAULT_TIMEOUT_PER_JOB}, NVCRE's default.",
         examples=["2h"],
@@ -547,7 +545,6 @@ class ConfigSpec(Strict):
     )
     config_map_ref: LocalObjectReference | None = Field(
         default=None,
-        alias="configMapRef",
         description="An existing ConfigMap mounted at `/config` instead (exclusive with "
         "`inline`); nothing is generated.",
         examples=[{"name": "shared-scripts"}],
@@ -575,19 +572,16 @@ class Checkpoint(Strict):
     """``spec.checkpoint``."""
 
     storage_size: str = Field(
-        alias="storageSize",
         description="Size of the claim `<run>-checkpoint-pvc`.",
         examples=["100Gi"],
     )
     storage_class_name: str | None = Field(
         default=None,
-        alias="storageClassName",
         description="Storage class of the claim. Unset: the cluster's default class.",
         examples=["lustre"],
     )
     max_restarts: int = Field(
         default=0,
-        alias="maxRestarts",
         ge=0,
         description="Restarts from the checkpoint: the JobSet's `failurePolicy.maxRestarts`.",
         examples=[2],
@@ -605,7 +599,6 @@ class GoodputMeasurement(Strict):
     """``spec.goodputMeasurement``."""
 
     log_profile_ref: str = Field(
-        alias="logProfileRef",
         min_length=1,
         description="LogProfile that reads the training logs (`megatron-training`, "
         "`megatron-bridge`, or a LogProfile among the inputs).",
@@ -613,7 +606,6 @@ class GoodputMeasurement(Strict):
     )
     sample_interval: str = Field(
         default="60s",
-        alias="sampleInterval",
         description="Sampling interval, a Go duration.",
         examples=["30s"],
     )
@@ -623,7 +615,6 @@ class BandwidthMeasurement(Strict):
     """``spec.bandwidthMeasurement``."""
 
     log_profile_ref: str = Field(
-        alias="logProfileRef",
         min_length=1,
         description="LogProfile that reads nccl-tests output (`nccl-bandwidth`, "
         "`nccl-loopback`, or a LogProfile among the inputs).",
@@ -631,13 +622,11 @@ class BandwidthMeasurement(Strict):
     )
     sample_interval: str | None = Field(
         default=None,
-        alias="sampleInterval",
         description="Sampling interval, a Go duration.",
         examples=["60s"],
     )
     test_type: str | None = Field(
         default=None,
-        alias="testType",
         description="The nccl-tests collective the logs must come from (`report` checks it).",
         examples=["all_reduce"],
     )
@@ -651,7 +640,7 @@ class StringMatch(Strict):
         default=None, alias="in", description="One of these values.", examples=[["h100", "h200"]]
     )
     not_in: list[str] | None = Field(
-        default=None, alias="notIn", description="None of these values.", examples=[["a100"]]
+        default=None, description="None of these values.", examples=[["a100"]]
     )
 
 
@@ -660,11 +649,9 @@ class IntMatch(Strict):
 
     equals: int | None = Field(default=None, description="Exactly this number.", examples=[1])
     greater_than: int | None = Field(
-        default=None, alias="greaterThan", description="More than this number.", examples=[0]
+        default=None, description="More than this number.", examples=[0]
     )
-    less_than: int | None = Field(
-        default=None, alias="lessThan", description="Less than this number.", examples=[4]
-    )
+    less_than: int | None = Field(default=None, description="Less than this number.", examples=[4])
 
 
 class TopologyMatch(Strict):
@@ -677,7 +664,6 @@ class TopologyMatch(Strict):
     )
     domain_count: IntMatch | None = Field(
         default=None,
-        alias="domainCount",
         description="Number of topology domains among the eligible nodes.",
         examples=[{"lessThan": 4}],
     )
@@ -688,7 +674,6 @@ class When(Strict):
 
     gpu_architecture: StringMatch | None = Field(
         default=None,
-        alias="gpuArchitecture",
         description="Match the detected GPU architecture (`h100`, `gb200`, ...).",
         examples=[{"in": ["h100", "h200"]}],
     )
@@ -699,7 +684,6 @@ class When(Strict):
     )
     workload_kind: str | None = Field(
         default=None,
-        alias="workloadKind",
         description="Match the generated workload kind (always `TrainJob` here).",
         examples=["TrainJob"],
     )
@@ -738,7 +722,6 @@ class Override(Strict):
     )
     job_template: dict[str, Any] | None = Field(
         default=None,
-        alias="jobTemplate",
         description="Strategic merge patch onto NVCRE's job template of every TrainJob (see "
         "JobTemplate below: the TrainJob's spec is `spec.workload.trainJob`, its labels "
         "`spec.workloadMetadata.labels`); `trainer.env` and `trainer.args` are replaced whole.",
@@ -746,7 +729,6 @@ class Override(Strict):
     )
     job_template_patch: list[dict[str, Any]] | None = Field(
         default=None,
-        alias="jobTemplatePatch",
         description="RFC 6902 JSON Patch onto the same job template, after `jobTemplate`.",
         examples=[
             [{"op": "add", "path": "/spec/workloadMetadata", "value": {"labels": {"team": "ml"}}}]
@@ -775,13 +757,11 @@ class Override(Strict):
     )
     mpi_args: list[str] | None = Field(
         default=None,
-        alias="mpiArgs",
         description="mpirun options, after the platform's and before the user's `mpiArgs`.",
         examples=[["-x", "NCCL_IB_HCA=mlx5"]],
     )
     pre_command: list[str] | None = Field(
         default=None,
-        alias="preCommand",
         description="Shell lines run before the workload: the command becomes "
         '`/bin/bash -c "<lines>\\nexec <argv>"`.',
         examples=[["ulimit -l unlimited"]],
@@ -792,7 +772,6 @@ class GangScheduler(Strict):
     """``spec.gangScheduler``: NVCRE's defaults fill a queue or key written empty."""
 
     scheduler_name: str = Field(
-        alias="schedulerName",
         min_length=1,
         description="`schedulerName` of every pod (`kai-scheduler` turns on KAI's launcher "
         "handling).",
@@ -803,7 +782,6 @@ class GangScheduler(Strict):
     )
     queue_label_key: str = Field(
         default=DEFAULT_QUEUE_LABEL_KEY,
-        alias="queueLabelKey",
         description="Label key the scheduler reads the queue from: set on the TrainJob, every "
         "Job template and every pod template.",
         examples=["runai/queue"],
@@ -843,7 +821,6 @@ class JobWorkload(Strict):
     """NVCRE's ``WorkloadSpec``: the workload object of the Job, here always a TrainJob."""
 
     train_job: dict[str, Any] = Field(
-        alias="trainJob",
         description="The TrainJob's `spec`, checked against the pinned TrainJob CRD.",
         examples=[{"trainer": {"env": [{"name": "NCCL_DEBUG", "value": "WARN"}]}}],
     )
@@ -864,13 +841,11 @@ class JobCheckpoint(Strict):
 
     pvc_name: str | None = Field(
         default=None,
-        alias="pvcName",
         description="The checkpoint claim; only NVCRE acts on it.",
         examples=["my-workload-checkpoint-pvc"],
     )
     max_restarts: int | None = Field(
         default=None,
-        alias="maxRestarts",
         ge=0,
         description="Checkpoint restarts; only NVCRE acts on it.",
         examples=[1],
@@ -886,14 +861,12 @@ class JobSpec(Strict):
     )
     workload_metadata: WorkloadMetadata | None = Field(
         default=None,
-        alias="workloadMetadata",
         description="The TrainJob's labels (without the controller-owned ones), under the "
         "rules of `spec.workloadMetadata`; a removed gang queue label is restored.",
         examples=[{"labels": {"team": "ml"}}],
     )
     node_health_monitor: NodeHealthMonitor | None = Field(
         default=None,
-        alias="nodeHealthMonitor",
         description="NVCRE's node health check; a change is a warning (nothing acts on it here).",
         examples=[{"cel": {"expression": "node.spec.unschedulable == true"}}],
     )
@@ -904,21 +877,18 @@ class JobSpec(Strict):
     )
     stall_multiplier: int | None = Field(
         default=None,
-        alias="stallMultiplier",
         ge=1,
         description="NVCRE's stall detection; a change is a warning.",
         examples=[10],
     )
     startup_stall_timeout_seconds: int | None = Field(
         default=None,
-        alias="startupStallTimeoutSeconds",
         ge=1,
         description="NVCRE's startup stall detection; a change is a warning.",
         examples=[600],
     )
     scheduling_stall_grace_seconds: int | None = Field(
         default=None,
-        alias="schedulingStallGraceSeconds",
         ge=1,
         description="NVCRE's scheduling-stall grace window; a change is a warning.",
         examples=[300],
@@ -930,19 +900,16 @@ class JobSpec(Strict):
     )
     goodput_measurement: GoodputMeasurement | None = Field(
         default=None,
-        alias="goodputMeasurement",
         description="As `spec.goodputMeasurement`: the TrainJob's goodput annotation.",
         examples=[{"logProfileRef": "megatron-bridge"}],
     )
     bandwidth_measurement: BandwidthMeasurement | None = Field(
         default=None,
-        alias="bandwidthMeasurement",
         description="As `spec.bandwidthMeasurement`: the TrainJob's bandwidth annotation.",
         examples=[{"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"}],
     )
     measurement_timeout: str | None = Field(
         default=None,
-        alias="measurementTimeout",
         description="NVCRE's threshold validation timing; a change is a warning.",
         examples=["10m"],
     )
@@ -975,7 +942,6 @@ class WorkloadRunSpec(Strict):
         examples=[{"exec": {"command": ["nvidia-smi"]}}],
     )
     num_nodes: int = Field(
-        alias="numNodes",
         ge=1,
         description="Nodes per TrainJob (`trainer.numNodes`), not a total: the eligible nodes "
         "are cut into groups of this size, one TrainJob each.",
@@ -983,7 +949,6 @@ class WorkloadRunSpec(Strict):
     )
     gpus_per_node: int | None = Field(
         default=None,
-        alias="gpusPerNode",
         ge=1,
         description="GPUs of each node pod: `nvidia.com/gpu`, `numProcPerNode`, mpirun's `-N`. "
         "Unset: the detected GPU's (8 for H100/H200/B200, 4 for GB200/GB300).",
@@ -991,7 +956,6 @@ class WorkloadRunSpec(Strict):
     )
     mlnx_per_node: int | None = Field(
         default=None,
-        alias="mlnxPerNode",
         ge=0,
         description="RDMA NICs each node pod requests under `nicResourceName`; 0 opts out. "
         "Unset: the GPU and platform defaults.",
@@ -999,7 +963,6 @@ class WorkloadRunSpec(Strict):
     )
     nic_resource_name: str | None = Field(
         default=None,
-        alias="nicResourceName",
         max_length=253,
         description="Extended resource of the RDMA NICs (`<domain>/<name>`, not under "
         "`kubernetes.io`). Unset: the platform catalog's, where it names one.",
@@ -1026,13 +989,11 @@ class WorkloadRunSpec(Strict):
     )
     volume_mounts: list[VolumeMount] = Field(
         default_factory=list,
-        alias="volumeMounts",
         description="Mounts of those volumes in the workload container, after the built-in ones.",
         examples=[[{"name": "data", "mountPath": "/data"}]],
     )
     init_containers: list[Container] = Field(
         default_factory=list,
-        alias="initContainers",
         description="Init containers of the torch/exec pods and MPI workers (not `node`).",
         examples=[[{"name": "warmup", "image": "busybox", "command": ["sh", "-c", "true"]}]],
     )
@@ -1044,7 +1005,6 @@ class WorkloadRunSpec(Strict):
     )
     image_pull_secrets: list[LocalObjectReference] = Field(
         default_factory=list,
-        alias="imagePullSecrets",
         description="Existing pull Secrets, on every pod, before a generated one.",
         examples=[[{"name": "ngc-pull"}]],
     )
@@ -1077,14 +1037,12 @@ class WorkloadRunSpec(Strict):
     )
     goodput_measurement: GoodputMeasurement | None = Field(
         default=None,
-        alias="goodputMeasurement",
         description="Measure goodput from the training logs: annotation "
         "`nvcre.nvidia.com/goodput-measurement` of every TrainJob.",
         examples=[{"logProfileRef": "megatron-training"}],
     )
     bandwidth_measurement: BandwidthMeasurement | None = Field(
         default=None,
-        alias="bandwidthMeasurement",
         description="Measure bus bandwidth from nccl-tests output: annotation "
         "`nvcre.nvidia.com/bandwidth-measurement` of every TrainJob.",
         examples=[{"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"}],
@@ -1097,13 +1055,11 @@ class WorkloadRunSpec(Strict):
     )
     gang_scheduler: GangScheduler | None = Field(
         default=None,
-        alias="gangScheduler",
         description="Gang scheduling (KAI, Run:ai, ...).",
         examples=[{"schedulerName": "kai-scheduler"}],
     )
     workload_metadata: WorkloadMetadata | None = Field(
         default=None,
-        alias="workloadMetadata",
         description="Metadata of the workload objects (the TrainJobs).",
         examples=[{"labels": {"kueue.x-k8s.io/queue-name": "team-a"}}],
     )
@@ -1141,7 +1097,7 @@ class WorkloadRun(Strict):
     """A ``WorkloadRun`` object."""
 
     api_version: Literal["nvcre.nvidia.com/v1alpha1"] = Field(
-        alias="apiVersion", description="API group and version of the object."
+        description="API group and version of the object."
     )
     kind: Literal["WorkloadRun"] = Field(description="Object kind.")
     metadata: ObjectMeta = Field(
