@@ -16,7 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,18 +120,8 @@ def build_plan(
 ) -> RunPlan:
     """The run's plan, escaped for the kubelet.
 
-    Args:
-        wr: The validated run.
-        per_group: Nodes per TrainJob.
-        gpus: GPUs per node.
-        overlay: The catalog's overlay for the run's platform and GPU, if any.
-        worker: Env, resources and names of the workers.
-        override_mpi_args: The matching overrides' ``mpiArgs``.
-        pre_command: The platform's then the matching overrides' ``preCommand`` lines.
-        tolerations: The target's tolerations (before the platform's).
-        annotations: Annotations of every generated object.
-        trainjob_annotations: Annotations of the TrainJobs only (for ``report``).
-
+    ``pre_command`` holds the platform's then the matching overrides' lines, ``tolerations``
+    the target's (the platform's follow), ``trainjob_annotations`` the TrainJobs' own.
     """
     spec = wr.spec
     command, args = launcher_argv(spec, gpus, worker, override_mpi_args, pre_command)
@@ -144,7 +134,7 @@ def build_plan(
         node_env=literal_env(worker.env if worker.node_env is None else worker.node_env),
         trainer_env=literal_env(worker.trainer_env),
         target_terms=tuple(target_terms(spec.target)),
-        tolerations=tuple(union([*tolerations, *(overlay.tolerations if overlay else ())])),
+        tolerations=tuple(distinct([*tolerations, *(overlay.tolerations if overlay else ())])),
         annotations=annotations,
         trainjob_annotations=trainjob_annotations,
         trainer_command=tuple(kubelet_literal(c) for c in command),
@@ -209,8 +199,8 @@ def literal_env(env: Sequence[Env]) -> tuple[Env, ...]:
     )
 
 
-def union(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The distinct items, first occurrence first."""
+def distinct(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The distinct items (exact duplicates dropped), first occurrence first."""
     out: list[dict[str, Any]] = []
     for i in items:
         if dict(i) not in out:

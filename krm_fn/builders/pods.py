@@ -10,11 +10,11 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from krm_fn.builders import gang
-from krm_fn.builders.plan import RunPlan
+from krm_fn.builders.plan import RunPlan, distinct
 
 DSHM = "dshm"
 CONFIG_VOLUME = "config-volume"
@@ -84,15 +84,6 @@ def workload_pod_metadata(plan: RunPlan) -> dict[str, Any]:
     return {"annotations": dict(plan.pod_annotations)} if plan.pod_annotations else {}
 
 
-def dedupe(exprs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Drop exact duplicates, keep first occurrences in order."""
-    out: list[dict[str, Any]] = []
-    for e in exprs:
-        if dict(e) not in out:
-            out.append(dict(e))
-    return out
-
-
 def affinity(exprs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """A required node affinity with one term, or ``None`` when there is nothing to require."""
     if not exprs:
@@ -100,7 +91,7 @@ def affinity(exprs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchExpressions": dedupe(exprs)}]
+                "nodeSelectorTerms": [{"matchExpressions": distinct(exprs)}]
             }
         }
     }

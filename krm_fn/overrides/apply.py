@@ -70,13 +70,8 @@ ORCHESTRATION_UNSUPPORTED: Final = (
 class AppliedOverride:
     """One matching override, as NVCRE records it in ``status.orchestration.appliedOverrides``.
 
-    Attributes:
-        index: Position in ``spec.overrides``.
-        when: :func:`~krm_fn.overrides.when.describe` of its ``when``.
-        patches: What it changed, e.g. ``2 dependencies``, ``jobTemplate, mpiArgs`` or
-            ``none``.
-        no_op: ``True`` when it matched but carried nothing to apply.
-
+    ``patches`` says what it changed (``2 dependencies``, ``jobTemplate, mpiArgs``, ``none``);
+    ``no_op`` that it matched but carried nothing to apply.
     """
 
     index: int
@@ -89,16 +84,8 @@ class AppliedOverride:
 class OverrideOutcome:
     """The result of :func:`apply_overrides`.
 
-    Attributes:
-        objects: The patched objects (a new list), in input order.
-        applied: Every matching override that applied, in order.
-        mpi_args: Matching overrides' ``mpiArgs``, concatenated in override order; the caller
-            puts them before the user's ``framework.mpi.mpiArgs``.
-        pre_command: Matching overrides' ``preCommand`` lines, concatenated in order.
-        errors: ``(field path, message)`` pairs, e.g.
-            ``("spec.overrides[0].dependencies[1]", "dependency ... is not generated ...")``.
-        warnings: ``(field path, message)`` pairs, e.g. a controller-only field changed.
-
+    The patched objects (a new list, in input order), the overrides that applied, their
+    ``mpiArgs`` and ``preCommand`` in order, and ``(field path, message)`` errors and warnings.
     """
 
     objects: list[dict[str, Any]]
@@ -121,22 +108,15 @@ def apply_overrides(
     """Apply every matching override, in order, to the generated objects.
 
     Args:
-        overrides: ``spec.overrides``, validated (:class:`~krm_fn.api.models.Override`) or
-            as plain mappings (camelCase keys) validated here as the model does.
+        overrides: ``spec.overrides`` as models, or mappings validated here as the model does.
         objects: The generated objects (TrainingRuntime, TrainJobs, ConfigMap, Secret, ...).
-        ctx: What the ``when`` clauses are matched against (unused when ``matched`` is
-            given).
-        template: What NVCRE's job-template view shows besides each TrainJob; by default
-            the generated TrainingRuntimes and no gang scheduler.
-        expect: What every TrainJob must keep (pinning, target, tolerations, gang); an
-            override that loses any of it is refused with the reason. ``None``: not checked.
-        matched: Per override, whether its ``when`` matched, as the caller already evaluated
-            it (the render evaluates every ``when`` once, in its overrides stage); ``None``:
-            evaluate each against ``ctx`` here.
-
-    Returns:
-        The patched objects, the applied overrides, the collected ``mpiArgs``/``preCommand``
-        and every error found.
+        ctx: What ``when`` is matched against when ``matched`` (the caller's answers) is not
+            given.
+        template: What the job-template view shows besides each TrainJob (default: the
+            generated TrainingRuntimes, no gang scheduler).
+        expect: What every TrainJob must keep (pinning, target, tolerations, gang); ``None``:
+            not checked.
+        matched: Per override, whether its ``when`` matched.
 
     """
     current = [copy.deepcopy(dict(o)) for o in objects]

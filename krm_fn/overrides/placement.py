@@ -178,16 +178,11 @@ def _host_ok(expr: Mapping[str, Any], host: str) -> bool:
 def placement_problems(
     tj: Mapping[str, Any], runtime: Mapping[str, Any] | None, expect: Expect
 ) -> list[str]:
-    """Why ``tj`` (with ``runtime``) would be refused or run in the wrong place; [] if fine.
-
-    Args:
-        tj: The TrainJob, overrides applied.
-        runtime: Its TrainingRuntime, overrides applied.
-        expect: What the render put there and must still hold.
+    """Why ``tj`` (with ``runtime``, overrides applied) would be refused or run elsewhere.
 
     Returns:
         Every problem: per replicated job its pods' placement, then the gang queue labels,
-        then what Trainer's webhook refuses.
+        then what Trainer's webhook refuses; ``[]`` if fine.
 
     """
     out: list[str] = []
@@ -211,18 +206,7 @@ def placement_problems(
 def _pod_problems(
     where: str, pod: Mapping[str, Any], group: list[str], expect: Expect
 ) -> list[str]:
-    """What moved one replicated job's pods off their place: binding, affinity, tolerations.
-
-    Args:
-        where: The pods, as the messages name them (``the node pods``).
-        pod: Their effective pod spec.
-        group: The group's hostnames (empty: the group is not pinned).
-        expect: What the render put there.
-
-    Returns:
-        The problems, in the order: nodeName, node affinity, tolerations, scheduler name.
-
-    """
+    """What moved ``where`` off their place: nodeName, node affinity, tolerations, scheduler."""
     out: list[str] = []
     if pod.get("nodeName"):
         out.append(f"{where} are bound by nodeName {pod['nodeName']!r}, which bypasses the target")
@@ -270,19 +254,7 @@ def _queue_label_problems(
     key: str,
     queue: str,
 ) -> list[str]:
-    """Where the gang queue label is not ``key=queue``: the TrainJob, Job and pod templates.
-
-    Args:
-        meta: The TrainJob's metadata.
-        runtime: Its TrainingRuntime.
-        jobs: The replicated jobs to check.
-        key: The queue label's key.
-        queue: The queue it must name.
-
-    Returns:
-        The problems: the TrainJob's label first, then each replicated job's templates.
-
-    """
+    """Where the gang queue label is not ``key=queue``: the TrainJob, then each job's templates."""
     out: list[str] = []
     rt_jobs = ((((runtime or {}).get("spec") or {}).get("template") or {}).get("spec") or {}).get(
         "replicatedJobs"

@@ -43,17 +43,10 @@ from krm_fn.api.mergekeys import load_table
 
 
 def merge_keys(kind: str | None, path: Sequence[str]) -> list[str] | None:
-    """The fields the items of the list at ``path`` merge on, or ``None`` (replaced).
+    """The fields the items of the list at ``path`` (from the root) merge on, or ``None``.
 
-    The keys come from the table DERIVED from the pinned CRDs and the core OpenAPI they embed
-    (:mod:`krm_fn.api.mergekeys`, ``krm_fn/data/smp_keys.json``): for a kind the table covers
-    (TrainJob, TrainingRuntime, ClusterTrainingRuntime) by the list's field path in that kind,
-    otherwise (a ConfigMap, a fragment without kind) by the list's field name.
-
-    Args:
-        kind: The object kind, or ``None`` for a fragment.
-        path: Segments from the object root to the list; list positions are ignored.
-
+    From the table derived from the pinned CRDs (:mod:`krm_fn.api.mergekeys`): by field path
+    for a kind it covers, else (a ConfigMap, a fragment) by the list's field name.
     """
     if kind == JOB_TEMPLATE:  # NVCRE's job template: its TrainJob sits at spec.workload.trainJob
         fields = _field_path(tuple(path))
@@ -125,18 +118,7 @@ _DELETE: Final = _Delete()
 
 
 def dotted(path: Sequence[str]) -> str:
-    """Render path segments as a field path for messages.
-
-    Field names are joined with dots; list-position segments (those starting with ``[``, such
-    as ``[name=node]`` or ``[0]``) are attached to the preceding field.
-
-    Args:
-        path: Segments, e.g. ``("spec", "replicatedJobs", "[name=node]", "template")``.
-
-    Returns:
-        The dotted form, e.g. ``spec.replicatedJobs[name=node].template``; ``""`` for ``()``.
-
-    """
+    """``("spec", "replicatedJobs", "[name=node]", "template")`` → ``spec.replicatedJobs[name=node].template``."""
     out: list[str] = []
     for seg in path:
         if seg.startswith("[") or not out:
@@ -149,23 +131,14 @@ def dotted(path: Sequence[str]) -> str:
 def strategic_merge(
     base: Any, patch: Any, path: tuple[str, ...] = (), *, kind: str | None = None
 ) -> Any:
-    """Strategic-merge ``patch`` into ``base`` and return a new object.
+    """Strategic-merge ``patch`` into ``base`` (at ``path``) and return a new object.
 
-    Args:
-        base: The object (or sub-object) to patch; ``None`` means absent.
-        patch: The partial object; ``None`` deletes (the result is ``None``).
-        path: Segments of where ``base`` sits, used in error messages and to match
-            :data:`ATOMIC_PATHS`; ``()`` for a whole object.
-        kind: The object kind that selects the rules. When ``None`` it is read from
-            ``base["kind"]`` (or ``patch["kind"]``); a fragment with no kind at all is merged
-            with SMP.
-
-    Returns:
-        The merged value; neither input is modified.
+    ``kind`` selects the rules; by default it is ``base``'s (else ``patch``'s) ``kind``, and a
+    fragment without one merges with SMP.
 
     Raises:
-        SMPError: The patch uses an unknown or misplaced directive, a merge-keyed list item
-            lacks its key, or the root carries ``$patch: delete``.
+        SMPError: An unknown or misplaced directive, a merge-keyed list item without its key,
+            or ``$patch: delete`` on the root.
 
     """
     if kind is None:
