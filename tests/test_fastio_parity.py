@@ -22,7 +22,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from krm_fn.builders.plan import LABEL_MANAGED_BY
 from krm_fn.entry.run import run_krm
 from krm_fn.fleet.inventory import collect_nodes, node_info, node_view
 from krm_fn.io import fastdump, fastio, yamlio
@@ -30,6 +29,7 @@ from krm_fn.io import resourcelist as rl
 from krm_fn.io.fastio import helper as fastio_helper
 from krm_fn.io.output import LABEL_MANAGED_BY as OUTPUT_LABEL_MANAGED_BY
 from krm_fn.io.output import is_generated, is_input_kind, mark_local_config
+from krm_fn.keys import LABEL_MANAGED_BY
 from tests.builders import bench_inventory
 
 SETTINGS = settings(

@@ -376,27 +376,52 @@ def test_attributes_are_python_names_and_properties_work(wr: models.WorkloadRun)
     assert wr.spec.volumes[0].source == ("emptyDir", {})
     assert wr.spec.volumes[0].to_k8s() == {"name": "data", "emptyDir": {}}
     assert wr.spec.volumes[0].model_extra == {"emptyDir": {}}
-    assert wr.spec.env[0].model_extra is None
+    assert wr.spec.env[0].model_extra == {}
 
 
-def test_model_dump_by_alias_excludes_none_recursively() -> None:
+def test_core_types_are_given_back_as_written_without_unset_fields() -> None:
     c = models.Container.model_validate(
-        {"name": "c", "env": [{"name": "A", "valueFrom": {"x": None}}], "stdin": False}
+        {"name": "c", "env": [{"name": "A", "valueFrom": {"fieldRef": None}}], "stdin": None}
     )
-    assert c.model_dump(by_alias=True, exclude_none=True) == {
-        "name": "c",
-        "env": [{"name": "A", "valueFrom": {"x": None}}],
-        "stdin": False,
-    }
-    assert models.VolumeMount.model_validate({"name": "a", "mountPath": "/m"}).model_dump() == {
+    assert c.to_k8s() == {"name": "c", "env": [{"name": "A", "valueFrom": {"fieldRef": None}}]}
+    mount = {"name": "a", "mountPath": "/m", "subPath": "x", "readOnly": True}
+    assert models.VolumeMount.model_validate(mount).to_k8s() == {
         "name": "a",
-        "mount_path": "/m",
-        "read_only": None,
-        "sub_path": None,
-        "sub_path_expr": None,
-        "mount_propagation": None,
-        "recursive_read_only": None,
-    }
+        "mountPath": "/m",
+        "readOnly": True,
+        "subPath": "x",
+    }  # declared fields first, then the others in the order written
+
+
+@pytest.mark.parametrize(
+    ("cls", "data", "message"),
+    [
+        pytest.param(
+            models.Container,
+            {"name": "c", "imagee": "x"},
+            "unknown field 'imagee'; did you mean 'image'?",
+            id="unknown-field-with-a-close-match",
+        ),
+        pytest.param(
+            models.Container,
+            {"name": "c", "command": "ls", "ports": [{"containerPort": "80"}]},
+            "command: must be a list, got str; ports[0].containerPort: must be an integer, got str",
+            id="nested-types-from-the-derived-schema",
+        ),
+        pytest.param(
+            models.VolumeMount,
+            {"name": "a", "mountPath": "/m", "mountPropagation": 1},
+            "mountPropagation: must be a string, got int",
+            id="undeclared-field-still-typed",
+        ),
+    ],
+)
+def test_core_types_are_checked_against_the_derived_schema(
+    cls: type[BaseModel], data: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValidationError) as exc:
+        cls.model_validate(data)
+    assert [e["msg"] for e in exc.value.errors()] == [f"Value error, {message}"]
 
 
 def test_model_copy_updates_by_python_name_without_validating() -> None:
@@ -414,16 +439,8 @@ def test_keyword_construction_validates_like_model_validate() -> None:
 
 def test_model_fields_introspection() -> None:
     fields = models.VolumeMount.model_fields
-    assert list(fields) == [
-        "name",
-        "mount_path",
-        "read_only",
-        "sub_path",
-        "sub_path_expr",
-        "mount_propagation",
-        "recursive_read_only",
-    ]
-    assert fields["mount_path"].alias == "mountPath" and fields["name"].alias is None
+    assert list(fields) == ["name", "mount_path", "read_only"]
+    assert fields["mount_path"].alias == "mountPath" and fields["name"].alias == "name"
     assert fields["mount_path"].is_required() and not fields["read_only"].is_required()
     assert fields["read_only"].annotation == bool | None
 

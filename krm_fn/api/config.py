@@ -22,6 +22,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic.alias_generators import to_camel
 
 from krm_fn.api import models
 
@@ -73,27 +74,102 @@ class FunctionOptions(BaseModel):
     Read in lax mode, unlike the WorkloadRun models: ``strictGpuArch: "yes"`` is ``True``.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=False, frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=False, frozen=True, populate_by_name=True, alias_generator=to_camel
+    )
 
-    registry: str | None = None
-    registry_username: str | None = Field(default=None, alias="registryUsername")
-    registry_password_env: str | None = Field(default=None, alias="registryPasswordEnv")
-    registry_password: Any = Field(default=None, alias="registryPassword", repr=False)
-    registry_pull_secret: str | None = Field(default=None, alias="registryPullSecret")
-    registry_secret_store: str | None = Field(default=None, alias="registrySecretStore")
-    registry_secret_key: str | None = Field(default=None, alias="registrySecretKey")
-    registry_secret_property: str | None = Field(default=None, alias="registrySecretProperty")
-    plain_pull_secret: bool = Field(default=False, alias="plainPullSecret")
-    wave_release: Literal["suspend", "engine"] = Field(default="suspend", alias="waveRelease")
-    remainder: Literal["overflow", "skip"] = "overflow"
-    output_dir: str = Field(default="generated", alias="outputDir")
-    platform: str | None = None
-    gpu_arch: str | None = Field(default=None, alias="gpuArch")
-    strict_gpu_arch: bool = Field(default=False, alias="strictGpuArch")
-    inventory: list[str] = Field(default_factory=list)
+    registry: str | None = Field(
+        default=None,
+        description="Registry of the image; with the two below, a dockerconfigjson Secret "
+        "`<run>-pull-secret` on every pod.",
+        examples=["nvcr.io"],
+    )
+    registry_username: str | None = Field(
+        default=None,
+        description="Registry user (`$oauthtoken` is taken literally, as NGC wants).",
+        examples=["$oauthtoken"],
+    )
+    registry_password_env: str | None = Field(
+        default=None,
+        description="*Name* of the environment variable holding the password, read at render.",
+        examples=["NGC_API_KEY"],
+    )
+    registry_password: Any = Field(
+        default=None,
+        repr=False,
+        description="Refused: a password never goes in a file; use `registryPasswordEnv`.",
+        examples=["s3cret"],
+    )
+    registry_pull_secret: str | None = Field(
+        default=None,
+        description="An existing pull Secret of the run's namespace, named on every pod; "
+        "nothing is generated. Excludes the registry options.",
+        examples=["ngc-pull"],
+    )
+    registry_secret_store: str | None = Field(
+        default=None,
+        description="External Secrets store (`NAME`, `SecretStore/NAME`, "
+        "`ClusterSecretStore/NAME`): an ExternalSecret `<run>-pull-secret` instead of the Secret.",
+        examples=["ClusterSecretStore/ngc"],
+    )
+    registry_secret_key: str | None = Field(
+        default=None,
+        description="Key of the password in that store (`remoteRef.key`).",
+        examples=["ngc-api-key"],
+    )
+    registry_secret_property: str | None = Field(
+        default=None,
+        description="Field of a JSON secret in the store holding the password.",
+        examples=["password"],
+    )
+    plain_pull_secret: bool = Field(
+        default=False,
+        description="Opt in to write the plain Secret, password included, into the output "
+        "(kpt files it into the package); without it `registryPasswordEnv` is refused.",
+        examples=[True],
+    )
+    wave_release: Literal["suspend", "engine"] = Field(
+        default="suspend",
+        description="`suspend`: later waves are `suspend: true` (released by `workloadrun-fn "
+        "release`); `engine`: nothing suspended, the GitOps engine orders the waves.",
+        examples=["engine"],
+    )
+    remainder: Literal["overflow", "skip"] = Field(
+        default="overflow",
+        description="Eligible nodes that do not fill a last group: `overflow` (one more group "
+        "borrowing nodes of the last full one) or `skip` (left out, with a warning).",
+        examples=["skip"],
+    )
+    output_dir: str = Field(
+        default="generated",
+        description="Directory (next to the WorkloadRun's file) kpt writes the objects to.",
+        examples=["rendered"],
+    )
+    platform: str | None = Field(
+        default=None,
+        description="The platform instead of the detected one (previews; names in "
+        "docs/platforms.md).",
+        examples=["aws"],
+    )
+    gpu_arch: str | None = Field(
+        default=None,
+        description="The GPU architecture instead of the detected one (previews); a product "
+        "name such as `NVIDIA-H100-80GB-HBM3` is accepted too.",
+        examples=["h100"],
+    )
+    strict_gpu_arch: bool = Field(
+        default=False,
+        description="Mixed GPU products are an error instead of a majority vote with a warning.",
+        examples=[True],
+    )
+    inventory: list[str] = Field(
+        default_factory=list,
+        description="Extra Node files or directories (comma-separated in a ConfigMap), for "
+        "generators that receive no resources.",
+        examples=[["nodes.yaml"]],
+    )
     platform_catalog: list[str] = Field(
         default_factory=list,
-        alias="platformCatalog",
         description=(
             "Site platform catalog files (comma- or newline-separated in a ConfigMap or "
             "annotation), paths resolved like `inventory`: platforms and override entries "
@@ -103,7 +179,6 @@ class FunctionOptions(BaseModel):
     )
     node_list: Annotated[list[str], BeforeValidator(_names)] = Field(
         default_factory=list,
-        alias="nodeList",
         description="Comma-separated node names: the run uses only these nodes "
         "(`target.nodeNames`), and `numNodes` is lowered to the number of them that exist and "
         "are eligible, never raised (NVCRE's `--node-list`).",
@@ -113,7 +188,6 @@ class FunctionOptions(BaseModel):
         str | None, BeforeValidator(_given), _checked(models.label_value_problem, "label value")
     ] = Field(
         default=None,
-        alias="topologyDomain",
         description="Run on the nodes of this topology domain only (a `target.matchExpressions` "
         "`In` on the topology key) and size `numNodes` to its eligible nodes (NVCRE's "
         "`--topology-domain`).",
@@ -123,7 +197,6 @@ class FunctionOptions(BaseModel):
         str | None, BeforeValidator(_given), _checked(models.label_key_problem, "label key")
     ] = Field(
         default=None,
-        alias="topologyKey",
         description="The node label naming `topologyDomain`; default: the platform's topology "
         "key in the platform catalog, required on a platform without one (NVCRE's "
         "`--topology-key`).",
@@ -131,10 +204,9 @@ class FunctionOptions(BaseModel):
     )
     test_scale: Annotated[str | None, BeforeValidator(_given), AfterValidator(_test_scale)] = Field(
         default=None,
-        alias="testScale",
         description="Replaces `spec.orchestration.testScale`: `intra-node`, `intra-rack` or "
         "`full-scale` (NVCRE's `--test-scale`).",
-        examples=["intra-rack"],
+        examples=["intra-node"],
     )
 
     @model_validator(mode="after")

@@ -6,10 +6,13 @@ Invariants:
       accept it.
     * Free-form Kubernetes pieces (volume sources, probes, dependency objects) are
       ``x-kubernetes-preserve-unknown-fields``; everything else rejects unknown fields.
-    * It is what the pydantic models' JSON schema gave once made structural: a model's
-      ``description`` is its docstring (whitespace collapsed), its ``required`` list names
-      the fields without a default, ``min_length`` / ``ge`` / ``le`` become ``minLength`` /
+    * It is what the pydantic models' JSON schema gave once made structural: a field's
+      ``description`` is its ``Field(description=...)`` (so ``kubectl explain`` answers), a
+      model's is its docstring (whitespace collapsed), its ``required`` list names the fields
+      without a default, ``min_length`` / ``ge`` / ``le`` become ``minLength`` /
       ``minItems``, ``minimum``, ``maximum``, and integers are ``int32``.
+    * The core/v1 types are the schemas derived from the pinned CRDs
+      (:mod:`krm_fn.api.corev1`), Kubernetes' descriptions included.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from krm_fn.api import corev1
 from krm_fn.api.fields import FieldView, fields_of
-from krm_fn.api.models import API_GROUP, KIND, WorkloadRunSpec
+from krm_fn.api.models import API_GROUP, KIND, CoreV1, WorkloadRun, WorkloadRunSpec
 
 
 def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -33,13 +37,18 @@ def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
     if not fields:
         out["x-kubernetes-preserve-unknown-fields"] = True
         return out
-    out["properties"] = {f.key: _structural(f.annotation, f) for f in fields}
+    out["properties"] = {f.key: _described(_structural(f.annotation, f), f) for f in fields}
     required = [f.key for f in fields if f.required]
     if required:
         out["required"] = required
     if model.model_config.get("extra") == "allow":
         out["x-kubernetes-preserve-unknown-fields"] = True
     return out
+
+
+def _described(schema: dict[str, Any], f: FieldView) -> dict[str, Any]:
+    """The field's own description first (a core/v1 type keeps Kubernetes' words below it)."""
+    return {"description": f.description, **schema} if f.description else schema
 
 
 _SCALARS = {str: "string", int: "integer", bool: "boolean", float: "number"}
@@ -61,6 +70,8 @@ def _structural(tp: Any, spec: FieldView | None = None) -> dict[str, Any]:
         if len(alts) != len(args):
             alt["nullable"] = True
         return alt
+    if isinstance(tp, type) and issubclass(tp, CoreV1):
+        return corev1.schema(tp.__name__)
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return _model_schema(tp)
     if origin is Literal:
@@ -92,48 +103,38 @@ def _structural(tp: Any, spec: FieldView | None = None) -> dict[str, Any]:
     return {"x-kubernetes-preserve-unknown-fields": True}
 
 
+_ROOT: dict[str, dict[str, Any]] = {
+    "apiVersion": {"type": "string"},
+    "kind": {"type": "string"},
+    "metadata": {"type": "object"},
+    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+}
+"""Top-level fields the API server owns the schema of; ``spec`` comes from the models."""
+
+
 def workloadrun_crd() -> dict[str, Any]:
     """The CRD object for ``workloadruns.nvcre.nvidia.com``."""
     spec_schema = _model_schema(WorkloadRunSpec)
-    spec_schema.pop("description", None)
+    del spec_schema["description"]
+    root = {
+        "description": "WorkloadRun runs a distributed workload (NVCRE).",
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            f.key: _described(dict(_ROOT.get(f.key) or spec_schema), f)
+            for f in fields_of(WorkloadRun)
+        },
+    }
+    names = {"kind": KIND, "listKind": f"{KIND}List", "plural": "workloadruns"}
+    version = {"name": "v1alpha1", "served": True, "storage": True, "subresources": {"status": {}}}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": f"workloadruns.{API_GROUP}"},
         "spec": {
             "group": API_GROUP,
-            "names": {
-                "kind": KIND,
-                "listKind": f"{KIND}List",
-                "plural": "workloadruns",
-                "singular": "workloadrun",
-                "shortNames": ["wlr"],
-            },
+            "names": {**names, "singular": "workloadrun", "shortNames": ["wlr"]},
             "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1alpha1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "description": "WorkloadRun runs a distributed workload (NVCRE).",
-                            "type": "object",
-                            "required": ["spec"],
-                            "properties": {
-                                "apiVersion": {"type": "string"},
-                                "kind": {"type": "string"},
-                                "metadata": {"type": "object"},
-                                "spec": spec_schema,
-                                "status": {
-                                    "type": "object",
-                                    "x-kubernetes-preserve-unknown-fields": True,
-                                },
-                            },
-                        }
-                    },
-                }
-            ],
+            "versions": [{**version, "schema": {"openAPIV3Schema": root}}],
         },
     }

@@ -159,6 +159,17 @@ def unknown_fields(kind: str, obj: Any, prefix: str = "") -> list[tuple[str, str
     return out
 
 
+def _known(key: str, props: Mapping[str, int]) -> str:
+    import difflib  # only unknown fields need it
+
+    close = difflib.get_close_matches(key, list(props), n=1, cutoff=0.75)
+    return (
+        f"did you mean {close[0]!r}?"
+        if close
+        else f"known fields here: {', '.join(sorted(props)) or 'none'}"
+    )
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
@@ -193,8 +204,7 @@ def _walk(
             elif "m" in node:
                 _walk(nodes, nodes[node["m"]], sub, at, out)
             elif not node.get("x") and (props or letter == "o"):
-                known = ", ".join(sorted(props)) or "none"
-                out.append((at, f"unknown field {key!r}; known fields here: {known}"))
+                out.append((at, f"unknown field {key!r}; {_known(str(key), props)}"))
     elif isinstance(value, list) and "i" in node:
         item = nodes[node["i"]]
         for i, sub in enumerate(value):

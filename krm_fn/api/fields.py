@@ -2,8 +2,9 @@
 
 A typed view of pydantic's ``model_fields`` (:class:`pydantic.fields.FieldInfo`): the input
 key (the alias, else the Python name), the evaluated annotation, whether it is required, its
-default, and the constraints pydantic keeps in ``FieldInfo.metadata`` (``annotated_types``'
-``MinLen``, ``MaxLen``, ``Ge``, ``Le``).
+default, the constraints pydantic keeps in ``FieldInfo.metadata`` (``annotated_types``'
+``MinLen``, ``MaxLen``, ``Ge``, ``Le``), and the field's own text (``description``,
+``examples``), the one home of what a field means.
 
 Invariants:
     * Fields come in declaration order (base classes first), as in ``model_fields``.
@@ -36,6 +37,8 @@ class FieldView:
     max_length: int | None
     ge: int | None
     le: int | None
+    description: str | None = None
+    examples: list[Any] | None = None
 
 
 def _constraint(metadata: list[Any], name: str) -> Any:
@@ -64,6 +67,8 @@ def fields_of(model: type[BaseModel]) -> list[FieldView]:
                 max_length=_constraint(info.metadata, "max_length"),
                 ge=_constraint(info.metadata, "ge"),
                 le=_constraint(info.metadata, "le"),
+                description=info.description,
+                examples=info.examples,
             )
         )
     return out

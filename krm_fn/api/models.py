@@ -17,6 +17,7 @@ import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 
 API_GROUP = "nvcre.nvidia.com"
 API_VERSION = f"{API_GROUP}/v1alpha1"
@@ -35,6 +36,10 @@ DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")
 ENV_NAME_RE = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
 MAX_REPEAT_COUNT = 1000
+DEFAULT_QUEUE = "default-queue"
+DEFAULT_QUEUE_LABEL_KEY = "kai.scheduler/queue"
+DEFAULT_TIMEOUT_PER_JOB = "24h"
+"""NVCRE's ``catalog.DefaultWorkloadRunTimeoutPerJob``."""
 
 
 def _dns_label(value: str, what: str) -> str:
@@ -85,7 +90,12 @@ class Strict(BaseModel):
     """Base: unknown fields are errors, types are strict, names are NVCRE's camelCase."""
 
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, populate_by_name=True, defer_build=True
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        populate_by_name=True,
+        defer_build=True,
+        alias_generator=to_camel,
     )
 
 
@@ -95,15 +105,50 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
 
 
-# --- core/v1 pieces -------------------------------------------------------------------------
+# --- core/v1 pieces: thin views of Kubernetes' types, checked against their derived schemas ---
 
 
-class EnvVar(Strict):
-    """A container environment variable (core/v1 EnvVar)."""
+class CoreV1(BaseModel):
+    """A Kubernetes core/v1 type, written as in a Pod.
+
+    Declares only the fields the render reads; every field, declared or not, is checked
+    against the type's schema DERIVED from the pinned CRDs (:mod:`krm_fn.api.corev1`), and
+    :meth:`to_k8s` gives the object back as written (declared fields first, unset ones left out).
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        strict=True,
+        frozen=True,
+        populate_by_name=True,
+        defer_build=True,
+        alias_generator=to_camel,
+    )
+
+    @model_validator(mode="after")
+    def _derived_schema(self) -> CoreV1:
+        if self.model_extra:
+            from krm_fn.api import corev1
+
+            dumped = self.model_dump(by_alias=True, exclude_none=True)
+            problems = corev1.problems(type(self).__name__, dumped)
+            if problems:
+                raise ValueError(
+                    "; ".join(m if m.startswith("unknown") else f"{p}: {m}" for p, m in problems)
+                )
+        return self
+
+    def to_k8s(self) -> dict[str, Any]:
+        """The object as Kubernetes reads it."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+class EnvVar(CoreV1):
+    """A container environment variable."""
 
     name: str = Field(min_length=1)
     value: str | None = None
-    value_from: dict[str, Any] | None = Field(default=None, alias="valueFrom")
+    value_from: dict[str, Any] | None = Field(default=None)
 
     @field_validator("name")
     @classmethod
@@ -121,63 +166,17 @@ class EnvVar(Strict):
             raise ValueError("value and valueFrom are mutually exclusive")
         return self
 
-    def to_k8s(self) -> dict[str, Any]:
-        """Render as a core/v1 EnvVar mapping."""
-        if self.value_from is not None:
-            return {"name": self.name, "valueFrom": self.value_from}
-        return {"name": self.name, "value": self.value or ""}
 
-
-class VolumeMount(Strict):
-    """A core/v1 VolumeMount."""
+class VolumeMount(CoreV1):
+    """A volume mount."""
 
     name: str = Field(min_length=1)
-    mount_path: str = Field(alias="mountPath", min_length=1)
-    read_only: bool | None = Field(default=None, alias="readOnly")
-    sub_path: str | None = Field(default=None, alias="subPath")
-    sub_path_expr: str | None = Field(default=None, alias="subPathExpr")
-    mount_propagation: str | None = Field(default=None, alias="mountPropagation")
-    recursive_read_only: str | None = Field(default=None, alias="recursiveReadOnly")
+    mount_path: str = Field(min_length=1)
+    read_only: bool | None = Field(default=None)
 
 
-VOLUME_SOURCES = frozenset(
-    [
-        "awsElasticBlockStore",
-        "azureDisk",
-        "azureFile",
-        "cephfs",
-        "cinder",
-        "configMap",
-        "csi",
-        "downwardAPI",
-        "emptyDir",
-        "ephemeral",
-        "fc",
-        "flexVolume",
-        "flocker",
-        "gcePersistentDisk",
-        "gitRepo",
-        "glusterfs",
-        "hostPath",
-        "image",
-        "iscsi",
-        "nfs",
-        "persistentVolumeClaim",
-        "photonPersistentDisk",
-        "portworxVolume",
-        "projected",
-        "quobyte",
-        "rbd",
-        "scaleIO",
-        "secret",
-        "storageos",
-        "vsphereVolume",
-    ]
-)
-
-
-class Volume(Open):
-    """A core/v1 Volume: a name plus exactly one volume source."""
+class Volume(CoreV1):
+    """A pod volume: a name plus exactly one volume source."""
 
     name: str = Field(min_length=1)
 
@@ -188,21 +187,12 @@ class Volume(Open):
 
     @model_validator(mode="after")
     def _one_source(self) -> Volume:
-        extra = dict(self.model_extra or {})
-        unknown = sorted(k for k in extra if k not in VOLUME_SOURCES)
-        if unknown:
+        found = sorted(self.model_extra or {})
+        if len(found) != 1:
             raise ValueError(
-                f"unknown volume field(s) {', '.join(unknown)}; "
-                "a volume has a name and one volume source"
+                f"a volume must have exactly one volume source, found {len(found)}"
+                + (f" ({', '.join(found)})" if found else "")
             )
-        if len(extra) != 1:
-            raise ValueError(
-                f"a volume must have exactly one volume source, found {len(extra)}"
-                + (f" ({', '.join(sorted(extra))})" if extra else "")
-            )
-        for k, v in extra.items():
-            if not isinstance(v, dict):
-                raise ValueError(f"volume source {k} must be a mapping")
         return self
 
     @property
@@ -211,14 +201,9 @@ class Volume(Open):
         ((k, v),) = (self.model_extra or {}).items()
         return k, v
 
-    def to_k8s(self) -> dict[str, Any]:
-        """Render as a core/v1 Volume mapping."""
-        key, body = self.source
-        return {"name": self.name, key: body}
 
-
-class Container(Strict):
-    """A core/v1 Container (used for ``spec.initContainers``)."""
+class Container(CoreV1):
+    """A container (``spec.initContainers``)."""
 
     name: str = Field(min_length=1)
 
@@ -227,44 +212,17 @@ class Container(Strict):
     def _container_name(cls, v: str) -> str:
         return _dns_label(v, "container name")
 
-    image: str | None = None
-    command: list[str] | None = None
-    args: list[str] | None = None
-    working_dir: str | None = Field(default=None, alias="workingDir")
-    ports: list[dict[str, Any]] | None = None
-    env_from: list[dict[str, Any]] | None = Field(default=None, alias="envFrom")
-    env: list[EnvVar] | None = None
-    resources: dict[str, Any] | None = None
-    resize_policy: list[dict[str, Any]] | None = Field(default=None, alias="resizePolicy")
-    restart_policy: str | None = Field(default=None, alias="restartPolicy")
-    restart_policy_rules: list[dict[str, Any]] | None = Field(
-        default=None, alias="restartPolicyRules"
-    )
-    volume_mounts: list[VolumeMount] | None = Field(default=None, alias="volumeMounts")
-    volume_devices: list[dict[str, Any]] | None = Field(default=None, alias="volumeDevices")
-    liveness_probe: dict[str, Any] | None = Field(default=None, alias="livenessProbe")
-    readiness_probe: dict[str, Any] | None = Field(default=None, alias="readinessProbe")
-    startup_probe: dict[str, Any] | None = Field(default=None, alias="startupProbe")
-    lifecycle: dict[str, Any] | None = None
-    termination_message_path: str | None = Field(default=None, alias="terminationMessagePath")
-    termination_message_policy: str | None = Field(default=None, alias="terminationMessagePolicy")
-    image_pull_policy: str | None = Field(default=None, alias="imagePullPolicy")
-    security_context: dict[str, Any] | None = Field(default=None, alias="securityContext")
-    stdin: bool | None = None
-    stdin_once: bool | None = Field(default=None, alias="stdinOnce")
-    tty: bool | None = None
 
-
-class ResourceRequirements(Strict):
-    """core/v1 ResourceRequirements; quantities as strings or integers."""
+class ResourceRequirements(CoreV1):
+    """Compute resources of a container; quantities as strings or integers."""
 
     limits: dict[str, str | int] | None = None
     requests: dict[str, str | int] | None = None
     claims: list[dict[str, Any]] | None = None
 
 
-class LocalObjectReference(Strict):
-    """A reference by name (core/v1 LocalObjectReference)."""
+class LocalObjectReference(CoreV1):
+    """A reference by name."""
 
     name: str = Field(min_length=1)
 
@@ -275,19 +233,54 @@ class LocalObjectReference(Strict):
 class MPIFramework(Strict):
     """``spec.framework.mpi``: mpirun launches ``binary`` on every worker over SSH."""
 
-    binary: str = Field(min_length=1)
-    args: list[str] = Field(default_factory=list)
-    mpi_args: list[str] = Field(default_factory=list, alias="mpiArgs")
-    mpi_implementation: Literal["OpenMPI"] = Field(default="OpenMPI", alias="mpiImplementation")
-    mpirun_path: str = Field(alias="mpirunPath", min_length=1)
+    binary: str = Field(
+        min_length=1,
+        description="Program mpirun starts on every rank; it follows the mpirun options.",
+        examples=["/usr/bin/all_reduce_perf"],
+    )
+    args: list[str] = Field(
+        default_factory=list,
+        description="Arguments of `binary`: the end of the launcher's mpirun argv.",
+        examples=[["-b", "8", "-e", "16G", "-f", "2"]],
+    )
+    mpi_args: list[str] = Field(
+        default_factory=list,
+        description="Extra mpirun options, placed last before `binary`, so they win over the "
+        "platform's and the overrides'.",
+        examples=[["-x", "NCCL_ALGO=Ring"]],
+    )
+    mpi_implementation: Literal["OpenMPI"] = Field(
+        default="OpenMPI",
+        description="The TrainingRuntime's `mlPolicy.mpi.mpiImplementation`.",
+        examples=["OpenMPI"],
+    )
+    mpirun_path: str = Field(
+        min_length=1,
+        description="Path of mpirun in the image: the launcher's command.",
+        examples=["/usr/local/mpi/bin/mpirun"],
+    )
 
 
 class TorchFramework(Strict):
     """``spec.framework.torch``: torchrun with a script or a module."""
 
-    script: str | None = Field(default=None, min_length=1)
-    module: str | None = Field(default=None, min_length=1)
-    args: list[str] = Field(default_factory=list)
+    script: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Script run as `torchrun <script> <args>` (exclusive with `module`).",
+        examples=["/config/train.py"],
+    )
+    module: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Module run as `torchrun -m <module> <args>` (exclusive with `script`).",
+        examples=["torch.distributed.run"],
+    )
+    args: list[str] = Field(
+        default_factory=list,
+        description="Arguments after the script or module: the end of `trainer.args`.",
+        examples=[["--epochs", "1"]],
+    )
 
     @model_validator(mode="after")
     def _script_xor_module(self) -> TorchFramework:
@@ -301,8 +294,16 @@ class TorchFramework(Strict):
 class ExecFramework(Strict):
     """``spec.framework.exec``: a command run verbatim on every node pod."""
 
-    command: list[str] = Field(min_length=1)
-    args: list[str] = Field(default_factory=list)
+    command: list[str] = Field(
+        min_length=1,
+        description="Command (argv) run on every node pod: `trainer.command`, verbatim.",
+        examples=[["python", "/config/bench.py"]],
+    )
+    args: list[str] = Field(
+        default_factory=list,
+        description="Arguments of the command: `trainer.args`, verbatim.",
+        examples=[["--size", "1G"]],
+    )
 
 
 FrameworkName = Literal["mpi", "torch", "exec"]
@@ -311,9 +312,25 @@ FrameworkName = Literal["mpi", "torch", "exec"]
 class Framework(Strict):
     """``spec.framework``: exactly one of ``mpi``, ``torch``, ``exec``."""
 
-    mpi: MPIFramework | None = None
-    torch: TorchFramework | None = None
-    exec_: ExecFramework | None = Field(default=None, alias="exec")
+    mpi: MPIFramework | None = Field(
+        default=None,
+        description="mpirun on a launcher pod starts `binary` on every worker over SSH: an MPI "
+        "TrainingRuntime with replicated jobs `node` (workers, sshd) and `launcher`.",
+        examples=[{"binary": "/usr/bin/all_reduce_perf", "mpirunPath": "/usr/bin/mpirun"}],
+    )
+    torch: TorchFramework | None = Field(
+        default=None,
+        description="torchrun with a script or a module on every node pod; `numProcPerNode` "
+        "is the GPUs per node.",
+        examples=[{"script": "/config/train.py"}],
+    )
+    exec_: ExecFramework | None = Field(
+        default=None,
+        alias="exec",
+        description="A command run verbatim on every node pod (a torch-shaped runtime, so "
+        "scripts see Trainer's `PET_*` variables).",
+        examples=[{"command": ["python", "/config/bench.py"]}],
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Framework:
@@ -340,8 +357,8 @@ class Framework(Strict):
 # --- target / orchestration -----------------------------------------------------------------
 
 
-class NodeSelectorRequirement(Strict):
-    """core/v1 NodeSelectorRequirement."""
+class NodeSelectorRequirement(CoreV1):
+    """A node selector requirement."""
 
     key: str = Field(min_length=1)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
@@ -374,9 +391,19 @@ class NodeSelectorRequirement(Strict):
 class TaintSelector(Strict):
     """``spec.target.taintSelectors[]``: tainted nodes to select and tolerate."""
 
-    key: str = Field(min_length=1)
-    value: str | None = None
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    key: str = Field(
+        min_length=1, description="Taint key: `tolerations[].key`.", examples=["dedicated"]
+    )
+    value: str | None = Field(
+        default=None,
+        description="Taint value (`operator: Equal`); unset tolerates any value (`Exists`).",
+        examples=["gpu"],
+    )
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = Field(
+        default=None,
+        description="Taint effect; unset matches every effect.",
+        examples=["NoSchedule"],
+    )
 
     @field_validator("key")
     @classmethod
@@ -399,12 +426,28 @@ class TaintSelector(Strict):
 class Target(Strict):
     """``spec.target``: which nodes the run is for (all conditions ANDed)."""
 
-    node_selector: dict[str, str] = Field(default_factory=dict, alias="nodeSelector")
-    match_expressions: list[NodeSelectorRequirement] = Field(
-        default_factory=list, alias="matchExpressions"
+    node_selector: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels a node must carry (all of them); `In` terms of the pods' required "
+        "node affinity.",
+        examples=[{"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}],
     )
-    node_names: list[str] = Field(default_factory=list, alias="nodeNames")
-    taint_selectors: list[TaintSelector] = Field(default_factory=list, alias="taintSelectors")
+    match_expressions: list[NodeSelectorRequirement] = Field(
+        default_factory=list,
+        description="Label expressions a node must satisfy; the same terms go in the pods' "
+        "required node affinity.",
+        examples=[[{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]],
+    )
+    node_names: list[str] = Field(
+        default_factory=list,
+        description="Node names (ANDed with the rest): `kubernetes.io/hostname In [...]`.",
+        examples=[["gpu-node-01", "gpu-node-02"]],
+    )
+    taint_selectors: list[TaintSelector] = Field(
+        default_factory=list,
+        description="Tainted nodes to include; each entry is also a toleration on every pod.",
+        examples=[[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]],
+    )
 
     @field_validator("node_selector")
     @classmethod
@@ -425,21 +468,60 @@ class Target(Strict):
 class Topology(Strict):
     """``spec.orchestration.topology``."""
 
-    topology_key: str = Field(alias="topologyKey", min_length=1)
-    strict_domain: bool = Field(default=False, alias="strictDomain")
+    topology_key: str = Field(
+        min_length=1,
+        description="Node label whose value names the domain; every eligible node carries it.",
+        examples=["topology.kubernetes.io/zone"],
+    )
+    strict_domain: bool = Field(
+        default=False,
+        description="One TrainJob per domain, at the domain's size.",
+        examples=[True],
+    )
 
 
 class Orchestration(Strict):
     """``spec.orchestration``."""
 
     test_scale: Literal["intra-node", "intra-rack", "full-scale"] | None = Field(
-        default=None, alias="testScale"
+        default=None,
+        description="`intra-node`: one single-node TrainJob per eligible node; `intra-rack`: "
+        "one TrainJob per topology domain; `full-scale` (as unset): groups of `numNodes`.",
+        examples=["intra-node"],
     )
-    placement: Literal["Pinned", "Unpinned"] | None = None
-    topology: Topology | None = None
-    repeat_count: int | None = Field(default=None, alias="repeatCount", ge=1, le=MAX_REPEAT_COUNT)
-    max_concurrent: int | None = Field(default=None, alias="maxConcurrent", ge=0)
-    timeout_per_job: str | None = Field(default=None, alias="timeoutPerJob")
+    placement: Literal["Pinned", "Unpinned"] | None = Field(
+        default=None,
+        description="`Pinned` (as unset): each group pinned to its nodes by a runtimePatch; "
+        "`Unpinned`: one TrainJob of `numNodes` nodes placed by the scheduler.",
+        examples=["Unpinned"],
+    )
+    topology: Topology | None = Field(
+        default=None,
+        description="Fill groups within topology domains (racks, NVLink domains). Unset: the "
+        "platform's rack label where the catalog names one.",
+        examples=[{"topologyKey": "topology.kubernetes.io/zone"}],
+    )
+    repeat_count: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_REPEAT_COUNT,
+        description="How many times every group runs (`<run>-group-<i>-iter-<k>`, in "
+        "successive waves). Unset: 1.",
+        examples=[3],
+    )
+    max_concurrent: int | None = Field(
+        default=None,
+        ge=0,
+        description="At most this many TrainJobs run at once; later ones are rendered "
+        "`suspend: true` in waves (label `nvcre.nvidia.com/wave`). Unset or 0: unlimited.",
+        examples=[2],
+    )
+    timeout_per_job: str | None = Field(
+        default=None,
+        description="Deadline of each TrainJob (`activeDeadlineSeconds`), a Go duration "
+        f"(`90m`, `1h30m`). Unset: {DEFAULT_TIMEOUT_PER_JOB}, NVCRE's default.",
+        examples=["2h"],
+    )
 
     @field_validator("timeout_per_job")
     @classmethod
@@ -455,8 +537,18 @@ class Orchestration(Strict):
 class ConfigSpec(Strict):
     """``spec.config``: files shipped to ``/config``."""
 
-    inline: dict[str, str] | None = None
-    config_map_ref: LocalObjectReference | None = Field(default=None, alias="configMapRef")
+    inline: dict[str, str] | None = Field(
+        default=None,
+        description="File name → content (exclusive with `configMapRef`): ConfigMap "
+        "`<run>-config` mounted at `/config`.",
+        examples=[{"train.sh": "echo hi"}],
+    )
+    config_map_ref: LocalObjectReference | None = Field(
+        default=None,
+        description="An existing ConfigMap mounted at `/config` instead (exclusive with "
+        "`inline`); nothing is generated.",
+        examples=[{"name": "shared-scripts"}],
+    )
 
     @field_validator("inline")
     @classmethod
@@ -479,9 +571,21 @@ class ConfigSpec(Strict):
 class Checkpoint(Strict):
     """``spec.checkpoint``."""
 
-    storage_size: str = Field(alias="storageSize")
-    storage_class_name: str | None = Field(default=None, alias="storageClassName")
-    max_restarts: int = Field(default=0, alias="maxRestarts", ge=0)
+    storage_size: str = Field(
+        description="Size of the claim `<run>-checkpoint-pvc`.",
+        examples=["100Gi"],
+    )
+    storage_class_name: str | None = Field(
+        default=None,
+        description="Storage class of the claim. Unset: the cluster's default class.",
+        examples=["lustre"],
+    )
+    max_restarts: int = Field(
+        default=0,
+        ge=0,
+        description="Restarts from the checkpoint: the JobSet's `failurePolicy.maxRestarts`.",
+        examples=[2],
+    )
 
     @field_validator("storage_size")
     @classmethod
@@ -494,108 +598,471 @@ class Checkpoint(Strict):
 class GoodputMeasurement(Strict):
     """``spec.goodputMeasurement``."""
 
-    log_profile_ref: str = Field(alias="logProfileRef", min_length=1)
-    sample_interval: str = Field(default="60s", alias="sampleInterval")
+    log_profile_ref: str = Field(
+        min_length=1,
+        description="LogProfile that reads the training logs (`megatron-training`, "
+        "`megatron-bridge`, or a LogProfile among the inputs).",
+        examples=["megatron-training"],
+    )
+    sample_interval: str = Field(
+        default="60s",
+        description="Sampling interval, a Go duration.",
+        examples=["30s"],
+    )
 
 
 class BandwidthMeasurement(Strict):
     """``spec.bandwidthMeasurement``."""
 
-    log_profile_ref: str = Field(alias="logProfileRef", min_length=1)
-    sample_interval: str | None = Field(default=None, alias="sampleInterval")
-    test_type: str | None = Field(default=None, alias="testType")
+    log_profile_ref: str = Field(
+        min_length=1,
+        description="LogProfile that reads nccl-tests output (`nccl-bandwidth`, "
+        "`nccl-loopback`, or a LogProfile among the inputs).",
+        examples=["nccl-bandwidth"],
+    )
+    sample_interval: str | None = Field(
+        default=None,
+        description="Sampling interval, a Go duration.",
+        examples=["60s"],
+    )
+    test_type: str | None = Field(
+        default=None,
+        description="The nccl-tests collective the logs must come from (`report` checks it).",
+        examples=["all_reduce"],
+    )
 
 
 class StringMatch(Strict):
     """A WhenSpec string matcher."""
 
-    equals: str | None = None
-    in_: list[str] | None = Field(default=None, alias="in")
-    not_in: list[str] | None = Field(default=None, alias="notIn")
+    equals: str | None = Field(default=None, description="Exactly this value.", examples=["h100"])
+    in_: list[str] | None = Field(
+        default=None, alias="in", description="One of these values.", examples=[["h100", "h200"]]
+    )
+    not_in: list[str] | None = Field(
+        default=None, description="None of these values.", examples=[["a100"]]
+    )
 
 
 class IntMatch(Strict):
     """A WhenSpec integer matcher."""
 
-    equals: int | None = None
-    greater_than: int | None = Field(default=None, alias="greaterThan")
-    less_than: int | None = Field(default=None, alias="lessThan")
+    equals: int | None = Field(default=None, description="Exactly this number.", examples=[1])
+    greater_than: int | None = Field(
+        default=None, description="More than this number.", examples=[0]
+    )
+    less_than: int | None = Field(default=None, description="Less than this number.", examples=[4])
 
 
 class TopologyMatch(Strict):
     """A WhenSpec topology matcher."""
 
-    mode: Literal["simple", "topology"] | None = None
-    domain_count: IntMatch | None = Field(default=None, alias="domainCount")
+    mode: Literal["simple", "topology"] | None = Field(
+        default=None,
+        description="`topology` when groups follow a topology key, else `simple`.",
+        examples=["simple"],
+    )
+    domain_count: IntMatch | None = Field(
+        default=None,
+        description="Number of topology domains among the eligible nodes.",
+        examples=[{"lessThan": 4}],
+    )
 
 
 class When(Strict):
     """``spec.overrides[].when``: all set matchers must match."""
 
-    gpu_architecture: StringMatch | None = Field(default=None, alias="gpuArchitecture")
-    platform: StringMatch | None = None
-    workload_kind: str | None = Field(default=None, alias="workloadKind")
-    topology: TopologyMatch | None = None
-    config: dict[str, Any] | None = None
-    expression: str | None = None
+    gpu_architecture: StringMatch | None = Field(
+        default=None,
+        description="Match the detected GPU architecture (`h100`, `gb200`, ...).",
+        examples=[{"in": ["h100", "h200"]}],
+    )
+    platform: StringMatch | None = Field(
+        default=None,
+        description="Match the detected platform (`aws`, `gcp`, ...).",
+        examples=[{"equals": "aws"}],
+    )
+    workload_kind: str | None = Field(
+        default=None,
+        description="Match the generated workload kind (always `TrainJob` here).",
+        examples=["TrainJob"],
+    )
+    topology: TopologyMatch | None = Field(
+        default=None,
+        description="Match the grouping mode and the number of topology domains.",
+        examples=[{"mode": "simple"}],
+    )
+    config: dict[str, Any] | None = Field(
+        default=None,
+        description="Subset match on the workload's config values (NVCRE); this render has "
+        "none, so only an empty map matches.",
+        examples=[{}],
+    )
+    expression: str | None = Field(
+        default=None,
+        description="A boolean expression over `platform`, `gpuArchitecture`, `workloadKind`, "
+        "`topologyMode` and `domainCount`.",
+        examples=["platform == 'aws' && domainCount >= 1"],
+    )
+
+    def as_mapping(self) -> dict[str, Any]:
+        """The matchers as written (camelCase, unset ones left out; ``config`` kept whole)."""
+        out = self.model_dump(by_alias=True, exclude_none=True)
+        if self.config is not None:
+            out["config"] = self.config  # ``None`` values inside it are part of the subset match
+        return out
 
 
 class Override(Strict):
     """``spec.overrides[]``."""
 
-    when: When
-    job_template: dict[str, Any] | None = Field(default=None, alias="jobTemplate")
-    job_template_patch: list[dict[str, Any]] | None = Field(default=None, alias="jobTemplatePatch")
-    dependencies: list[dict[str, Any]] | None = None
-    orchestration: dict[str, Any] | None = None
-    mpi_args: list[str] | None = Field(default=None, alias="mpiArgs")
-    pre_command: list[str] | None = Field(default=None, alias="preCommand")
+    when: When = Field(
+        description="When the override applies: every matcher set must match (`{}` always does).",
+        examples=[{"gpuArchitecture": {"in": ["h100", "h200"]}}],
+    )
+    job_template: dict[str, Any] | None = Field(
+        default=None,
+        description="Strategic merge patch onto NVCRE's job template of every TrainJob (see "
+        "JobTemplate below: the TrainJob's spec is `spec.workload.trainJob`, its labels "
+        "`spec.workloadMetadata.labels`); `trainer.env` and `trainer.args` are replaced whole.",
+        examples=[{"spec": {"workload": {"trainJob": {"trainer": {"args": ["-b", "1G"]}}}}}],
+    )
+    job_template_patch: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="RFC 6902 JSON Patch onto the same job template, after `jobTemplate`.",
+        examples=[
+            [{"op": "add", "path": "/spec/workloadMetadata", "value": {"labels": {"team": "ml"}}}]
+        ],
+    )
+    dependencies: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="Objects strategic-merged into the generated object of the same "
+        "apiVersion, kind and name (TrainingRuntime, ConfigMap, Secret, claim).",
+        examples=[
+            [
+                {
+                    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                    "kind": "TrainingRuntime",
+                    "metadata": {"name": "my-workload-runtime"},
+                    "spec": {"mlPolicy": {"numNodes": 1}},
+                }
+            ]
+        ],
+    )
+    orchestration: dict[str, Any] | None = Field(
+        default=None,
+        description="Refused here: NVCRE's orchestration replacements come after placement is "
+        "decided; set `spec.orchestration` instead.",
+        examples=[{"placement": "Unpinned"}],
+    )
+    mpi_args: list[str] | None = Field(
+        default=None,
+        description="mpirun options, after the platform's and before the user's `mpiArgs`.",
+        examples=[["-x", "NCCL_IB_HCA=mlx5"]],
+    )
+    pre_command: list[str] | None = Field(
+        default=None,
+        description="Shell lines run before the workload: the command becomes "
+        '`/bin/bash -c "<lines>\\nexec <argv>"`.',
+        examples=[["ulimit -l unlimited"]],
+    )
 
 
 class GangScheduler(Strict):
-    """``spec.gangScheduler``."""
+    """``spec.gangScheduler``: NVCRE's defaults fill a queue or key written empty."""
 
-    scheduler_name: str = Field(alias="schedulerName", min_length=1)
-    queue: str = "default-queue"
-    queue_label_key: str = Field(default="kai.scheduler/queue", alias="queueLabelKey")
+    scheduler_name: str = Field(
+        min_length=1,
+        description="`schedulerName` of every pod (`kai-scheduler` turns on KAI's launcher "
+        "handling).",
+        examples=["kai-scheduler"],
+    )
+    queue: str = Field(
+        default=DEFAULT_QUEUE, description="Queue name (a label value).", examples=["team-a"]
+    )
+    queue_label_key: str = Field(
+        default=DEFAULT_QUEUE_LABEL_KEY,
+        description="Label key the scheduler reads the queue from: set on the TrainJob, every "
+        "Job template and every pod template.",
+        examples=["runai/queue"],
+    )
+
+    @property
+    def queue_name(self) -> str:
+        """The queue every workload goes to (NVCRE's ``gangSchedulerQueue``)."""
+        return self.queue or DEFAULT_QUEUE
+
+    @property
+    def label_key(self) -> str:
+        """The queue label's key (NVCRE's ``gangSchedulerQueueLabelKey``)."""
+        return self.queue_label_key or DEFAULT_QUEUE_LABEL_KEY
+
+    @property
+    def kai(self) -> bool:
+        """NVCRE keys the KAI behaviour on the exact scheduler name ``kai-scheduler``."""
+        return self.scheduler_name == "kai-scheduler"
 
 
 class WorkloadMetadata(Strict):
     """``spec.workloadMetadata``."""
 
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels of every TrainJob (at most 32; not `app.kubernetes.io/managed-by` "
+        "nor `nvcre.nvidia.com/*`); the gang queue label is added.",
+        examples=[{"kueue.x-k8s.io/queue-name": "team-a"}],
+    )
+
+
+# --- NVCRE's job template: what jobTemplate and jobTemplatePatch patch ----------------------
+
+
+class JobWorkload(Strict):
+    """NVCRE's ``WorkloadSpec``: the workload object of the Job, here always a TrainJob."""
+
+    train_job: dict[str, Any] = Field(
+        description="The TrainJob's `spec`, checked against the pinned TrainJob CRD.",
+        examples=[{"trainer": {"env": [{"name": "NCCL_DEBUG", "value": "WARN"}]}}],
+    )
+
+
+class NodeHealthMonitor(Strict):
+    """NVCRE's ``nodeHealthMonitor``."""
+
+    cel: dict[str, Any] | None = Field(
+        default=None,
+        description="`{expression: ...}`, a CEL check of every node; only NVCRE acts on it.",
+        examples=[{"expression": "node.spec.unschedulable == true"}],
+    )
+
+
+class JobCheckpoint(Strict):
+    """NVCRE's Job ``checkpoint``."""
+
+    pvc_name: str | None = Field(
+        default=None,
+        description="The checkpoint claim; only NVCRE acts on it.",
+        examples=["my-workload-checkpoint-pvc"],
+    )
+    max_restarts: int | None = Field(
+        default=None,
+        ge=0,
+        description="Checkpoint restarts; only NVCRE acts on it.",
+        examples=[1],
+    )
+
+
+class JobSpec(Strict):
+    """NVCRE's ``JobSpec`` (``api/v1alpha1/job_types.go``)."""
+
+    workload: JobWorkload = Field(
+        description="The workload object: `trainJob` (cannot be removed).",
+        examples=[{"trainJob": {"trainer": {"image": "nvcr.io/nvidia/pytorch:26.01-py3"}}}],
+    )
+    workload_metadata: WorkloadMetadata | None = Field(
+        default=None,
+        description="The TrainJob's labels (without the controller-owned ones), under the "
+        "rules of `spec.workloadMetadata`; a removed gang queue label is restored.",
+        examples=[{"labels": {"team": "ml"}}],
+    )
+    node_health_monitor: NodeHealthMonitor | None = Field(
+        default=None,
+        description="NVCRE's node health check; a change is a warning (nothing acts on it here).",
+        examples=[{"cel": {"expression": "node.spec.unschedulable == true"}}],
+    )
+    checkpoint: JobCheckpoint | None = Field(
+        default=None,
+        description="Shown when `spec.checkpoint` is set; a change is a warning.",
+        examples=[{"maxRestarts": 1}],
+    )
+    stall_multiplier: int | None = Field(
+        default=None,
+        ge=1,
+        description="NVCRE's stall detection; a change is a warning.",
+        examples=[10],
+    )
+    startup_stall_timeout_seconds: int | None = Field(
+        default=None,
+        ge=1,
+        description="NVCRE's startup stall detection; a change is a warning.",
+        examples=[600],
+    )
+    scheduling_stall_grace_seconds: int | None = Field(
+        default=None,
+        ge=1,
+        description="NVCRE's scheduling-stall grace window; a change is a warning.",
+        examples=[300],
+    )
+    thresholds: dict[str, str] | None = Field(
+        default=None,
+        description="As `spec.thresholds`: the TrainJob's thresholds annotation.",
+        examples=[{"busBandwidthGBps": "value >= 380"}],
+    )
+    goodput_measurement: GoodputMeasurement | None = Field(
+        default=None,
+        description="As `spec.goodputMeasurement`: the TrainJob's goodput annotation.",
+        examples=[{"logProfileRef": "megatron-bridge"}],
+    )
+    bandwidth_measurement: BandwidthMeasurement | None = Field(
+        default=None,
+        description="As `spec.bandwidthMeasurement`: the TrainJob's bandwidth annotation.",
+        examples=[{"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"}],
+    )
+    measurement_timeout: str | None = Field(
+        default=None,
+        description="NVCRE's threshold validation timing; a change is a warning.",
+        examples=["10m"],
+    )
+
+
+class JobTemplate(Strict):
+    """NVCRE's job template (``JobTemplateSpec``), as every TrainJob is shown to an override."""
+
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="NVCRE's Job object's metadata; a change is a warning (there is no Job here).",
+        examples=[{"labels": {"team": "ml"}}],
+    )
+    spec: JobSpec = Field(
+        description="NVCRE's `JobSpec`.",
+        examples=[{"workloadMetadata": {"labels": {"team": "ml"}}}],
+    )
 
 
 class WorkloadRunSpec(Strict):
     """``WorkloadRun.spec``: every field NVCRE defines."""
 
-    image: str = Field(min_length=1)
-    framework: Framework
-    num_nodes: int = Field(alias="numNodes", ge=1)
-    gpus_per_node: int | None = Field(default=None, alias="gpusPerNode", ge=1)
-    mlnx_per_node: int | None = Field(default=None, alias="mlnxPerNode", ge=0)
-    nic_resource_name: str | None = Field(default=None, alias="nicResourceName", max_length=253)
-    enable_mnnvl: bool | None = Field(default=None, alias="enableMNNVL")
-    env: list[EnvVar] = Field(default_factory=list)
-    volumes: list[Volume] = Field(default_factory=list)
-    volume_mounts: list[VolumeMount] = Field(default_factory=list, alias="volumeMounts")
-    init_containers: list[Container] = Field(default_factory=list, alias="initContainers")
-    resources: ResourceRequirements | None = None
+    image: str = Field(
+        min_length=1,
+        description="Image of the `node` container of every pod (MPI: launcher and workers).",
+        examples=["nvcr.io/nvidia/pytorch:26.01-py3"],
+    )
+    framework: Framework = Field(
+        description="How the workload starts: exactly one of `mpi`, `torch`, `exec`.",
+        examples=[{"exec": {"command": ["nvidia-smi"]}}],
+    )
+    num_nodes: int = Field(
+        ge=1,
+        description="Nodes per TrainJob (`trainer.numNodes`), not a total: the eligible nodes "
+        "are cut into groups of this size, one TrainJob each.",
+        examples=[2],
+    )
+    gpus_per_node: int | None = Field(
+        default=None,
+        ge=1,
+        description="GPUs of each node pod: `nvidia.com/gpu`, `numProcPerNode`, mpirun's `-N`. "
+        "Unset: the detected GPU's (8 for H100/H200/B200, 4 for GB200/GB300).",
+        examples=[8],
+    )
+    mlnx_per_node: int | None = Field(
+        default=None,
+        ge=0,
+        description="RDMA NICs each node pod requests under `nicResourceName`; 0 opts out. "
+        "Unset: the GPU and platform defaults.",
+        examples=[0],
+    )
+    nic_resource_name: str | None = Field(
+        default=None,
+        max_length=253,
+        description="Extended resource of the RDMA NICs (`<domain>/<name>`, not under "
+        "`kubernetes.io`). Unset: the platform catalog's, where it names one.",
+        examples=["rdma/ib"],
+    )
+    enable_mnnvl: bool | None = Field(
+        default=None,
+        alias="enableMNNVL",
+        description="Multi-node NVLink: `NCCL_MNNVL_ENABLE=1` (or `0`). Unset: on for "
+        "GB200/GB300, off otherwise.",
+        examples=[False],
+    )
+    env: list[EnvVar] = Field(
+        default_factory=list,
+        description="Env of the workload containers, over the NCCL defaults (a name set here "
+        "wins); MPI also forwards it to the ranks with `-x`.",
+        examples=[[{"name": "NCCL_DEBUG", "value": "WARN"}]],
+    )
+    volumes: list[Volume] = Field(
+        default_factory=list,
+        description="Extra volumes of the torch/exec pods and MPI workers (`dshm`, "
+        "`config-volume` and Trainer's names are reserved).",
+        examples=[[{"name": "data", "persistentVolumeClaim": {"claimName": "datasets"}}]],
+    )
+    volume_mounts: list[VolumeMount] = Field(
+        default_factory=list,
+        description="Mounts of those volumes in the workload container, after the built-in ones.",
+        examples=[[{"name": "data", "mountPath": "/data"}]],
+    )
+    init_containers: list[Container] = Field(
+        default_factory=list,
+        description="Init containers of the torch/exec pods and MPI workers (not `node`).",
+        examples=[[{"name": "warmup", "image": "busybox", "command": ["sh", "-c", "true"]}]],
+    )
+    resources: ResourceRequirements | None = Field(
+        default=None,
+        description="Resources of the workload container; `nvidia.com/gpu`, the platform's "
+        "requests and the NIC request are added where not named.",
+        examples=[{"limits": {"memory": "512Gi"}}],
+    )
     image_pull_secrets: list[LocalObjectReference] = Field(
-        default_factory=list, alias="imagePullSecrets"
+        default_factory=list,
+        description="Existing pull Secrets, on every pod, before a generated one.",
+        examples=[[{"name": "ngc-pull"}]],
     )
-    target: Target | None = None
-    orchestration: Orchestration | None = None
-    config: ConfigSpec | None = None
-    checkpoint: Checkpoint | None = None
-    thresholds: dict[str, str] | None = None
-    goodput_measurement: GoodputMeasurement | None = Field(default=None, alias="goodputMeasurement")
+    target: Target | None = Field(
+        default=None,
+        description="Which nodes the run is for (all conditions ANDed), also required node "
+        "affinity on every pod. Unset: nodes labelled `nvidia.com/gpu.present=true`.",
+        examples=[{"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}}],
+    )
+    orchestration: Orchestration | None = Field(
+        default=None,
+        description="Placement, grouping, repetition, concurrency and timeout.",
+        examples=[{"timeoutPerJob": "2h"}],
+    )
+    config: ConfigSpec | None = Field(
+        default=None,
+        description="Files for the workload: volume `config-volume` at `/config` (mode 0755).",
+        examples=[{"inline": {"train.sh": "echo hi"}}],
+    )
+    checkpoint: Checkpoint | None = Field(
+        default=None,
+        description="A shared ReadWriteMany claim `<run>-checkpoint-pvc` at `/checkpoint`.",
+        examples=[{"storageSize": "100Gi"}],
+    )
+    thresholds: dict[str, str] | None = Field(
+        default=None,
+        description="Pass/fail thresholds for `workloadrun-fn report` (e.g. `value >= 900`): "
+        "annotation `nvcre.nvidia.com/thresholds` of every TrainJob.",
+        examples=[{"busBandwidthGBps": "value >= 380"}],
+    )
+    goodput_measurement: GoodputMeasurement | None = Field(
+        default=None,
+        description="Measure goodput from the training logs: annotation "
+        "`nvcre.nvidia.com/goodput-measurement` of every TrainJob.",
+        examples=[{"logProfileRef": "megatron-training"}],
+    )
     bandwidth_measurement: BandwidthMeasurement | None = Field(
-        default=None, alias="bandwidthMeasurement"
+        default=None,
+        description="Measure bus bandwidth from nccl-tests output: annotation "
+        "`nvcre.nvidia.com/bandwidth-measurement` of every TrainJob.",
+        examples=[{"logProfileRef": "nccl-bandwidth", "testType": "all_reduce"}],
     )
-    overrides: list[Override] = Field(default_factory=list)
-    gang_scheduler: GangScheduler | None = Field(default=None, alias="gangScheduler")
-    workload_metadata: WorkloadMetadata | None = Field(default=None, alias="workloadMetadata")
+    overrides: list[Override] = Field(
+        default_factory=list,
+        description="Patches applied after the platform catalog, in order, when their `when` "
+        "matches; each applied one is listed in `nvcre.nvidia.com/applied-overrides`.",
+        examples=[[{"when": {"platform": {"equals": "aws"}}, "mpiArgs": ["-x", "A=1"]}]],
+    )
+    gang_scheduler: GangScheduler | None = Field(
+        default=None,
+        description="Gang scheduling (KAI, Run:ai, ...).",
+        examples=[{"schedulerName": "kai-scheduler"}],
+    )
+    workload_metadata: WorkloadMetadata | None = Field(
+        default=None,
+        description="Metadata of the workload objects (the TrainJobs).",
+        examples=[{"labels": {"kueue.x-k8s.io/queue-name": "team-a"}}],
+    )
 
     @field_validator("nic_resource_name")
     @classmethod
@@ -629,11 +1096,19 @@ class ObjectMeta(Open):
 class WorkloadRun(Strict):
     """A ``WorkloadRun`` object."""
 
-    api_version: Literal["nvcre.nvidia.com/v1alpha1"] = Field(alias="apiVersion")
-    kind: Literal["WorkloadRun"]
-    metadata: ObjectMeta
-    spec: WorkloadRunSpec
-    status: dict[str, Any] | None = None
+    api_version: Literal["nvcre.nvidia.com/v1alpha1"] = Field(
+        description="API group and version of the object."
+    )
+    kind: Literal["WorkloadRun"] = Field(description="Object kind.")
+    metadata: ObjectMeta = Field(
+        description="Name (at most 63 characters, an RFC 1035 label) and namespace; every "
+        "generated object is `<name>-...` in that namespace.",
+        examples=[{"name": "my-workload", "namespace": "gpu-validation"}],
+    )
+    spec: WorkloadRunSpec = Field(description="What to run, on which nodes, and how.")
+    status: dict[str, Any] | None = Field(
+        default=None, description="Written by NVCRE's controller; ignored here.", examples=[{}]
+    )
 
     @property
     def name(self) -> str:

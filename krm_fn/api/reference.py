@@ -4,20 +4,19 @@
 that the committed file is exactly what this module generates, so it cannot drift.
 
 Invariants:
-    * The list of fields, their input names, types, constraints, required-ness and defaults
-      come from the models (:mod:`krm_fn.api.models`, :class:`FunctionOptions`); only the
-      prose (meaning, example, what it renders to) comes from :data:`FIELD_DOCS`.
+    * Everything in a row comes from the field itself: its input name, type, constraints,
+      required-ness and default from the model, its meaning and example from its
+      ``Field(description=..., examples=...)`` (the same text the CRD carries). A documented
+      field without a description is an error (:class:`MissingDocs`), never an empty cell.
     * Every NVCRE model reachable from ``WorkloadRun`` gets a section, in the order a reader
-      meets it (depth first, declaration order); Kubernetes types the WorkloadRun embeds
-      unchanged (:data:`KUBERNETES_TYPES`) are linked, not expanded.
-    * A field without an entry in :data:`FIELD_DOCS`, or an entry naming no field, is an error
-      (:class:`MissingDocs`), never a silently empty cell.
-    * Deterministic: the same models and table give the same bytes.
+      meets it (depth first, declaration order), then NVCRE's job template (what
+      ``jobTemplate`` and ``jobTemplatePatch`` patch), then the function's options; the
+      core/v1 types (:data:`krm_fn.api.corev1.DOCS`) are linked, not expanded.
+    * Deterministic: the same models give the same bytes.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import types
 import typing
@@ -27,21 +26,21 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from krm_fn.api.config import CONFIG_API_VERSION, CONFIG_KIND, FunctionOptions
-from krm_fn.api.field_docs import FIELD_DOCS, KUBERNETES_TYPES, FieldDoc
+from krm_fn.api.corev1 import DOCS
 from krm_fn.api.fields import FieldView, fields_of
-from krm_fn.api.models import API_VERSION, WorkloadRun
+from krm_fn.api.models import API_VERSION, JobTemplate, WorkloadRun
 
 
 class MissingDocs(ValueError):
-    """Fields without words in :data:`FIELD_DOCS`, or entries naming no field."""
+    """Documented fields without a ``Field(description=...)``."""
 
 
-def _models(root: type[BaseModel]) -> dict[type[BaseModel], list[str]]:
-    """Every documented model under ``root`` (depth first) with every path it appears at."""
+def _models(root: type[BaseModel], seen: set[type[BaseModel]]) -> dict[type[BaseModel], list[str]]:
+    """Every documented model under ``root`` not in ``seen`` (depth first), with its paths."""
     found: dict[type[BaseModel], list[str]] = {}
 
     def walk(model: type[BaseModel], path: str) -> None:
-        if model.__name__ in KUBERNETES_TYPES:
+        if model.__name__ in DOCS or (model in seen and model not in found):
             return
         if model in found:
             found[model].append(path)
@@ -52,6 +51,7 @@ def _models(root: type[BaseModel]) -> dict[type[BaseModel], list[str]]:
                 walk(sub, f"{path}.{f.key}{suffix}" if path else f.key + suffix)
 
     walk(root, "")
+    seen.update(found)
     return found
 
 
@@ -89,19 +89,18 @@ def type_text(tp: Any, spec: FieldView | None = None) -> str:
         return f"list of {inner}{bound}"
     if origin is dict:
         value = typing.get_args(tp)[1]
-        if value is Any:
-            return "object (free-form)"
-        return f"map of string to {type_text(value)}"
+        return "object (free-form)" if value is Any else f"map of string to {type_text(value)}"
     if isinstance(tp, type) and issubclass(tp, BaseModel):
-        url = KUBERNETES_TYPES.get(tp.__name__)
-        if url:
-            return f"[{tp.__name__}]({url}) (Kubernetes)"
-        return f"[{tp.__name__}](#{_anchor(tp)})"
+        url = DOCS.get(tp.__name__)
+        return f"[{tp.__name__}]({url}) (Kubernetes)" if url else f"[{tp.__name__}](#{_anchor(tp)})"
     if tp is Any:
         return "any"
     name = {str: "string", int: "integer", bool: "boolean"}.get(tp, getattr(tp, "__name__", "?"))
-    if spec is None:
-        return name
+    bounds = _bounds(spec) if spec else []
+    return f"{name} ({', '.join(bounds)})" if bounds else name
+
+
+def _bounds(spec: FieldView) -> list[str]:
     bounds = []
     if spec.ge is not None and spec.le is not None:
         bounds.append(f"{spec.ge}–{spec.le}")
@@ -109,24 +108,18 @@ def type_text(tp: Any, spec: FieldView | None = None) -> str:
         bounds.append(f"≥ {spec.ge}")
     elif spec.le is not None:
         bounds.append(f"≤ {spec.le}")
-    if spec.min_length == 1 and spec.max_length is None:
+    lo, hi = spec.min_length, spec.max_length
+    if lo == 1 and hi is None:
         bounds.append("non-empty")
-    elif spec.min_length is not None or spec.max_length is not None:
-        lo, hi = spec.min_length, spec.max_length
-        if lo is not None and hi is not None:
-            bounds.append(f"{lo}–{hi} characters")
-        else:
-            bounds.append(f"≤ {hi} characters" if hi is not None else f"≥ {lo} characters")
-    return f"{name} ({', '.join(bounds)})" if bounds else name
+    elif lo is not None and hi is not None:
+        bounds.append(f"{lo}–{hi} characters")
+    elif lo is not None or hi is not None:
+        bounds.append(f"≤ {hi} characters" if hi is not None else f"≥ {lo} characters")
+    return bounds
 
 
-def _resolve(ref: str) -> Any:
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def default_text(spec: FieldView, doc: FieldDoc) -> str:
-    """The default column: required, the model's default, or what the render fills in."""
+def default_text(spec: FieldView) -> str:
+    """The default column: required, the model's default, or unset."""
     if spec.required:
         return "**required**"
     if callable(spec.default_factory):  # the "no factory" sentinel is not callable
@@ -134,103 +127,74 @@ def default_text(spec: FieldView, doc: FieldDoc) -> str:
     if spec.default is not None:
         value = spec.default
         return f"`{str(value).lower() if isinstance(value, bool) else value}`"
-    if doc.default is not None:
-        value = _resolve(doc.default_from) if doc.default_from else ""
-        return doc.default.format(value=value)
     return "unset"
 
 
-def _values(doc: FieldDoc) -> str:
-    if doc.values_from is None:
-        return ""
-    return ", one of " + ", ".join(f"`{v}`" for v in _resolve(doc.values_from))
+def example_yaml(key: str, value: Any) -> str:
+    """``key: value`` in YAML flow style, on one line: how an example is shown and rendered."""
+    import yaml
+
+    return yaml.safe_dump({key: value}, default_flow_style=True, width=10**6)[1:-2]
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _table(model: type[BaseModel], docs: dict[str, FieldDoc], used: set[str]) -> list[str]:
-    rows = [
-        "| field | type | default | example | renders to |",
-        "|---|---|---|---|---|",
-    ]
+def _table(model: type[BaseModel]) -> list[str]:
+    rows = ["| field | type | default | description | example |", "|---|---|---|---|---|"]
     for f in fields_of(model):
-        key = f"{model.__name__}.{f.key}"
-        doc = docs[key]
-        used.add(key)
-        rows.append(
-            "| "
-            + " | ".join(
-                _cell(c)
-                for c in (
-                    f"`{f.key}`",
-                    f"{type_text(f.annotation, f)}{_values(doc)}. {doc.description}",
-                    default_text(f, doc),
-                    f"`{doc.example}`",
-                    doc.renders,
-                )
-            )
-            + " |"
-        )
+        example = f"`{example_yaml(f.key, f.examples[0])}`" if f.examples else ""
+        cells = (f"`{f.key}`", type_text(f.annotation, f), default_text(f), f.description or "")
+        rows.append("| " + " | ".join(_cell(c) for c in (*cells, example)) + " |")
     return rows
 
 
-def _check(models: list[type[BaseModel]], docs: dict[str, FieldDoc]) -> None:
-    wanted = {f"{m.__name__}.{f.key}" for m in models for f in fields_of(m)}
-    missing = sorted(wanted - set(docs))
-    stale = sorted(set(docs) - wanted)
-    problems = []
-    if missing:
-        problems.append("fields without an entry in FIELD_DOCS: " + ", ".join(missing))
-    if stale:
-        problems.append("FIELD_DOCS entries naming no field: " + ", ".join(stale))
-    if problems:
-        raise MissingDocs("; ".join(problems))
-
-
 def documented_models() -> list[type[BaseModel]]:
-    """The models the reference describes field by field (WorkloadRun's, then the options)."""
-    return [*_models(WorkloadRun), FunctionOptions]
+    """The models the reference describes field by field, in the reference's order."""
+    seen: set[type[BaseModel]] = set()
+    return [*_models(WorkloadRun, seen), *_models(JobTemplate, seen), FunctionOptions]
 
 
-def reference(docs: dict[str, FieldDoc] | None = None) -> str:
+def reference() -> str:
     """The Markdown reference.
 
     Raises:
-        MissingDocs: A field has no words in ``docs`` or an entry names no field.
+        MissingDocs: A documented field has no description.
 
     """
-    docs = FIELD_DOCS if docs is None else docs
-    found = _models(WorkloadRun)
-    _check([*found, FunctionOptions], docs)
-    used: set[str] = set()
-    out = [
-        *_preamble(),
-        *_model_sections(found, docs, used),
-        *_options_section(docs, used),
-    ]
-    return "\n".join(out)
+    seen: set[type[BaseModel]] = set()
+    run, template = _models(WorkloadRun, seen), _models(JobTemplate, seen)
+    models: list[type[BaseModel]] = [*run, *template, FunctionOptions]
+    missing = [f"{m.__name__}.{f.key}" for m in models for f in fields_of(m) if not f.description]
+    if missing:
+        raise MissingDocs("fields without a Field(description=...): " + ", ".join(missing))
+    return "\n".join(
+        [
+            *_preamble(),
+            *_sections(run, ""),
+            *TEMPLATE_INTRO,
+            *_sections(template, "jobTemplate."),
+            *_options_section(),
+        ]
+    )
 
 
 def _preamble() -> list[str]:
-    """The page title, the generated-file notice and a minimal WorkloadRun, as lines.
-
-    Returns:
-        The Markdown lines that open the reference, ending with a blank line.
-
-    """
+    """The page title, the generated-file notice and a minimal WorkloadRun, as lines."""
     return [
         "# WorkloadRun field reference",
         "",
         "<!-- Generated by `python -m krm_fn.api.reference > docs/workloadrun-reference.md`",
-        "     from krm_fn/api/models.py, krm_fn/api/config.py and krm_fn/api/field_docs.py;",
-        "     tests/test_reference.py fails when this file differs. Do not edit by hand. -->",
+        "     from the models' Field(description=..., examples=...) in krm_fn/api/models.py",
+        "     and krm_fn/api/config.py; tests/test_reference.py fails when this file differs",
+        "     and renders every example. Do not edit by hand. -->",
         "",
-        f"Every field of a `{API_VERSION}` `WorkloadRun`, with its type, default, an example",
-        "and what it renders to, followed by the function's own options. Unknown fields are",
-        'errors; types are strict (`numNodes: "4"` is refused). `workloadrun-fn schema`',
-        "prints the same model as a CustomResourceDefinition.",
+        f"Every field of a `{API_VERSION}` `WorkloadRun`, with its type, default, meaning and",
+        "an example, then NVCRE's job template (what overrides patch) and the function's own",
+        'options. Unknown fields are errors; types are strict (`numNodes: "4"` is refused).',
+        "`workloadrun-fn schema` prints the same text as a CustomResourceDefinition (for",
+        "`kubectl explain workloadrun.spec.numNodes`).",
         "",
         "A minimal WorkloadRun (the three required `spec` fields, with the MPI framework's",
         "two required fields):",
@@ -242,7 +206,7 @@ def _preamble() -> list[str]:
         "  name: my-workload",
         "spec:",
         "  image: nvcr.io/nvidia/pytorch:24.09-py3",
-        "  numNodes: 4",
+        "  numNodes: 2",
         "  framework:",
         "    mpi:",
         "      binary: /usr/bin/all_reduce_perf",
@@ -254,41 +218,34 @@ def _preamble() -> list[str]:
     ]
 
 
-def _model_sections(
-    found: dict[type[BaseModel], list[str]], docs: dict[str, FieldDoc], used: set[str]
-) -> list[str]:
-    """One anchored section per WorkloadRun model: title, the model's docstring, its table.
+TEMPLATE_INTRO = [
+    "## NVCRE's job template",
+    "",
+    "`spec.overrides[].jobTemplate` (a strategic merge patch) and `jobTemplatePatch` (RFC 6902",
+    "operations, paths such as `/spec/workload/trainJob/trainer/env`) patch NVCRE's job",
+    "template of every TrainJob, not the TrainJob itself: its `spec.workload.trainJob` is the",
+    "TrainJob's `spec`, its `spec.workloadMetadata.labels` the TrainJob's labels. The result is",
+    "checked against these models and the pinned TrainJob CRD, then mapped back.",
+    "",
+]
 
-    Args:
-        found: Every documented model with the paths it appears at, in reading order.
-        docs: The prose per ``Model.field``.
-        used: The ``Model.field`` keys written so far; extended in place.
 
-    Returns:
-        The sections' Markdown lines, each section ending with a blank line.
-
-    """
+def _sections(found: dict[type[BaseModel], list[str]], prefix: str) -> list[str]:
+    """One anchored section per model: title (its paths), its docstring, its table."""
     out: list[str] = []
     for model, paths in found.items():
-        title = ", ".join(f"`{p}`" for p in paths) if paths != [""] else "`WorkloadRun`"
+        title = ", ".join(f"`{prefix}{p}`" for p in paths) if paths != [""] else "`WorkloadRun`"
+        if paths == [""] and prefix:
+            title = f"`{prefix.rstrip('.')}`"
         out += [f'<a id="{_anchor(model)}"></a>', "", f"## {title} ({model.__name__})", ""]
         if model.__doc__:
             out += [" ".join(model.__doc__.split()).replace("``", "`"), ""]
-        out += [*_table(model, docs, used), ""]
+        out += [*_table(model), ""]
     return out
 
 
-def _options_section(docs: dict[str, FieldDoc], used: set[str]) -> list[str]:
-    """The function options' section: where they are written, then their table.
-
-    Args:
-        docs: The prose per ``Model.field``.
-        used: The ``Model.field`` keys written so far; extended in place.
-
-    Returns:
-        The section's Markdown lines, ending with a blank line.
-
-    """
+def _options_section() -> list[str]:
+    """The function options' section: where they are written, then their table."""
     return [
         f'<a id="{_anchor(FunctionOptions)}"></a>',
         "",
@@ -298,7 +255,7 @@ def _options_section(docs: dict[str, FieldDoc], used: set[str]) -> list[str]:
         'a `ConfigMap` functionConfig (string values: `"true"`, comma-separated lists), or, in',
         "kustomize generator mode, annotations `fn.nvcre.nvidia.com/<option>` on the WorkloadRun.",
         "",
-        *_table(FunctionOptions, docs, used),
+        *_table(FunctionOptions),
         "",
     ]
 
@@ -314,4 +271,11 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["MissingDocs", "default_text", "documented_models", "reference", "type_text"]
+__all__ = [
+    "MissingDocs",
+    "default_text",
+    "documented_models",
+    "example_yaml",
+    "reference",
+    "type_text",
+]

@@ -38,12 +38,20 @@ RESERVED_TREES = {
     "torch": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
     "exec": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
 }
-RESERVED_ENV_MPI = (
-    "OMPI_MCA_orte_default_hostfile",
-    "OMPI_MCA_plm_rsh_args",
-    "OMPI_MCA_orte_keep_fqdn_hostnames",
-    "OMPI_MCA_orte_set_default_slots",
+MPI_PLUGIN_ENV = frozenset(
+    {
+        "OMPI_MCA_orte_default_hostfile",
+        "OMPI_MCA_plm_rsh_args",
+        "OMPI_MCA_orte_keep_fqdn_hostnames",
+        "OMPI_MCA_orte_set_default_slots",
+    }
 )
+"""Env Trainer's MPI plugin sets on the launcher (kubeflow/trainer v2.3.0
+``pkg/runtime/framework/plugins/mpi/mpi.go:208-227``), meant for mpirun itself."""
+TORCH_PLUGIN_ENV = frozenset(
+    {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
+)
+"""Env Trainer's torch plugin sets (``pkg/runtime/framework/plugins/torch/torch.go:56-87``)."""
 MAX_WORKLOAD_LABELS = 32
 
 
@@ -55,107 +63,72 @@ def _mounts(spec: models.WorkloadRunSpec) -> Iterator[tuple[str, models.VolumeMo
     for i, m in enumerate(spec.volume_mounts):
         yield f"spec.volumeMounts[{i}]", m
     for ci, c in enumerate(spec.init_containers):
-        for i, m in enumerate(c.volume_mounts or ()):
-            yield f"spec.initContainers[{ci}].volumeMounts[{i}]", m
+        for i, m in enumerate((c.model_extra or {}).get("volumeMounts") or ()):
+            yield (
+                f"spec.initContainers[{ci}].volumeMounts[{i}]",
+                models.VolumeMount.model_construct(
+                    name=m.get("name"), mount_path=m.get("mountPath"), read_only=m.get("readOnly")
+                ),
+            )
 
 
 def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
     """Volumes, mounts and init containers that would collide with built-in ones.
 
-    Args:
-        spec: The WorkloadRun's spec.
-
     Returns:
-        Every problem: volume names, then mount paths and names, then init container names,
-        then duplicate mount paths of the workload container.
+        Every problem: volume names, then mount paths and names (workload container first,
+        then init containers), then init container names, then duplicate mount paths.
 
     """
-    reserved_vols = {**RESERVED_VOLUMES_ALWAYS, **RESERVED_VOLUMES[spec.framework.name]}
-    out, declared = _volume_name_problems(spec, reserved_vols)
-    if spec.checkpoint is not None:
-        reserved_vols = {**reserved_vols, "checkpoint": "the spec.checkpoint claim"}
-    out += _mount_problems(spec, reserved_vols, declared)
-    out += _init_container_name_problems(spec)
-    out += _duplicate_mount_paths(spec)
-    return out
-
-
-def _volume_name_problems(
-    spec: models.WorkloadRunSpec, reserved_vols: Mapping[str, str]
-) -> tuple[list[Problem], dict[str, int]]:
-    """Check ``spec.volumes`` for reserved and duplicate names.
-
-    Args:
-        spec: The WorkloadRun's spec.
-        reserved_vols: Reserved volume name to what it is reserved for.
-
-    Returns:
-        The problems, and each declared volume name with the index it is first declared at.
-
-    """
+    reserved = {**RESERVED_VOLUMES_ALWAYS, **RESERVED_VOLUMES[spec.framework.name]}
     out: list[Problem] = []
     declared: dict[str, int] = {}
     for i, v in enumerate(spec.volumes):
-        if v.name in reserved_vols:
-            out.append(
-                (
-                    f"spec.volumes[{i}].name",
-                    f"volume name {v.name!r} is reserved for {reserved_vols[v.name]}",
-                )
-            )
+        at = f"spec.volumes[{i}].name"
+        if v.name in reserved:
+            out.append((at, f"volume name {v.name!r} is reserved for {reserved[v.name]}"))
         if v.name in declared:
             out.append(
-                (
-                    f"spec.volumes[{i}].name",
-                    f"duplicate volume name {v.name!r} (also spec.volumes[{declared[v.name]}])",
-                )
+                (at, f"duplicate volume name {v.name!r} (also spec.volumes[{declared[v.name]}])")
             )
         declared.setdefault(v.name, i)
-    return out, declared
-
-
-def _reserved_mount_paths(spec: models.WorkloadRunSpec) -> dict[str, str]:
-    """The exact mount paths this spec reserves, each with what it is reserved for.
-
-    Args:
-        spec: The WorkloadRun's spec.
-
-    Returns:
-        ``/dev/shm`` always, ``/checkpoint`` and ``/config`` when the spec creates them.
-
-    """
-    exact = {"/dev/shm": "the built-in memory-backed /dev/shm"}
     if spec.checkpoint is not None:
-        exact["/checkpoint"] = "spec.checkpoint"
-    if spec.config is not None:
-        exact["/config"] = "spec.config"
-    return exact
+        reserved["checkpoint"] = "the spec.checkpoint claim"
+    out += _mount_problems(spec, reserved, declared)
+    out += [
+        (f"spec.initContainers[{i}].name", "'node' is the workload container's name in every pod")
+        for i, c in enumerate(spec.init_containers)
+        if c.name == "node"
+    ]
+    seen: dict[str, str] = {}
+    for i, m in enumerate(spec.volume_mounts):
+        p = _norm(m.mount_path)
+        if p in seen:
+            out.append(
+                (
+                    f"spec.volumeMounts[{i}].mountPath",
+                    f"duplicate mount path {p!r} (also {seen[p]})",
+                )
+            )
+        seen.setdefault(p, f"spec.volumeMounts[{i}]")
+    return out
 
 
 def _mount_problems(
-    spec: models.WorkloadRunSpec, reserved_vols: Mapping[str, str], declared: Mapping[str, int]
+    spec: models.WorkloadRunSpec, reserved: Mapping[str, str], declared: Mapping[str, int]
 ) -> list[Problem]:
-    """Check every volume mount's path against the reserved ones, and its volume name.
-
-    Args:
-        spec: The WorkloadRun's spec.
-        reserved_vols: Reserved volume name to what it is reserved for.
-        declared: The volume names ``spec.volumes`` declares.
-
-    Returns:
-        The problems, mount by mount (workload container first, then init containers).
-
-    """
+    """Every mount's path against the reserved ones (exact and trees), and its volume name."""
+    exact = {"/dev/shm": "the built-in memory-backed /dev/shm"}
+    exact |= {"/checkpoint": "spec.checkpoint"} if spec.checkpoint is not None else {}
+    exact |= {"/config": "spec.config"} if spec.config is not None else {}
     out: list[Problem] = []
-    exact = _reserved_mount_paths(spec)
-    trees = RESERVED_TREES[spec.framework.name]
     for where, m in _mounts(spec):
         path = _norm(m.mount_path)
         if path in exact:
             out.append(
                 (f"{where}.mountPath", f"mount path {m.mount_path!r} is reserved for {exact[path]}")
             )
-        for root, why in trees.items():
+        for root, why in RESERVED_TREES[spec.framework.name].items():
             if path == root or path.startswith(root + "/"):
                 out.append(
                     (
@@ -164,60 +137,17 @@ def _mount_problems(
                         f"belong to {why}",
                     )
                 )
-        if m.name == "config-volume":
-            if spec.config is None:
-                out.append(
-                    (
-                        f"{where}.name",
-                        "a mount may name 'config-volume' only when spec.config creates it",
-                    )
-                )
-        elif m.name in reserved_vols:
-            out.append((f"{where}.name", f"mount names the reserved volume {m.name!r}"))
-        elif m.name not in declared:
-            out.append((f"{where}.name", f"no volume named {m.name!r} in spec.volumes"))
-    return out
-
-
-def _init_container_name_problems(spec: models.WorkloadRunSpec) -> list[Problem]:
-    """Init containers named ``node``, the workload container's name.
-
-    Args:
-        spec: The WorkloadRun's spec.
-
-    Returns:
-        One problem per such init container.
-
-    """
-    return [
-        (f"spec.initContainers[{i}].name", "'node' is the workload container's name in every pod")
-        for i, c in enumerate(spec.init_containers)
-        if c.name == "node"
-    ]
-
-
-def _duplicate_mount_paths(spec: models.WorkloadRunSpec) -> list[Problem]:
-    """Workload container mounts whose normalized paths repeat an earlier mount's.
-
-    Args:
-        spec: The WorkloadRun's spec.
-
-    Returns:
-        One problem per repeated path, naming the first mount at that path.
-
-    """
-    out: list[Problem] = []
-    seen_paths: dict[str, str] = {}
-    for i, m in enumerate(spec.volume_mounts):
-        p = _norm(m.mount_path)
-        if p in seen_paths:
+        if m.name == "config-volume" and spec.config is None:
             out.append(
                 (
-                    f"spec.volumeMounts[{i}].mountPath",
-                    f"duplicate mount path {p!r} (also {seen_paths[p]})",
+                    f"{where}.name",
+                    "a mount may name 'config-volume' only when spec.config creates it",
                 )
             )
-        seen_paths.setdefault(p, f"spec.volumeMounts[{i}]")
+        elif m.name in reserved and m.name != "config-volume":
+            out.append((f"{where}.name", f"mount names the reserved volume {m.name!r}"))
+        elif m.name not in declared and m.name not in reserved:
+            out.append((f"{where}.name", f"no volume named {m.name!r} in spec.volumes"))
     return out
 
 
@@ -225,7 +155,7 @@ def reserved_env(spec: models.WorkloadRunSpec) -> list[Problem]:
     """Env names Trainer's plugins set and would silently replace."""
     out: list[Problem] = []
     for i, e in enumerate(spec.env):
-        if spec.framework.name == "mpi" and e.name in RESERVED_ENV_MPI:
+        if spec.framework.name == "mpi" and e.name in MPI_PLUGIN_ENV:
             out.append(
                 (
                     f"spec.env[{i}].name",
@@ -242,20 +172,8 @@ def reserved_env(spec: models.WorkloadRunSpec) -> list[Problem]:
     return out
 
 
-def label_problems(path: str, key: str, value: str | None) -> list[Problem]:
-    """Validity of one label key (and value)."""
-    out: list[Problem] = []
-    kp = models.label_key_problem(key)
-    if kp:
-        out.append((f"{path}[{key!r}]", f"invalid label key: {kp}"))
-    if value is not None:
-        vp = models.label_value_problem(value)
-        if vp:
-            out.append((f"{path}[{key!r}]", f"invalid label value {value!r}: {vp}"))
-    return out
-
-
-def _reserved_key(key: str) -> bool:
+def reserved_label(key: str) -> bool:
+    """Whether ``key`` is controller-owned in NVCRE (and here)."""
     return key == CONTROLLER_LABEL or key.startswith(RESERVED_PREFIX)
 
 
@@ -265,66 +183,77 @@ def gang_scheduler(spec: models.WorkloadRunSpec) -> list[Problem]:
     if g is None:
         return []
     out: list[Problem] = []
-    if g.queue:
-        vp = models.label_value_problem(g.queue)
-        if vp:
-            out.append(
-                ("spec.gangScheduler.queue", f"queue {g.queue!r} is not a valid label value: {vp}")
+    vp = models.label_value_problem(g.queue) if g.queue else None
+    if vp:
+        out.append(
+            ("spec.gangScheduler.queue", f"queue {g.queue!r} is not a valid label value: {vp}")
+        )
+    kp = models.label_key_problem(g.queue_label_key) if g.queue_label_key else None
+    if kp:
+        out.append(
+            (
+                "spec.gangScheduler.queueLabelKey",
+                f"{g.queue_label_key!r} is not a valid label key: {kp}",
             )
-    if g.queue_label_key:
-        kp = models.label_key_problem(g.queue_label_key)
-        if kp:
-            out.append(
-                (
-                    "spec.gangScheduler.queueLabelKey",
-                    f"{g.queue_label_key!r} is not a valid label key: {kp}",
-                )
+        )
+    elif reserved_label(g.label_key):
+        out.append(
+            (
+                "spec.gangScheduler.queueLabelKey",
+                "queueLabelKey must not use the controller-owned key app.kubernetes.io/managed-by "
+                "or any key under the nvcre.nvidia.com/ prefix",
             )
-        elif _reserved_key(g.queue_label_key):
-            out.append(
-                (
-                    "spec.gangScheduler.queueLabelKey",
-                    "queueLabelKey must not use the controller-owned key app.kubernetes.io/managed-by "
-                    "or any key under the nvcre.nvidia.com/ prefix",
-                )
-            )
+        )
     return out
 
 
-def workload_labels(spec: models.WorkloadRunSpec) -> list[Problem]:
-    """``spec.workloadMetadata.labels``: count, validity, reserved keys, gang queue conflicts."""
-    wm = spec.workload_metadata
-    if wm is None:
-        return []
-    path = "spec.workloadMetadata.labels"
+def workload_labels(
+    labels: Mapping[str, str], gang: models.GangScheduler | None, path: str
+) -> tuple[dict[str, str], list[Problem]]:
+    """NVCRE's rules of the workload object's labels, wherever they are written.
+
+    The same rules hold for ``spec.workloadMetadata.labels`` and for the job template's
+    ``spec.workloadMetadata.labels`` after an override (NVCRE's ``ValidateResolvedJobTemplate``):
+    at most 32 labels, no controller-owned key, valid keys and values, and the gang queue label
+    NVCRE owns: restored when absent, accepted when equal, a conflict otherwise (NVCRE's
+    ``InsertConsistentLabel``). The messages are NVCRE's Go-side ones.
+
+    Returns:
+        The labels with the queue label restored, and every problem (``path[key]`` paths).
+
+    """
+    resolved = dict(labels)
+    if gang is not None:
+        resolved.setdefault(gang.label_key, gang.queue_name)
     out: list[Problem] = []
-    if len(wm.labels) > MAX_WORKLOAD_LABELS:
-        out.append((path, f"{len(wm.labels)} labels exceeds the maximum of {MAX_WORKLOAD_LABELS}"))
-    g = spec.gang_scheduler
-    for k, v in wm.labels.items():
-        if _reserved_key(k):
+    if len(resolved) > MAX_WORKLOAD_LABELS:
+        out.append((path, f"{len(resolved)} labels exceeds the maximum of {MAX_WORKLOAD_LABELS}"))
+    for key, value in labels.items():
+        at = f"{path}[{key!r}]"
+        if reserved_label(key):
             out.append(
                 (
-                    f"{path}[{k!r}]",
-                    f"label key is reserved for the controller: {CONTROLLER_LABEL!r} and any key under "
-                    f"{RESERVED_PREFIX!r} identify workload ownership",
+                    at,
+                    f"label key is reserved for the controller: {CONTROLLER_LABEL!r} and any key "
+                    f"under {RESERVED_PREFIX!r} identify workload ownership",
                 )
             )
             continue
-        out += label_problems(path, k, v)
-        if (
-            g is not None
-            and k == (g.queue_label_key or "kai.scheduler/queue")
-            and v != (g.queue or "default-queue")
-        ):
+        kp = models.label_key_problem(key)
+        if kp:
+            out.append((at, f"invalid label key: {kp}"))
+        vp = models.label_value_problem(value)
+        if vp:
+            out.append((at, f"invalid label value {value!r}: {vp}"))
+        elif gang is not None and key == gang.label_key and value != gang.queue_name:
             out.append(
                 (
-                    f"{path}[{k!r}]",
-                    f"conflicting label value {v!r}, expected {g.queue or 'default-queue'!r} "
+                    at,
+                    f"conflicting label value {value!r}, expected {gang.queue_name!r} "
                     "(spec.gangScheduler.queue)",
                 )
             )
-    return out
+    return resolved, out
 
 
 def placement(spec: models.WorkloadRunSpec) -> list[Problem]:

@@ -40,7 +40,7 @@ CD_CLAIM = "compute-domain"
 
 
 def _claim_template(plan: RunPlan, claim: ClaimTemplate) -> dict[str, Any]:
-    name = naming.shorten(f"{plan.name}-{claim.suffix}", naming.SUBDOMAIN_MAX)
+    name = naming.shorten(f"{plan.run.name}-{claim.suffix}", naming.SUBDOMAIN_MAX)
     return {
         "apiVersion": RCT_API,
         "kind": "ResourceClaimTemplate",
@@ -117,7 +117,7 @@ def apply_dra(
         return objs
     (runtime,) = runtimes
     shared = [
-        (c.claim, naming.shorten(f"{plan.name}-{c.suffix}", naming.SUBDOMAIN_MAX))
+        (c.claim, naming.shorten(f"{plan.run.name}-{c.suffix}", naming.SUBDOMAIN_MAX))
         for c in claim_templates
     ]
     deps: list[dict[str, Any]] = [_claim_template(plan, c) for c in claim_templates]
@@ -135,8 +135,8 @@ def apply_dra(
     else:
         if compute_domain:
             nodes = jobs[0]["spec"]["trainer"]["numNodes"] if jobs else plan.num_nodes
-            deps.append(_compute_domain(plan, plan.name, nodes))
-            _claim_pod(runtime, [(CD_CLAIM, channel_name(plan.name)), *shared])
+            deps.append(_compute_domain(plan, plan.run.name, nodes))
+            _claim_pod(runtime, [(CD_CLAIM, channel_name(plan.run.name)), *shared])
         else:
             _claim_pod(runtime, shared)
         runtimes_out.append(runtime)

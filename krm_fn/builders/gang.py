@@ -17,20 +17,20 @@ from krm_fn.builders.plan import RunPlan
 
 def apply_gang_to_runtime(runtime: dict[str, Any], plan: RunPlan) -> None:
     """Set scheduler and queue labels on every replicated job of ``runtime`` (in place)."""
-    g = plan.gang
+    g = plan.spec.gang_scheduler
     if g is None:
         return
     for rj in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
         job_tpl = rj["template"]
         job_meta = job_tpl.get("metadata") or {}
-        job_meta["labels"] = {**(job_meta.get("labels") or {}), g.queue_label_key: g.queue}
+        job_meta["labels"] = {**(job_meta.get("labels") or {}), g.label_key: g.queue_name}
         rj["template"] = {
             "metadata": job_meta,
             **{k: v for k, v in job_tpl.items() if k != "metadata"},
         }
         pod_tpl = job_tpl["spec"]["template"]
         pod_meta = pod_tpl.get("metadata") or {}
-        pod_meta["labels"] = {**(pod_meta.get("labels") or {}), g.queue_label_key: g.queue}
+        pod_meta["labels"] = {**(pod_meta.get("labels") or {}), g.label_key: g.queue_name}
         spec = pod_tpl["spec"]
         job_tpl["spec"]["template"] = {
             "metadata": pod_meta,

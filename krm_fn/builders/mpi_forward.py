@@ -29,18 +29,8 @@ import shlex
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from krm_fn.api.rules import MPI_PLUGIN_ENV
 from krm_fn.builders.nccl_env import forwarded_names
-
-MPI_PLUGIN_ENV = frozenset(
-    {
-        "OMPI_MCA_orte_default_hostfile",
-        "OMPI_MCA_plm_rsh_args",
-        "OMPI_MCA_orte_keep_fqdn_hostnames",
-        "OMPI_MCA_orte_set_default_slots",
-    }
-)
-"""Env Trainer's MPI plugin sets on the launcher (kubeflow/trainer v2.3.0
-``pkg/runtime/framework/plugins/mpi/mpi.go:208-227``); meant for mpirun itself."""
 
 MPIRUN_NAMES = frozenset({"mpirun", "mpiexec", "orterun", "prterun"})
 BASH_C = ("/bin/bash", "-c")
@@ -114,22 +104,15 @@ def forward_launcher_env(
     built: Mapping[str, Mapping[str, Any]] | None = None,
     cache: dict[Any, Any] | None = None,
 ) -> list[str]:
-    """Add or correct ``-x`` so the ranks get every launcher variable; return unforwardable names.
+    """Add or correct ``-x`` so the ranks get every launcher variable of ``trainjob`` (in place).
 
-    Args:
-        runtime: The run's final TrainingRuntime.
-        trainjob: A final TrainJob (changed in place).
-        explicit: Names some ``mpiArgs`` forward with ``-x`` (they keep their value).
-        mpirun_path: ``framework.mpi.mpirunPath``.
-        built: The launcher env the render built the argv from (name -> entry), before any
-            override; a forwarded name whose launcher entry is still the same keeps the value
-            the render chose (e.g. a catalog ``forwardEnv`` value meant for the ranks only).
-        cache: Shared by the TrainJobs of one run (same runtime): a TrainJob with the same
-            command line and ``trainer.env`` as an earlier one gets the same result.
+    ``explicit``: names some ``mpiArgs`` forward (they keep their value); ``built``: the
+    launcher env the render built the argv from, before any override (a name whose entry is
+    unchanged keeps the render's value, e.g. a catalog ``forwardEnv`` meant for the ranks);
+    ``cache``: shared by the TrainJobs of one run, which mostly share their command line.
 
     Returns:
-        Launcher variables that cannot be forwarded because the command is not mpirun (an
-        override replaced it); empty when everything reaches the ranks.
+        Launcher variables that cannot be forwarded because an override replaced mpirun.
 
     """
     trainer = trainjob.setdefault("spec", {}).setdefault("trainer", {})

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from krm_fn.builders import gang, pods
+from krm_fn.builders import pods
 from krm_fn.builders.plan import TRAINER_API, RunPlan
 
 SSH_RAW = "/tmp/mpi-ssh-raw"
@@ -96,19 +96,15 @@ echo "  also check that the workers and this launcher share a network policy all
 exit 1"""
 
 
-def _env(plan: RunPlan) -> list[dict[str, object]]:
-    return [e.to_k8s() for e in plan.env]
-
-
 def worker_job(plan: RunPlan) -> dict[str, Any]:
     """Replicated job ``node``: one sshd pod per node of the group."""
     container: dict[str, Any] = {
         "name": "node",
-        "image": plan.image,
+        "image": plan.spec.image,
         "command": ["sh", "-c"],
         "args": [WORKER_SCRIPT],
-        "env": [e.to_k8s() for e in pods.node_env(plan)],
-        "resources": dict(plan.worker_resources),
+        "env": [e.to_k8s() for e in plan.node_env],
+        "resources": dict(plan.worker.resources),
         "readinessProbe": {
             "exec": {"command": ["sh", "-c", READINESS_PROBE]},
             "initialDelaySeconds": 5,
@@ -119,8 +115,7 @@ def worker_job(plan: RunPlan) -> dict[str, Any]:
         "volumeMounts": pods.workload_mounts(plan),
     }
     spec: dict[str, Any] = {"restartPolicy": "OnFailure"}
-    if plan.init_containers:
-        spec["initContainers"] = [dict(c) for c in plan.init_containers]
+    spec.update(pods.init_containers(plan))
     spec["containers"] = [container]
     spec["volumes"] = pods.workload_volumes(plan)
     spec.update(pods.pod_extras(plan))
@@ -137,7 +132,7 @@ def launcher_job(plan: RunPlan) -> dict[str, Any]:
     Under KAI the launcher is not gated (no ``dependsOn``); its init container waits for
     every worker's sshd instead, for up to 20 minutes, and the Job's ``backoffLimit`` is 6.
     """
-    kai = plan.gang is not None and plan.gang.kai
+    kai = plan.spec.gang_scheduler is not None and plan.spec.gang_scheduler.kai
     mounts: list[dict[str, Any]] = [
         {"name": SSH_VOLUME, "mountPath": SSH_RAW, "readOnly": True},
         {"name": SSH_KEYS, "mountPath": SSH_DIR},
@@ -146,15 +141,15 @@ def launcher_job(plan: RunPlan) -> dict[str, Any]:
         mounts.append({"name": "mpi-hostfile", "mountPath": "/etc/mpi", "readOnly": True})
     init = {
         "name": "fix-ssh-permissions",
-        "image": plan.image,
+        "image": plan.spec.image,
         "command": ["sh", "-c"],
         "args": [LAUNCHER_INIT + ("\n" + KAI_WAIT_SCRIPT if kai else "")],
         "volumeMounts": mounts,
     }
     container: dict[str, Any] = {
         "name": "node",
-        "image": plan.image,
-        "env": _env(plan),
+        "image": plan.spec.image,
+        "env": [e.to_k8s() for e in plan.env],
         "resources": {"limits": {"cpu": "2", "memory": "1Gi"}},
         "volumeMounts": [
             {"name": SSH_KEYS, "mountPath": SSH_DIR},
@@ -211,7 +206,5 @@ def build_mpi_runtime(plan: RunPlan) -> dict[str, Any]:
             },
         },
     }
-    if plan.max_restarts:
-        runtime["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": plan.max_restarts}
-    gang.apply_gang_to_runtime(runtime, plan)
+    pods.finish_runtime(runtime, plan)
     return runtime

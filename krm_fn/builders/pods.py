@@ -10,11 +10,11 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from krm_fn.builders.nccl_env import Env
-from krm_fn.builders.plan import RunPlan
+from krm_fn.builders import gang
+from krm_fn.builders.plan import RunPlan, distinct
 
 DSHM = "dshm"
 CONFIG_VOLUME = "config-volume"
@@ -34,16 +34,15 @@ def dshm_mount() -> dict[str, Any]:
 
 def config_volume(plan: RunPlan) -> list[dict[str, Any]]:
     """The ``config-volume`` (``spec.config``), or nothing."""
-    if not plan.config_map:
+    name = plan.worker.config_map
+    if not name:
         return []
-    return [
-        {"name": CONFIG_VOLUME, "configMap": {"name": plan.config_map, "defaultMode": CONFIG_MODE}}
-    ]
+    return [{"name": CONFIG_VOLUME, "configMap": {"name": name, "defaultMode": CONFIG_MODE}}]
 
 
 def config_mount(plan: RunPlan, read_only: bool = False) -> list[dict[str, Any]]:
     """The ``/config`` mount, read-only on the MPI launcher."""
-    if not plan.config_map:
+    if not plan.worker.config_map:
         return []
     m: dict[str, Any] = {"name": CONFIG_VOLUME, "mountPath": CONFIG_PATH}
     if read_only:
@@ -59,7 +58,7 @@ def workload_volumes(plan: RunPlan) -> list[dict[str, Any]]:
     return [
         dshm_volume(),
         *(dict(v) for v in plan.platform_volumes),
-        *(dict(v) for v in plan.user_volumes),
+        *(v.to_k8s() for v in plan.spec.volumes),
         *(
             [{"name": "checkpoint", "persistentVolumeClaim": {"claimName": plan.checkpoint_pvc}}]
             if plan.checkpoint_pvc
@@ -74,7 +73,7 @@ def workload_mounts(plan: RunPlan) -> list[dict[str, Any]]:
     return [
         dshm_mount(),
         *(dict(m) for m in plan.platform_mounts),
-        *(dict(m) for m in plan.user_mounts),
+        *(m.model_dump(by_alias=True, exclude_none=True) for m in plan.spec.volume_mounts),
         *([{"name": "checkpoint", "mountPath": "/checkpoint"}] if plan.checkpoint_pvc else []),
         *config_mount(plan),
     ]
@@ -85,15 +84,6 @@ def workload_pod_metadata(plan: RunPlan) -> dict[str, Any]:
     return {"annotations": dict(plan.pod_annotations)} if plan.pod_annotations else {}
 
 
-def dedupe(exprs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Drop exact duplicates, keep first occurrences in order."""
-    out: list[dict[str, Any]] = []
-    for e in exprs:
-        if dict(e) not in out:
-            out.append(dict(e))
-    return out
-
-
 def affinity(exprs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """A required node affinity with one term, or ``None`` when there is nothing to require."""
     if not exprs:
@@ -101,15 +91,30 @@ def affinity(exprs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     return {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchExpressions": dedupe(exprs)}]
+                "nodeSelectorTerms": [{"matchExpressions": distinct(exprs)}]
             }
         }
     }
 
 
+def init_containers(plan: RunPlan) -> dict[str, Any]:
+    """``initContainers`` of the workload pods (``spec.initContainers`` as written), or nothing."""
+    inits = [c.model_dump(by_alias=True, exclude_none=True) for c in plan.spec.init_containers]
+    return {"initContainers": inits} if inits else {}
+
+
+def finish_runtime(runtime: dict[str, Any], plan: RunPlan) -> None:
+    """Checkpoint restarts and gang scheduling on a built TrainingRuntime (in place)."""
+    checkpoint = plan.spec.checkpoint
+    if checkpoint is not None and checkpoint.max_restarts:
+        failure = {"maxRestarts": checkpoint.max_restarts}
+        runtime["spec"]["template"]["spec"]["failurePolicy"] = failure
+    gang.apply_gang_to_runtime(runtime, plan)
+
+
 def pull_secrets(plan: RunPlan) -> list[dict[str, str]]:
     """``imagePullSecrets`` for every pod of the run."""
-    return [{"name": n} for n in plan.image_pull_secrets]
+    return [{"name": n} for n in plan.worker.pull_secrets]
 
 
 def pod_extras(plan: RunPlan) -> dict[str, Any]:
@@ -120,11 +125,6 @@ def pod_extras(plan: RunPlan) -> dict[str, Any]:
         out["affinity"] = aff
     if plan.tolerations:
         out["tolerations"] = [dict(t) for t in plan.tolerations]
-    if plan.image_pull_secrets:
+    if plan.worker.pull_secrets:
         out["imagePullSecrets"] = pull_secrets(plan)
     return out
-
-
-def node_env(plan: RunPlan) -> tuple[Env, ...]:
-    """Env of the worker ``node`` container: the run's env, with the platform's merged in."""
-    return plan.env if plan.node_env is None else plan.node_env

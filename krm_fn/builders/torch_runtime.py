@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from krm_fn.builders import gang, pods
+from krm_fn.builders import pods
 from krm_fn.builders.plan import TRAINER_API, RunPlan
 
 
@@ -19,9 +19,9 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
     """The run's torch (or exec) ``TrainingRuntime``."""
     container: dict[str, Any] = {
         "name": "node",
-        "image": plan.image,
-        "env": [e.to_k8s() for e in pods.node_env(plan)],
-        "resources": dict(plan.worker_resources),
+        "image": plan.spec.image,
+        "env": [e.to_k8s() for e in plan.node_env],
+        "resources": dict(plan.worker.resources),
         "volumeMounts": pods.workload_mounts(plan),
     }
     if plan.worker_security_context:
@@ -30,8 +30,7 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
         "terminationGracePeriodSeconds": 30,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
     }
-    if plan.init_containers:
-        spec["initContainers"] = [dict(c) for c in plan.init_containers]
+    spec.update(pods.init_containers(plan))
     spec["containers"] = [container]
     spec["volumes"] = pods.workload_volumes(plan)
     spec.update(pods.pod_extras(plan))
@@ -60,9 +59,7 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
             },
         },
     }
-    if plan.max_restarts:
-        runtime["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": plan.max_restarts}
-    gang.apply_gang_to_runtime(runtime, plan)
+    pods.finish_runtime(runtime, plan)
     return runtime
 
 

@@ -8,12 +8,9 @@
   form NVCRE already uses for ``preCommand``: ``/bin/bash -c "exec <argv, each element
   shell-quoted>"``, two command items and one argument, whatever the env. The argv mpirun
   receives is identical. The one script is then a single exec() argument, which Linux caps at
-  :data:`MAX_ARG_STRLEN` bytes; beyond that the render fails naming both numbers.
-  (Alternatives considered: the run-wide argv in the TrainingRuntime's launcher container has
-  no item limit, but it moves the command out of the TrainJob, where NVCRE's job template
-  and its overrides (``trainer.args`` replaced whole) expect it; Open MPI's
-  ``mca_base_env_list`` forwards many names in one item, but Open MPI 4 and 5 treat it
-  differently and it hides the values from review.)
+  :data:`MAX_ARG_STRLEN` bytes; beyond that the render fails naming both numbers. (The
+  runtime's launcher argv has no item limit but would move the command out of the TrainJob,
+  where NVCRE's job template and its overrides expect it.)
 * **Annotations** of one object total at most 256 KiB (apimachinery
   ``TotalAnnotationSizeLimitB``); **an object** at most 1.5 MiB (etcd's default
   ``--max-request-bytes``, which the API server's storage enforces).

@@ -16,16 +16,10 @@ from __future__ import annotations
 from typing import Any
 
 from krm_fn.builders import group_nodes, pods
-from krm_fn.builders.plan import (
-    LABEL_GROUP,
-    LABEL_WAVE,
-    PATCH_MANAGER,
-    TRAINER_API,
-    RunPlan,
-)
+from krm_fn.builders.plan import TRAINER_API, RunPlan
 from krm_fn.fleet.inventory import HOSTNAME_LABEL
 from krm_fn.fleet.partition import Group
-from krm_fn.keys import ANN_RUNS_AFTER
+from krm_fn.keys import ANN_RUNS_AFTER, LABEL_GROUP, LABEL_WAVE, PATCH_MANAGER
 
 
 def build_trainjob(
@@ -47,9 +41,14 @@ def build_trainjob(
         wave: The wave this TrainJob runs in (0 starts at once).
 
     """
-    labels = {LABEL_GROUP: group.name, LABEL_WAVE: str(wave), **plan.workload_labels}
-    if plan.gang is not None:
-        labels[plan.gang.queue_label_key] = plan.gang.queue
+    metadata, gang = plan.spec.workload_metadata, plan.spec.gang_scheduler
+    labels = {
+        LABEL_GROUP: group.name,
+        LABEL_WAVE: str(wave),
+        **(metadata.labels if metadata else {}),
+    }
+    if gang is not None:
+        labels[gang.label_key] = gang.queue_name
     meta = plan.meta(name, labels)
     ann = meta.setdefault("annotations", {})
     ann.update(plan.trainjob_annotations)
@@ -76,7 +75,7 @@ def build_trainjob(
 
 def _trainer(plan: RunPlan, group: Group) -> dict[str, Any]:
     """``spec.trainer``: image, command, env and the group's size."""
-    trainer: dict[str, Any] = {"image": plan.image}
+    trainer: dict[str, Any] = {"image": plan.spec.image}
     if plan.trainer_command:
         trainer["command"] = list(plan.trainer_command)
     if plan.trainer_args:
@@ -95,7 +94,7 @@ def _pinning_patch(plan: RunPlan, group: Group) -> dict[str, Any]:
         *plan.target_terms,
     ]
     aff = pods.affinity(exprs)
-    jobs = ["node", "launcher"] if plan.framework == "mpi" else ["node"]
+    jobs = ["node", "launcher"] if plan.spec.framework.name == "mpi" else ["node"]
     return {
         "manager": PATCH_MANAGER,
         "trainingRuntimeSpec": {

@@ -40,8 +40,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from pydantic import ValidationError
+
+from krm_fn.api import models
 from krm_fn.api.crdshape import KINDS as CHECKED_KINDS
 from krm_fn.api.crdshape import unknown_fields
+from krm_fn.api.fields import fields_of
+from krm_fn.api.validate import error_message, field_path
 from krm_fn.overrides import jobtemplate as jt
 from krm_fn.overrides.placement import (
     Expect,
@@ -49,23 +54,12 @@ from krm_fn.overrides.placement import (
     placement_problems,
     yield_env_to_trainer,
 )
-from krm_fn.overrides.smp import SMPError, dotted, strategic_merge
+from krm_fn.overrides.smp import JOB_TEMPLATE, SMPError, dotted, strategic_merge
 from krm_fn.overrides.when import WhenContext, WhenError, describe, matches
 
 __all__ = ["AppliedOverride", "OverrideOutcome", "apply_overrides"]
 
 TRAINJOB_KIND: Final = "TrainJob"
-
-OVERRIDE_FIELDS: Final[tuple[str, ...]] = (
-    "when",
-    "jobTemplate",
-    "jobTemplatePatch",
-    "dependencies",
-    "orchestration",
-    "mpiArgs",
-    "preCommand",
-)
-"""The fields of ``spec.overrides[]``."""
 
 ORCHESTRATION_UNSUPPORTED: Final = (
     "orchestration overrides are not supported by workloadrun-fn; set spec.orchestration instead"
@@ -76,13 +70,8 @@ ORCHESTRATION_UNSUPPORTED: Final = (
 class AppliedOverride:
     """One matching override, as NVCRE records it in ``status.orchestration.appliedOverrides``.
 
-    Attributes:
-        index: Position in ``spec.overrides``.
-        when: :func:`~krm_fn.overrides.when.describe` of its ``when``.
-        patches: What it changed, e.g. ``2 dependencies``, ``jobTemplate, mpiArgs`` or
-            ``none``.
-        no_op: ``True`` when it matched but carried nothing to apply.
-
+    ``patches`` says what it changed (``2 dependencies``, ``jobTemplate, mpiArgs``, ``none``);
+    ``no_op`` that it matched but carried nothing to apply.
     """
 
     index: int
@@ -95,16 +84,8 @@ class AppliedOverride:
 class OverrideOutcome:
     """The result of :func:`apply_overrides`.
 
-    Attributes:
-        objects: The patched objects (a new list), in input order.
-        applied: Every matching override that applied, in order.
-        mpi_args: Matching overrides' ``mpiArgs``, concatenated in override order; the caller
-            puts them before the user's ``framework.mpi.mpiArgs``.
-        pre_command: Matching overrides' ``preCommand`` lines, concatenated in order.
-        errors: ``(field path, message)`` pairs, e.g.
-            ``("spec.overrides[0].dependencies[1]", "dependency ... is not generated ...")``.
-        warnings: ``(field path, message)`` pairs, e.g. a controller-only field changed.
-
+    The patched objects (a new list, in input order), the overrides that applied, their
+    ``mpiArgs`` and ``preCommand`` in order, and ``(field path, message)`` errors and warnings.
     """
 
     objects: list[dict[str, Any]]
@@ -116,7 +97,7 @@ class OverrideOutcome:
 
 
 def apply_overrides(
-    overrides: Sequence[Mapping[str, Any]],
+    overrides: Sequence[models.Override | Mapping[str, Any]],
     objects: Sequence[dict[str, Any]],
     ctx: WhenContext | None,
     template: jt.TemplateContext | None = None,
@@ -127,22 +108,15 @@ def apply_overrides(
     """Apply every matching override, in order, to the generated objects.
 
     Args:
-        overrides: ``spec.overrides`` as plain mappings (camelCase keys); ``None`` values
-            count as unset.
+        overrides: ``spec.overrides`` as models, or mappings validated here as the model does.
         objects: The generated objects (TrainingRuntime, TrainJobs, ConfigMap, Secret, ...).
-        ctx: What the ``when`` clauses are matched against (unused when ``matched`` is
-            given).
-        template: What NVCRE's job-template view shows besides each TrainJob; by default
-            the generated TrainingRuntimes and no gang scheduler.
-        expect: What every TrainJob must keep (pinning, target, tolerations, gang); an
-            override that loses any of it is refused with the reason. ``None``: not checked.
-        matched: Per override, whether its ``when`` matched, as the caller already evaluated
-            it (the render evaluates every ``when`` once, in its overrides stage); ``None``:
-            evaluate each against ``ctx`` here.
-
-    Returns:
-        The patched objects, the applied overrides, the collected ``mpiArgs``/``preCommand``
-        and every error found.
+        ctx: What ``when`` is matched against when ``matched`` (the caller's answers) is not
+            given.
+        template: What the job-template view shows besides each TrainJob (default: the
+            generated TrainingRuntimes, no gang scheduler).
+        expect: What every TrainJob must keep (pinning, target, tolerations, gang); ``None``:
+            not checked.
+        matched: Per override, whether its ``when`` matched.
 
     """
     current = [copy.deepcopy(dict(o)) for o in objects]
@@ -158,13 +132,13 @@ def apply_overrides(
         if step.errors:
             errors.extend(step.errors)
             continue
-        if not hit:
+        if not hit or step.override is None:
             continue
         current = step.objects
         warnings.extend(step.warnings)
         mpi_args.extend(step.mpi_args)
         pre_command.extend(step.pre_command)
-        applied.append(_applied(index, override, step))
+        applied.append(_applied(index, step.override, step))
     if any("jobTemplate" in a.patches for a in applied):
         current = yield_env_to_trainer(current)
     return OverrideOutcome(
@@ -186,23 +160,36 @@ def _default_template(objects: Sequence[Mapping[str, Any]]) -> jt.TemplateContex
     )
 
 
-def _applied(index: int, override: Mapping[str, Any], step: _Step) -> AppliedOverride:
+def _applied(index: int, override: models.Override, step: _Step) -> AppliedOverride:
     return AppliedOverride(
         index=index,
-        when=describe(_when(override)),
+        when=describe(override.when.as_mapping()),
         patches=", ".join(step.parts) or "none",
         no_op=not step.parts,
     )
 
 
-def _when(override: Mapping[str, Any]) -> Any:
-    when = override.get("when")
-    return {} if when is None else when
+def _typed(raw: models.Override | Mapping[str, Any], step: _Step) -> models.Override | None:
+    """The override as the model validates it; ``None`` (and errors) when it is not one."""
+    if isinstance(raw, models.Override):
+        return raw
+    try:
+        return models.Override.model_validate(raw)
+    except ValidationError as exc:
+        for err in exc.errors(include_url=False):
+            at = field_path(err["loc"])
+            step.error(f".{at}" if at else "", error_message(err, _unknown_override_field))
+        return None
+
+
+def _unknown_override_field(loc: tuple[int | str, ...]) -> str:
+    known = ", ".join(f.key for f in fields_of(models.Override))
+    return f"unknown override field {loc[-1]!r}; known fields: {known}"
 
 
 def _evaluate(
     index: int,
-    override: Any,
+    raw: models.Override | Mapping[str, Any],
     current: list[dict[str, Any]],
     template: jt.TemplateContext,
     expect: Expect | None,
@@ -213,13 +200,13 @@ def _evaluate(
     # Every change builds new objects (SMP and jsonpatch never patch in place), so a
     # shallow copy of the list is enough to discard a failing override.
     step = _Step(f"spec.overrides[{index}]", list(current), template, expect, list(current))
-    if not isinstance(override, Mapping):
-        step.error("", f"an override must be a map, got {type(override).__name__}")
+    override = _typed(raw, step)
+    if override is None:
         return step, False
-    step.check_fields(override)
-    hit = _hit(index, _when(override), ctx, matched, step)
+    hit = _hit(index, override.when.as_mapping(), ctx, matched, step)
     if hit and not step.errors:
         step.run(override)
+        step.override = override
     return step, hit
 
 
@@ -248,13 +235,51 @@ def _identity(obj: Mapping[str, Any]) -> tuple[Any, Any, Any]:
     return obj.get("apiVersion"), obj.get("kind"), name
 
 
-def _valid_ops(ops: Any) -> bool:
-    return isinstance(ops, list) and all(
-        isinstance(op, Mapping)
-        and isinstance(op.get("op"), str)
-        and isinstance(op.get("path"), str)
-        for op in ops
-    )
+def _valid_ops(ops: list[dict[str, Any]]) -> bool:
+    return all(isinstance(op.get("op"), str) and isinstance(op.get("path"), str) for op in ops)
+
+
+def why_failed(view: Any, op: Mapping[str, Any], exc: Exception) -> str:
+    """Why an RFC 6902 operation failed on ``view``, in a few bounded lines, with the fix.
+
+    Names the first missing step of the path (or ``from``) and what exists at its nearest
+    parent (a few keys, or a list's length); never the whole document.
+    """
+    known = op["op"] in ("add", "remove", "replace", "move", "copy", "test")
+    for pointer in (op.get("from"), op["path"]) if known else ():
+        if not isinstance(pointer, str) or not pointer.startswith("/"):
+            continue
+        node, at = view, ""
+        steps = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+        for i, step in enumerate(steps):
+            adds = i == len(steps) - 1 and pointer is op["path"] and op["op"] == "add"
+            if isinstance(node, Mapping) and (step in node or adds):
+                node, at = node.get(step), f"{at}/{step}"
+            elif isinstance(node, list) and step.isdigit() and int(step) < len(node) + adds:
+                node, at = node[min(int(step), len(node) - 1)] if node else None, f"{at}/{step}"
+            elif not (adds and isinstance(node, list) and step == "-"):
+                return _missing_step(node, at, step, pointer)
+    if op["op"] == "test":
+        return f"the value at {op['path']} is not the tested value"
+    text = str(exc)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _missing_step(node: Any, at: str, step: str, pointer: str) -> str:
+    where = at or "the job template's root"
+    if isinstance(node, Mapping):
+        keys = [str(k) for k in node]
+        has = ", ".join(keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
+        found = f"{where} has no {step!r}; it has {has or 'nothing'}"
+    elif isinstance(node, list):
+        found = f"{where} has {len(node)} item(s), no {step!r} (append with {at}/-)"
+    else:
+        found = f"{where} is a {type(node).__name__}, not a map or a list"
+    fix = "paths are NVCRE's job template's, e.g. /spec/workload/trainJob/trainer/env, "
+    fix += "/spec/workloadMetadata/labels"
+    if at == "/spec" and jt.trainjob_field(step):
+        fix = f"did you mean /spec/workload/trainJob{pointer[5:]}? ({fix})"
+    return f"{found}; {fix}"
 
 
 def _without_namespace(patch: Mapping[str, Any]) -> dict[str, Any]:
@@ -279,32 +304,23 @@ class _Step:
     mpi_args: list[str] = field(default_factory=list)
     pre_command: list[str] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
+    override: models.Override | None = None
 
     def error(self, suffix: str, message: str) -> None:
         self.errors.append((self.where + suffix, message))
 
-    def check_fields(self, override: Mapping[str, Any]) -> None:
-        for key in override:
-            if key not in OVERRIDE_FIELDS:
-                self.error(
-                    f".{key}",
-                    f"unknown override field {key!r}; known fields: {', '.join(OVERRIDE_FIELDS)}",
-                )
-
-    def run(self, override: Mapping[str, Any]) -> None:
-        if override.get("jobTemplate") is not None or override.get("jobTemplatePatch") is not None:
-            self.job_templates(override.get("jobTemplate"), override.get("jobTemplatePatch"))
-        if override.get("dependencies") is not None:
-            self.dependencies(override["dependencies"])
-        if override.get("orchestration"):
+    def run(self, ov: models.Override) -> None:
+        if ov.job_template is not None or ov.job_template_patch is not None:
+            self.job_templates(ov.job_template, ov.job_template_patch)
+        if ov.dependencies is not None:
+            self.dependencies(ov.dependencies)
+        if ov.orchestration:
             self.error(".orchestration", ORCHESTRATION_UNSUPPORTED)
-        for key, sink in (("mpiArgs", self.mpi_args), ("preCommand", self.pre_command)):
-            value = override.get(key)
-            if value is None:
-                continue
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                self.error(f".{key}", f"{key} must be a list of strings")
-            elif value:
+        for key, value, sink in (
+            ("mpiArgs", ov.mpi_args, self.mpi_args),
+            ("preCommand", ov.pre_command, self.pre_command),
+        ):
+            if value:
                 sink.extend(value)
                 self.parts.append(key)
         if not self.errors and self.expect is not None and self.parts:
@@ -360,11 +376,10 @@ class _Step:
         self.objects[i] = new
         return True
 
-    def job_templates(self, template: Any, ops: Any) -> None:
+    def job_templates(
+        self, template: Mapping[str, Any] | None, ops: list[dict[str, Any]] | None
+    ) -> None:
         """Apply jobTemplate (SMP), then jobTemplatePatch (RFC 6902), to each TrainJob's view."""
-        if template is not None and not isinstance(template, Mapping):
-            self.error(".jobTemplate", "jobTemplate must be a partial NVCRE job template (a map)")
-            return
         if ops is not None and not _valid_ops(ops):
             self.error(
                 ".jobTemplatePatch",
@@ -414,67 +429,24 @@ class _Step:
 
     def merge_view(self, view: dict[str, Any], template: Mapping[str, Any]) -> Any:
         """Strategic merge of the view; the TrainJob part with trainer env/args atomic."""
-        suffix = ".jobTemplate"
-        stray = [k for k in template if k not in ("metadata", "spec")]
-        if stray:
-            self.error(
-                f"{suffix}.{stray[0]}",
-                f"unknown field {stray[0]!r} of NVCRE's job template; known: metadata, spec",
-            )
-            return None
-        spec_patch = template.get("spec")
-        rest = dict(template)
-        workload_patch: Any = None
-        if isinstance(spec_patch, Mapping) and "workload" in spec_patch:
-            workload_patch = spec_patch["workload"]
-            rest["spec"] = {k: v for k, v in spec_patch.items() if k != "workload"}
-        out_rest = {k: v for k, v in view.items()}
-        out_rest["spec"] = {k: v for k, v in view["spec"].items() if k != "workload"}
         try:
-            merged = strategic_merge(out_rest, rest, kind=TRAINJOB_KIND)
+            return strategic_merge(view, template, kind=JOB_TEMPLATE)
         except SMPError as exc:
             sub = dotted(exc.path)
-            self.error(f"{suffix}.{sub}" if sub else suffix, exc.reason)
+            self.error(f".jobTemplate.{sub}" if sub else ".jobTemplate", exc.reason)
             return None
-        workload: Any = view["spec"]["workload"]
-        if isinstance(workload_patch, Mapping):
-            workload = dict(workload)
-            for key, value in workload_patch.items():
-                if value is None:
-                    workload.pop(key, None)
-                elif key == "trainJob" and isinstance(value, Mapping):
-                    try:
-                        tj = strategic_merge(
-                            {"spec": workload["trainJob"]}, {"spec": value}, kind=TRAINJOB_KIND
-                        )
-                    except SMPError as exc:
-                        sub = dotted(exc.path).removeprefix("spec")
-                        self.error(f"{suffix}.spec.workload.trainJob{sub}", exc.reason)
-                        return None
-                    workload["trainJob"] = tj["spec"]
-                else:
-                    workload[key] = value
-        elif isinstance(spec_patch, Mapping) and "workload" in spec_patch:
-            workload = workload_patch
-        if not isinstance(merged.get("spec"), dict):
-            return merged
-        merged["spec"] = {"workload": workload, **merged["spec"]}
-        return merged
 
     def patch_view(self, view: Any, ops: list[Any], name: str) -> Any:
         import jsonpatch  # only runs that use jobTemplatePatch pay for it
 
-        suffix = ".jobTemplatePatch"
         for j, op in enumerate(ops):
             try:
                 view = jsonpatch.JsonPatch([dict(op)]).apply(view, in_place=False)
             except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
                 self.error(
-                    f"{suffix}[{j}]",
-                    f"operation {j} of {self.where}.jobTemplatePatch "
-                    f"({op['op']} {op['path']}) failed on the job template of TrainJob "
-                    f"{name!r}: {exc} (paths are NVCRE's job template's, e.g. "
-                    "/spec/workload/trainJob/trainer/env, /spec/workloadMetadata/labels)",
+                    f".jobTemplatePatch[{j}]",
+                    f"operation {j} of {self.where}.jobTemplatePatch ({op['op']} {op['path']}) "
+                    f"failed on the job template of TrainJob {name!r}: {why_failed(view, op, exc)}",
                 )
                 return None
         return view
@@ -493,17 +465,10 @@ class _Step:
             )
         return not problems
 
-    def dependencies(self, deps: Any) -> None:
-        suffix = ".dependencies"
-        if not isinstance(deps, list):
-            self.error(suffix, "dependencies must be a list of partial objects")
-            return
+    def dependencies(self, deps: list[dict[str, Any]]) -> None:
         applied = 0
         for j, dep in enumerate(deps):
-            at = f"{suffix}[{j}]"
-            if not isinstance(dep, Mapping):
-                self.error(at, "a dependency must be a partial object (a map)")
-                continue
+            at = f".dependencies[{j}]"
             api_version, kind, name = _identity(dep)
             missing = [
                 label

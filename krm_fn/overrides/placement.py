@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from krm_fn.api.models import GangScheduler
+from krm_fn.api.rules import MPI_PLUGIN_ENV, TORCH_PLUGIN_ENV
 from krm_fn.keys import ANN_GROUP_NODES as GROUP_NODES
 from krm_fn.overrides.smp import SMPError, strategic_merge
 
@@ -34,19 +36,6 @@ __all__ = ["Expect", "effective_pod_specs", "keep_placement", "placement_problem
 HOSTNAME: Final = "kubernetes.io/hostname"
 LAUNCHER: Final = "launcher"
 
-# Kubeflow Trainer v2.3 pkg/runtime/framework/plugins/mpi/mpi.go:82-109 and
-# pkg/runtime/framework/plugins/torch/torch.go:56-87: env names the plugins set themselves.
-MPI_RESERVED_ENV: Final = frozenset(
-    {
-        "OMPI_MCA_orte_default_hostfile",
-        "OMPI_MCA_plm_rsh_args",
-        "OMPI_MCA_orte_keep_fqdn_hostnames",
-        "OMPI_MCA_orte_set_default_slots",
-    }
-)
-TORCH_RESERVED_ENV: Final = frozenset(
-    {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
-)
 # JobSet's manager field rule (Trainer jobset.go:176): a domain-prefixed path.
 _MANAGER_RE: Final = re.compile(
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$"
@@ -61,14 +50,14 @@ class Expect:
         framework: ``mpi``, ``torch`` or ``exec``.
         target: The target's node-affinity expressions (on every pod).
         tolerations: The taint-selector tolerations (on every pod).
-        gang: ``(schedulerName, queueLabelKey, queue)`` when gang scheduling is on.
+        gang: ``spec.gangScheduler`` when gang scheduling is on.
 
     """
 
     framework: str
     target: tuple[Mapping[str, Any], ...] = ()
     tolerations: tuple[Mapping[str, Any], ...] = ()
-    gang: tuple[str, str, str] | None = None
+    gang: GangScheduler | None = None
 
 
 def _pod_of(rj: Mapping[str, Any]) -> Any:
@@ -189,16 +178,11 @@ def _host_ok(expr: Mapping[str, Any], host: str) -> bool:
 def placement_problems(
     tj: Mapping[str, Any], runtime: Mapping[str, Any] | None, expect: Expect
 ) -> list[str]:
-    """Why ``tj`` (with ``runtime``) would be refused or run in the wrong place; [] if fine.
-
-    Args:
-        tj: The TrainJob, overrides applied.
-        runtime: Its TrainingRuntime, overrides applied.
-        expect: What the render put there and must still hold.
+    """Why ``tj`` (with ``runtime``, overrides applied) would be refused or run elsewhere.
 
     Returns:
         Every problem: per replicated job its pods' placement, then the gang queue labels,
-        then what Trainer's webhook refuses.
+        then what Trainer's webhook refuses; ``[]`` if fine.
 
     """
     out: list[str] = []
@@ -213,8 +197,8 @@ def placement_problems(
         else:
             out += _pod_problems(f"the {job} pods", pod, group, expect)
     if expect.gang is not None:
-        _, key, queue = expect.gang
-        out += _queue_label_problems(meta, runtime, jobs, key, queue)
+        g = expect.gang
+        out += _queue_label_problems(meta, runtime, jobs, g.label_key, g.queue_name)
     out += _trainer_webhook(tj.get("spec") or {}, effective_pod_specs({}, runtime), expect)
     return out
 
@@ -222,18 +206,7 @@ def placement_problems(
 def _pod_problems(
     where: str, pod: Mapping[str, Any], group: list[str], expect: Expect
 ) -> list[str]:
-    """What moved one replicated job's pods off their place: binding, affinity, tolerations.
-
-    Args:
-        where: The pods, as the messages name them (``the node pods``).
-        pod: Their effective pod spec.
-        group: The group's hostnames (empty: the group is not pinned).
-        expect: What the render put there.
-
-    Returns:
-        The problems, in the order: nodeName, node affinity, tolerations, scheduler name.
-
-    """
+    """What moved ``where`` off their place: nodeName, node affinity, tolerations, scheduler."""
     out: list[str] = []
     if pod.get("nodeName"):
         out.append(f"{where} are bound by nodeName {pod['nodeName']!r}, which bypasses the target")
@@ -266,10 +239,10 @@ def _pod_problems(
             + ", ".join(str(t.get("key")) for t in lost)
             + ", so they cannot run on the tainted nodes the target selects"
         )
-    if expect.gang is not None and pod.get("schedulerName") != expect.gang[0]:
+    if expect.gang is not None and pod.get("schedulerName") != expect.gang.scheduler_name:
         out.append(
             f"{where} use schedulerName {pod.get('schedulerName')!r}, not the gang "
-            f"scheduler {expect.gang[0]!r}"
+            f"scheduler {expect.gang.scheduler_name!r}"
         )
     return out
 
@@ -281,19 +254,7 @@ def _queue_label_problems(
     key: str,
     queue: str,
 ) -> list[str]:
-    """Where the gang queue label is not ``key=queue``: the TrainJob, Job and pod templates.
-
-    Args:
-        meta: The TrainJob's metadata.
-        runtime: Its TrainingRuntime.
-        jobs: The replicated jobs to check.
-        key: The queue label's key.
-        queue: The queue it must name.
-
-    Returns:
-        The problems: the TrainJob's label first, then each replicated job's templates.
-
-    """
+    """Where the gang queue label is not ``key=queue``: the TrainJob, then each job's templates."""
     out: list[str] = []
     rt_jobs = ((((runtime or {}).get("spec") or {}).get("template") or {}).get("spec") or {}).get(
         "replicatedJobs"
@@ -325,7 +286,7 @@ def _trainer_webhook(
     out: list[str] = []
     env = (spec.get("trainer") or {}).get("env") or []
     names = {e.get("name") for e in env if isinstance(e, Mapping)}
-    reserved = MPI_RESERVED_ENV if expect.framework == "mpi" else TORCH_RESERVED_ENV
+    reserved = MPI_PLUGIN_ENV if expect.framework == "mpi" else TORCH_PLUGIN_ENV
     if expect.framework == "torch":
         reserved = reserved | {n for n in names if isinstance(n, str) and n.startswith("PET_")}
     if expect.framework != "exec":

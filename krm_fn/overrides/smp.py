@@ -17,6 +17,8 @@ Invariants:
       ``matchExpressions``, ...) is replaced wholesale and copied verbatim.
     * Per kind, some paths are atomic even though their field name merges elsewhere:
       a TrainJob's ``spec.trainer.env`` is replaced, as NVCRE does (:data:`ATOMIC_PATHS`).
+    * NVCRE's job template (kind :data:`JOB_TEMPLATE`) merges its ``spec.workload.trainJob``
+      with the TrainJob's keys and atomic paths, and every other list of it whole.
     * Directives: ``$patch: replace`` (on a map or a keyed list item: replace instead of merge;
       as a lone ``{"$patch": "replace"}`` list item: replace the whole list with the other
       items), ``$patch: delete`` (on a keyed list item: delete the base item with that key; on a
@@ -41,18 +43,15 @@ from krm_fn.api.mergekeys import load_table
 
 
 def merge_keys(kind: str | None, path: Sequence[str]) -> list[str] | None:
-    """The fields the items of the list at ``path`` merge on, or ``None`` (replaced).
+    """The fields the items of the list at ``path`` (from the root) merge on, or ``None``.
 
-    The keys come from the table DERIVED from the pinned CRDs and the core OpenAPI they embed
-    (:mod:`krm_fn.api.mergekeys`, ``krm_fn/data/smp_keys.json``): for a kind the table covers
-    (TrainJob, TrainingRuntime, ClusterTrainingRuntime) by the list's field path in that kind,
-    otherwise (a ConfigMap, a fragment without kind) by the list's field name.
-
-    Args:
-        kind: The object kind, or ``None`` for a fragment.
-        path: Segments from the object root to the list; list positions are ignored.
-
+    From the table derived from the pinned CRDs (:mod:`krm_fn.api.mergekeys`): by field path
+    for a kind it covers, else (a ConfigMap, a fragment) by the list's field name.
     """
+    if kind == JOB_TEMPLATE:  # NVCRE's job template: its TrainJob sits at spec.workload.trainJob
+        fields = _field_path(tuple(path))
+        inside = fields[: len(TRAINJOB_AT)] == TRAINJOB_AT
+        return merge_keys("TrainJob", ("spec", *fields[len(TRAINJOB_AT) :])) if inside else None
     table = load_table()
     by_path: Mapping[str, list[str]] | None = table["kinds"].get(kind or "")
     if by_path is not None:
@@ -61,8 +60,13 @@ def merge_keys(kind: str | None, path: Sequence[str]) -> list[str] | None:
     return keys
 
 
+JOB_TEMPLATE: Final = "JobTemplate"
+"""NVCRE's job template of a TrainJob (:mod:`~krm_fn.overrides.jobtemplate`), merged as one."""
+TRAINJOB_AT: Final = ("spec", "workload", "trainJob")
+
 STRATEGIC_KINDS: Final[frozenset[str]] = frozenset(
     {
+        JOB_TEMPLATE,
         "TrainingRuntime",
         "ClusterTrainingRuntime",
         "TrainJob",
@@ -75,6 +79,7 @@ STRATEGIC_KINDS: Final[frozenset[str]] = frozenset(
 
 ATOMIC_PATHS: Final[Mapping[str, frozenset[tuple[str, ...]]]] = {
     "TrainJob": frozenset({("spec", "trainer", "env"), ("spec", "trainer", "args")}),
+    JOB_TEMPLATE: frozenset({(*TRAINJOB_AT, "trainer", "env"), (*TRAINJOB_AT, "trainer", "args")}),
 }
 """Per kind, field paths (list positions left out) replaced wholesale despite their name."""
 
@@ -113,18 +118,7 @@ _DELETE: Final = _Delete()
 
 
 def dotted(path: Sequence[str]) -> str:
-    """Render path segments as a field path for messages.
-
-    Field names are joined with dots; list-position segments (those starting with ``[``, such
-    as ``[name=node]`` or ``[0]``) are attached to the preceding field.
-
-    Args:
-        path: Segments, e.g. ``("spec", "replicatedJobs", "[name=node]", "template")``.
-
-    Returns:
-        The dotted form, e.g. ``spec.replicatedJobs[name=node].template``; ``""`` for ``()``.
-
-    """
+    """``("spec", "replicatedJobs", "[name=node]", "template")`` → ``spec.replicatedJobs[name=node].template``."""
     out: list[str] = []
     for seg in path:
         if seg.startswith("[") or not out:
@@ -137,23 +131,14 @@ def dotted(path: Sequence[str]) -> str:
 def strategic_merge(
     base: Any, patch: Any, path: tuple[str, ...] = (), *, kind: str | None = None
 ) -> Any:
-    """Strategic-merge ``patch`` into ``base`` and return a new object.
+    """Strategic-merge ``patch`` into ``base`` (at ``path``) and return a new object.
 
-    Args:
-        base: The object (or sub-object) to patch; ``None`` means absent.
-        patch: The partial object; ``None`` deletes (the result is ``None``).
-        path: Segments of where ``base`` sits, used in error messages and to match
-            :data:`ATOMIC_PATHS`; ``()`` for a whole object.
-        kind: The object kind that selects the rules. When ``None`` it is read from
-            ``base["kind"]`` (or ``patch["kind"]``); a fragment with no kind at all is merged
-            with SMP.
-
-    Returns:
-        The merged value; neither input is modified.
+    ``kind`` selects the rules; by default it is ``base``'s (else ``patch``'s) ``kind``, and a
+    fragment without one merges with SMP.
 
     Raises:
-        SMPError: The patch uses an unknown or misplaced directive, a merge-keyed list item
-            lacks its key, or the root carries ``$patch: delete``.
+        SMPError: An unknown or misplaced directive, a merge-keyed list item without its key,
+            or ``$patch: delete`` on the root.
 
     """
     if kind is None:

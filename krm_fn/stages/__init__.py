@@ -8,7 +8,7 @@
 6. :mod:`~krm_fn.stages.env` — env, resources, config and pull secrets.
 7. :mod:`~krm_fn.stages.overrides` — match every ``when`` once (and, later, apply).
 8. :mod:`~krm_fn.stages.waves` — TrainJob names, iterations and waves.
-9. :mod:`~krm_fn.stages.plan` — the run's plan (built by :mod:`krm_fn.builders.run_plan`).
+9. :mod:`~krm_fn.stages.plan` — the run's plan (built by :mod:`krm_fn.builders.plan`).
 10. :mod:`~krm_fn.stages.objects` — dependencies and TrainJobs; later the DRA objects.
 11. :mod:`~krm_fn.stages.finalize` — env forwarding, Trainer limits, apply order, sizes.
 12. :mod:`~krm_fn.stages.summary` — the run's output, summary and note.

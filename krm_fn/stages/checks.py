@@ -21,8 +21,8 @@ from krm_fn.keys import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
 
-DEFAULT_TIMEOUT = "24h"
-"""NVCRE's ``catalog.DefaultWorkloadRunTimeoutPerJob``; an unset timeoutPerJob is 24 hours."""
+DEFAULT_TIMEOUT = models.DEFAULT_TIMEOUT_PER_JOB
+"""An unset timeoutPerJob (NVCRE's default, written once with the field's description)."""
 BUILTIN_LOG_PROFILES = frozenset(
     {"nccl-bandwidth", "nccl-loopback", "megatron-training", "megatron-bridge"}
 )
@@ -66,7 +66,11 @@ def check_run(wr: models.WorkloadRun, context: InputContext, diag: RunDiagnostic
         *rules.reserved_names(spec),
         *rules.reserved_env(spec),
         *rules.gang_scheduler(spec),
-        *rules.workload_labels(spec),
+        *rules.workload_labels(
+            spec.workload_metadata.labels if spec.workload_metadata else {},
+            spec.gang_scheduler,
+            "spec.workloadMetadata.labels",
+        )[1],
         *rules.placement(spec),
     ]:
         diag.build_failed(msg, path)

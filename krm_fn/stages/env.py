@@ -24,7 +24,7 @@ from krm_fn.builders.nccl_env import (
     merge_named,
     user_wins_in_mpi_args,
 )
-from krm_fn.builders.run_plan import WorkerEnv
+from krm_fn.builders.plan import WorkerEnv
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
 from krm_fn.stages.partitioning import Partitioned

@@ -17,7 +17,7 @@ from typing import Any
 
 from krm_fn.api import models
 from krm_fn.builders import apply_order, mpi_forward, trainer_limits
-from krm_fn.builders.run_plan import kubelet_literal
+from krm_fn.builders.plan import kubelet_literal
 from krm_fn.stages.diagnostics import RunDiagnostics
 
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"

@@ -27,8 +27,7 @@ from krm_fn.builders import (
     torch_runtime,
     trainjob,
 )
-from krm_fn.builders.plan import RunPlan
-from krm_fn.builders.run_plan import WorkerEnv
+from krm_fn.builders.plan import RunPlan, WorkerEnv
 from krm_fn.platforms.overlay import ResolvedOverlay
 from krm_fn.stages.waves import Schedule
 

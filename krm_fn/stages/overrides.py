@@ -60,10 +60,7 @@ class MatchedOverrides:
 
 def override_mapping(ov: models.Override) -> dict[str, Any]:
     """One validated override as the plain mapping :func:`apply_overrides` reads."""
-    when = ov.when.model_dump(by_alias=True, exclude_none=True)
-    if ov.when.config is not None:
-        when["config"] = ov.when.config  # kept as written, ``None`` values included
-    out: dict[str, Any] = {"when": when}
+    out: dict[str, Any] = {"when": ov.when.as_mapping()}
     for key, attr in _FIELDS:
         value = getattr(ov, attr)
         if value is not None:
@@ -141,19 +138,15 @@ def apply(
     from krm_fn.overrides.apply import apply_overrides
     from krm_fn.overrides.placement import Expect
 
-    gang = (
-        (plan.gang.scheduler_name, plan.gang.queue_label_key, plan.gang.queue)
-        if plan.gang
-        else None
-    )
+    gang = spec.gang_scheduler
     template_ctx = jt.TemplateContext(
         health_monitor=not any(
             t.key == "node.kubernetes.io/unschedulable"
             for t in (spec.target.taint_selectors if spec.target else [])
         ),
         checkpoint=(
-            {"pvcName": plan.checkpoint_pvc, "maxRestarts": plan.max_restarts}
-            if plan.checkpoint_pvc
+            {"pvcName": plan.checkpoint_pvc, "maxRestarts": spec.checkpoint.max_restarts}
+            if plan.checkpoint_pvc and spec.checkpoint
             else None
         ),
         gang=gang,
@@ -166,7 +159,7 @@ def apply(
         gang=gang,
     )
     outcome = apply_overrides(
-        matched.overrides, objects, None, template_ctx, expect, matched=matched.matched
+        spec.overrides, objects, None, template_ctx, expect, matched=matched.matched
     )
     for path, msg in outcome.warnings:
         diag.warning(msg, path)

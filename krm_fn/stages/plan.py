@@ -11,20 +11,14 @@ Invariants:
 from __future__ import annotations
 
 from krm_fn.api import models
-from krm_fn.builders.plan import ANN_FRAMEWORK, ANN_GPU_ARCH, ANN_PLATFORM, RunPlan
-from krm_fn.builders.run_plan import PlanInputs, WorkerEnv, build_plan
-from krm_fn.keys import (
-    ANN_APPLIED,
-    ANN_GPU_PRODUCT,
-)
+from krm_fn.builders.plan import RunPlan, WorkerEnv, build_plan
+from krm_fn.keys import ANN_APPLIED, ANN_FRAMEWORK, ANN_GPU_ARCH, ANN_GPU_PRODUCT, ANN_PLATFORM
 from krm_fn.platforms.gpu import architectures
 from krm_fn.stages.checks import RunChecks
 from krm_fn.stages.nodes import NodeSelection
 from krm_fn.stages.overrides import MatchedOverrides
 from krm_fn.stages.partitioning import Partitioned
 from krm_fn.stages.platform import ResolvedPlatform
-
-"""The nodes' own product names, on runs whose GPU model is outside the defaults table."""
 
 
 def plan(
@@ -46,7 +40,8 @@ def plan(
     if products:
         annotations[ANN_GPU_PRODUCT] = ",".join(products)
     annotations[ANN_APPLIED] = ",".join(matched.applied)
-    inputs = PlanInputs(
+    return build_plan(
+        wr,
         per_group=partitioned.per_group,
         gpus=platform.gpus,
         overlay=platform.overlay,
@@ -57,7 +52,6 @@ def plan(
         annotations=annotations,
         trainjob_annotations=checks.trainjob_annotations,
     )
-    return build_plan(wr, inputs)
 
 
 def unlisted_products(platform: ResolvedPlatform) -> tuple[str, ...]:

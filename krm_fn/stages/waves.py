@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from krm_fn.api import models, naming
-from krm_fn.builders.plan import LABEL_WAVE
 from krm_fn.fleet import topology
 from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.fleet.partition import Group
+from krm_fn.keys import LABEL_WAVE
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.partitioning import Partitioned
 

@@ -272,7 +272,7 @@ def test_controller_only_field_is_accepted_with_a_warning(
         pytest.param(
             {"spec": {"stallMultiplier": 0}},
             "spec.overrides[0].jobTemplate.spec.stallMultiplier",
-            "must be at least 1",
+            "Input should be greater than or equal to 1; got int 0",
             id="controller-only-field-validated-as-nvcre-does",
         ),
         pytest.param(
@@ -302,7 +302,7 @@ def test_controller_only_field_is_accepted_with_a_warning(
         pytest.param(
             ["spec"],
             "spec.overrides[0].jobTemplate",
-            "jobTemplate must be a partial NVCRE job template",
+            "Input should be a valid dictionary; got list ['spec']",
             id="not-a-map",
         ),
     ],
@@ -360,11 +360,14 @@ def test_failing_job_template_patch_names_override_and_operation() -> None:
 
     [(field, message)] = outcome.errors
     assert field == "spec.overrides[1].jobTemplatePatch[1]"
-    assert message.startswith(
+    # bounded: the path, what the nearest parent has, the fix; never the whole job template
+    assert message == (
         "operation 1 of spec.overrides[1].jobTemplatePatch (replace /spec/trainer/nosuch) "
-        "failed on the job template of TrainJob 'nccl-hostpath-rdma-group-0': "
+        "failed on the job template of TrainJob 'nccl-hostpath-rdma-group-0': /spec has no "
+        "'trainer'; it has workload, nodeHealthMonitor, workloadMetadata; did you mean "
+        "/spec/workload/trainJob/trainer/nosuch? (paths are NVCRE's job template's, e.g. "
+        "/spec/workload/trainJob/trainer/env, /spec/workloadMetadata/labels)"
     )
-    assert "/spec/workload/trainJob/trainer/env" in message  # says where NVCRE's paths are
     assert outcome.objects == objects, "a failing override changes nothing"
     assert outcome.applied == []
 
@@ -372,7 +375,7 @@ def test_failing_job_template_patch_names_override_and_operation() -> None:
 @pytest.mark.parametrize(
     ("ops", "field", "message"),
     [
-        ({"op": "add"}, "spec.overrides[0].jobTemplatePatch", "must be a list"),
+        ({"op": "add"}, "spec.overrides[0].jobTemplatePatch", "Input should be a valid list"),
         ([{"op": "add", "value": 1}], "spec.overrides[0].jobTemplatePatch", "'op' and 'path'"),
         (
             [{"op": "test", "path": "/kind", "value": "Job"}],
@@ -389,6 +392,27 @@ def test_failing_job_template_patch_names_override_and_operation() -> None:
             "spec.overrides[0].jobTemplatePatch.spec.workload.trainJob",
             "cannot be removed",
         ),
+        (
+            [{"op": "add", "path": "/spec/workload/trainJob/trainer/args/99", "value": "-x"}],
+            "spec.overrides[0].jobTemplatePatch[0]",
+            ": /spec/workload/trainJob/trainer/args has 3 item(s), no '99' (append with "
+            "/spec/workload/trainJob/trainer/args/-); paths are NVCRE's job template's",
+        ),
+        (
+            [{"op": "remove", "path": "/spec/workload/trainJob/trainer/image/tag"}],
+            "spec.overrides[0].jobTemplatePatch[0]",
+            ": /spec/workload/trainJob/trainer/image is a str, not a map or a list; paths are",
+        ),
+        (
+            [{"op": "test", "path": "/spec/workload/trainJob", "value": {}}],
+            "spec.overrides[0].jobTemplatePatch[0]",
+            ": the value at /spec/workload/trainJob is not the tested value",
+        ),
+        (
+            [{"op": "move", "from": "/spec/nosuch", "path": "/spec/other"}],
+            "spec.overrides[0].jobTemplatePatch[0]",
+            ": /spec has no 'nosuch'; it has workload, nodeHealthMonitor; paths are NVCRE's",
+        ),
     ],
 )
 def test_job_template_patch_errors(ops: Any, field: str, message: str) -> None:
@@ -396,6 +420,7 @@ def test_job_template_patch_errors(ops: Any, field: str, message: str) -> None:
     [(got_field, got_message)] = outcome.errors
     assert got_field == field
     assert message in got_message
+    assert len(got_message) < 400, "never the whole job template"
 
 
 def test_later_override_wins_and_every_match_is_recorded() -> None:
@@ -511,10 +536,11 @@ def test_failing_override_is_skipped_whole_and_later_ones_still_apply() -> None:
             "spec.overrides[0].jobTemplates",
             "unknown override field 'jobTemplates'",
         ),
-        ({"when": {}, "mpiArgs": "-x A=1"}, "spec.overrides[0].mpiArgs", "list of strings"),
-        ({"when": {}, "preCommand": [1]}, "spec.overrides[0].preCommand", "list of strings"),
-        ({"when": {}, "dependencies": {}}, "spec.overrides[0].dependencies", "must be a list"),
-        ({"when": {}, "dependencies": ["x"]}, "spec.overrides[0].dependencies[0]", "a map"),
+        # the override's shape is the model's (krm_fn.api.models.Override), checked once
+        ({"when": {}, "mpiArgs": "-x A=1"}, "spec.overrides[0].mpiArgs", "a valid list; got str"),
+        ({"when": {}, "preCommand": [1]}, "spec.overrides[0].preCommand[0]", "a valid string"),
+        ({"when": {}, "dependencies": {}}, "spec.overrides[0].dependencies", "a valid list"),
+        ({"when": {}, "dependencies": ["x"]}, "spec.overrides[0].dependencies[0]", "dictionary"),
     ],
 )
 def test_override_errors(override: dict[str, Any], field: str, message: str) -> None:
@@ -526,7 +552,12 @@ def test_override_errors(override: dict[str, Any], field: str, message: str) -> 
 
 def test_override_that_is_not_a_map_is_an_error() -> None:
     outcome = apply_overrides(["when"], generated(), CTX)  # type: ignore[list-item]
-    assert outcome.errors == [("spec.overrides[0]", "an override must be a map, got str")]
+    assert outcome.errors == [
+        (
+            "spec.overrides[0]",
+            "Input should be a valid dictionary or instance of Override; got str 'when'",
+        )
+    ]
 
 
 def test_non_matching_overrides_are_not_checked_or_recorded() -> None:

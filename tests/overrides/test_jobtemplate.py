@@ -9,6 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from krm_fn.api.fields import fields_of
+from krm_fn.api.models import JobSpec
+from krm_fn.keys import ANN_THRESHOLDS
 from krm_fn.overrides import jobtemplate as jt
 from tests.overrides.objects import trainjob
 
@@ -19,7 +22,7 @@ VALUE = st.from_regex(r"[a-z0-9]{0,10}", fullmatch=True)
 def test_view_has_nvcre_shape_and_paths() -> None:
     tj = trainjob("run", 0, ["n1"])
     tj["metadata"]["labels"].update({"app.kubernetes.io/managed-by": "x", "team": "ml"})
-    tj["metadata"]["annotations"] = {jt.ANN_THRESHOLDS: json.dumps({"goodputRatio": "value > 0"})}
+    tj["metadata"]["annotations"] = {ANN_THRESHOLDS: json.dumps({"goodputRatio": "value > 0"})}
     ctx = jt.TemplateContext(checkpoint={"pvcName": "p", "maxRestarts": 2})
     view = jt.to_view(tj, ctx)
     assert view["metadata"] == {}
@@ -30,7 +33,7 @@ def test_view_has_nvcre_shape_and_paths() -> None:
     }
     assert view["spec"]["checkpoint"] == {"pvcName": "p", "maxRestarts": 2}
     assert view["spec"]["thresholds"] == {"goodputRatio": "value > 0"}
-    assert set(view["spec"]) <= set(jt.JOB_SPEC_FIELDS)
+    assert set(view["spec"]) <= {f.key for f in fields_of(JobSpec)}
 
 
 @settings(max_examples=60, deadline=None)
@@ -50,7 +53,7 @@ def test_unpatched_view_maps_back_to_the_same_trainjob(
     tj["metadata"]["labels"].update(labels)
     if thresholds:
         tj["metadata"]["annotations"] = {
-            jt.ANN_THRESHOLDS: json.dumps(thresholds, sort_keys=True, separators=(",", ":"))
+            ANN_THRESHOLDS: json.dumps(thresholds, sort_keys=True, separators=(",", ":"))
         }
     ctx = jt.TemplateContext(health_monitor=health, runtimes=frozenset({"run-runtime"}))
     before = copy.deepcopy(tj)

@@ -190,19 +190,50 @@ def test_dependency_dropping_the_taint_toleration_is_refused() -> None:
     assert "lost the taint-selector toleration(s) dedicated" in _err(out)
 
 
-def test_gang_queue_label_removed_by_an_override_is_refused() -> None:
+# NVCRE parity: pkg/workloadrun/testdata/workload-metadata/
+# override-removes-workload-label-restores-intent (NVIDIA/cluster-readiness-engine @b2d18c7a):
+# "A JSON patch removed the workload object's metadata. NVCRE owns that label, so the check
+# restores the configured queue rather than failing" (pkg/platform ValidateResolvedGangScheduling).
+@pytest.mark.parametrize(
+    "path",
+    ["/spec/workloadMetadata", "/spec/workloadMetadata/labels/kai.scheduler~1queue"],
+    ids=["whole-workload-metadata-removed", "queue-label-removed"],
+)
+def test_gang_queue_label_removed_by_an_override_is_restored(path: str) -> None:
     run = mpi_run(
         "gang",
-        gangScheduler={"schedulerName": "kai-scheduler", "queue": "team-a"},
+        gangScheduler={"schedulerName": "kai-scheduler", "queue": "queue-a"},
+        workloadMetadata={"labels": {"team": "vision"}},
+        overrides=[{"when": {}, "jobTemplatePatch": [{"op": "remove", "path": path}]}],
+    )
+    out = _render(run)
+    assert out.exit_code == 0, _err(out)
+    for tj in by_kind(generated(out.stdout), "TrainJob"):
+        labels = tj["metadata"]["labels"]
+        assert labels["kai.scheduler/queue"] == "queue-a"
+        assert ("team" in labels) == path.endswith("queue"), "a removed label stays removed"
+
+
+def test_gang_queue_label_redirected_by_an_override_is_refused() -> None:
+    run = mpi_run(
+        "gang",
+        gangScheduler={"schedulerName": "kai-scheduler", "queue": "queue-a"},
         overrides=[
             {
                 "when": {},
                 "jobTemplatePatch": [
-                    {"op": "remove", "path": "/spec/workloadMetadata/labels/kai.scheduler~1queue"}
+                    {
+                        "op": "replace",
+                        "path": "/spec/workloadMetadata/labels/kai.scheduler~1queue",
+                        "value": "queue-b",
+                    }
                 ],
             }
         ],
     )
     out = _render(run)
     assert out.exit_code == 1
-    assert "the gang queue label 'kai.scheduler/queue' is missing" in _err(out)
+    assert (
+        "spec.overrides[0].jobTemplatePatch.spec.workloadMetadata.labels['kai.scheduler/queue']: "
+        "conflicting label value 'queue-b', expected 'queue-a' (spec.gangScheduler.queue)"
+    ) in _err(out)
