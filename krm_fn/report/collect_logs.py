@@ -17,7 +17,9 @@ ANSI colour codes are removed when a log is read (:func:`~krm_fn.report.prefixes
 ``kubectl logs --prefix`` and ``--timestamps`` prefixes are removed line by line by the parsers.
 
 Directories are walked recursively in sorted order; hidden entries (``.name``) are skipped.
-Text that matches no TrainJob is reported as unmatched, never guessed.
+Text that matches no TrainJob is reported as unmatched, never guessed, except when there is
+exactly one TrainJob and exactly one log: they belong together whatever the file is called.
+Without rendered objects (:func:`collect_alone`) every file is a group of its own.
 
 Invariants:
     * A TrainJob's logs keep the order of the ``--logs`` arguments, then sorted paths.
@@ -31,6 +33,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +41,7 @@ from pathlib import Path
 from krm_fn.report.loglines import LogSource
 from krm_fn.report.prefixes import strip_ansi
 
-__all__ = ["LogIndex", "collect_logs", "measurement_sources"]
+__all__ = ["LogIndex", "collect_alone", "collect_logs", "measurement_sources"]
 
 _SECTION_RE = re.compile(r"^#\s*trainjob:\s*(?P<name>\S+)\s*$", re.IGNORECASE)
 _SUFFIXES = (".log", ".txt")
@@ -58,6 +61,7 @@ class LogIndex:
 
     by_trainjob: dict[str, list[LogSource]] = field(default_factory=dict)
     unmatched: list[str] = field(default_factory=list)
+    unmatched_sources: list[LogSource] = field(default_factory=list)
 
     def add(self, name: str, source: LogSource) -> None:
         """Record ``source`` as a log of ``name``."""
@@ -99,6 +103,7 @@ def _split(label: str, text: str, fallback: str | None, names: set[str], index: 
             index.add(fallback, LogSource.from_text(label, body))
         else:
             index.unmatched.append(label)
+            index.unmatched_sources.append(LogSource.from_text(label, body))
     for position, start in enumerate(starts):
         end = starts[position + 1] if position + 1 < len(starts) else len(lines)
         found = _SECTION_RE.match(lines[start])
@@ -168,6 +173,42 @@ def collect_logs(paths: Sequence[str], names: Iterable[str], stdin_text: str | N
             _split(str(path), _read(path), _name_from_file(path, known), known, index)
         else:
             raise FileNotFoundError(raw)
+    if len(known) == 1 and not index.by_trainjob and len(index.unmatched_sources) == 1:
+        index.add(next(iter(known)), index.unmatched_sources.pop())
+        index.unmatched.clear()
+    return index
+
+
+def collect_alone(paths: Sequence[str], stdin_text: str | None) -> LogIndex:
+    """Every log read on its own, without TrainJobs: one group per file, named by its stem.
+
+    Args:
+        paths: the ``--logs`` values; ``-`` means standard input (named ``stdin``).
+        stdin_text: the content of standard input when a path is ``-``.
+
+    Returns:
+        The logs by group name (a stem that two files share is told apart by its path).
+
+    Raises:
+        FileNotFoundError: a path does not exist.
+
+    """
+    found: list[tuple[str, str, str]] = []
+    for raw in paths:
+        if raw == "-":
+            found.append(("stdin", "<stdin>", strip_ansi(stdin_text or "")))
+            continue
+        path = Path(raw)
+        if not path.exists():
+            raise FileNotFoundError(raw)
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            if not any(part.startswith(".") for part in file.relative_to(path).parts):
+                found.append((_stem(file) or file.name, str(file), _read(file)))
+    stems = Counter(stem for stem, _, _ in found)
+    index = LogIndex()
+    for stem, label, text in found:
+        index.add(stem if stems[stem] == 1 else label, LogSource.from_text(label, text))
     return index
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,8 @@ __all__ = [
     "Measurement",
     "Rendered",
     "RenderedInputError",
+    "groups_from_logs",
+    "load_profiles",
     "load_rendered",
 ]
 
@@ -69,6 +71,7 @@ ANN_GPU = ANN_GPU_ARCH
 
 _DURATION_RE = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
 _TEST_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_DURATION_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 class RenderedInputError(ValueError):
@@ -92,6 +95,14 @@ class Measurement:
     test_type: str | None = None
     sample_interval: str | None = None
 
+    @property
+    def sample_interval_s(self) -> float | None:
+        """``sampleInterval`` in seconds (a Go duration such as ``1m30s``), when set."""
+        if self.sample_interval is None:
+            return None
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", self.sample_interval)
+        return sum(float(n) * _DURATION_S[u] for n, u in parts)
+
 
 @dataclass(frozen=True)
 class GroupSpec:
@@ -112,6 +123,8 @@ class GroupSpec:
         thresholds: key to parsed threshold.
         bandwidth: the bandwidth measurement, when configured.
         goodput: the goodput measurement, when configured.
+        from_log: the group stands for one log read without rendered objects: its size is
+            what the log states, so there is no coverage to check.
 
     """
 
@@ -129,6 +142,7 @@ class GroupSpec:
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     bandwidth: Measurement | None = None
     goodput: Measurement | None = None
+    from_log: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,11 +152,14 @@ class Rendered:
     Attributes:
         groups: the groups, in input order.
         profiles: LogProfiles in force, by name.
+        read_with: by kind (``bandwidth``, ``training``), the profile a log is read with when
+            no measurement names one (``--log-profile`` without rendered objects).
 
     """
 
     groups: tuple[GroupSpec, ...]
     profiles: Mapping[str, LogProfile]
+    read_with: Mapping[str, LogProfile] = field(default_factory=dict)
 
 
 def _documents(text: str) -> Iterator[Mapping[str, Any]]:
@@ -296,11 +313,12 @@ def _str_or_none(value: Any) -> str | None:
     return str(value) if value is not None and str(value) else None
 
 
-def load_rendered(text: str) -> Rendered:
+def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> Rendered:
     """Read the rendered objects.
 
     Args:
         text: the YAML stream (or ResourceList / List).
+        extra: LogProfiles of a ``--log-profile`` file, over those of the input.
 
     Returns:
         The groups and the LogProfiles in force.
@@ -312,7 +330,7 @@ def load_rendered(text: str) -> Rendered:
     objects = list(_documents(text))
     profile_objects = [o for o in objects if o.get("kind") == "LogProfile"]
     try:
-        profiles = profiles_with_overrides(profile_objects)
+        profiles = {**profiles_with_overrides(profile_objects), **(extra or {})}
     except LogProfileError as err:
         raise RenderedInputError(str(err)) from None
     trainjobs = [
@@ -336,3 +354,70 @@ def load_rendered(text: str) -> Rendered:
             )
         seen.add(group.trainjob)
     return Rendered(groups, profiles)
+
+
+def load_profiles(
+    text: str, profiles: Mapping[str, LogProfile]
+) -> tuple[dict[str, LogProfile], list[LogProfile]]:
+    """Read a ``--log-profile`` file: LogProfile objects added to (or replacing) ``profiles``.
+
+    Args:
+        text: YAML holding one or more LogProfile objects (a stream, List or ResourceList).
+        profiles: the profiles in force so far.
+
+    Returns:
+        Every profile in force, and the file's own, in file order.
+
+    Raises:
+        RenderedInputError: the file holds no LogProfile, or an invalid one.
+
+    """
+    objects = [o for o in _documents(text) if o.get("kind") == "LogProfile"]
+    if not objects:
+        raise RenderedInputError("the file holds no LogProfile (kind: LogProfile) object")
+    try:
+        own = profiles_with_overrides(objects)
+    except LogProfileError as err:
+        raise RenderedInputError(str(err)) from None
+    names = [str(o["metadata"]["name"]) for o in objects]
+    return {**profiles, **own}, [own[n] for n in names]
+
+
+def groups_from_logs(
+    names: Iterable[str], profiles: Mapping[str, LogProfile], chosen: Sequence[LogProfile] = ()
+) -> Rendered:
+    """One group per log read without rendered objects; its size is what the log states.
+
+    Args:
+        names: the group names (the logs' file stems).
+        profiles: the LogProfiles in force.
+        chosen: ``--log-profile`` profiles: the first with ``bandwidthResult`` reads the
+            bandwidth logs, the first with ``trainingStep`` the training logs.
+
+    Returns:
+        The groups, each of its own run ``logs``.
+
+    """
+    read_with = {
+        kind: profile
+        for kind, pattern in (("bandwidth", "bandwidthResult"), ("training", "trainingStep"))
+        if (profile := next((p for p in chosen if p.pattern(pattern)), None)) is not None
+    }
+    groups = tuple(
+        GroupSpec(
+            trainjob=name,
+            namespace="default",
+            run="logs",
+            group=name,
+            overflow=False,
+            nodes=None,
+            num_nodes=None,
+            num_proc_per_node=None,
+            platform=None,
+            gpu=None,
+            framework=None,
+            from_log=True,
+        )
+        for name in names
+    )
+    return Rendered(groups, profiles, read_with)

@@ -295,6 +295,14 @@ MEGATRON_BRIDGE_STEP_EXAMPLE = (
     "elapsed time per iteration (ms): 26333.1 | throughput per GPU (TFLOP/s/GPU): 194.2 | "
     "lm loss: 1.189539E+01"
 )
+NEMO2_STEP_REGEX = (
+    r"Training epoch \d+, iteration (?P<iteration>\d+)/\d+ \|"
+    r".*train_step_timing in s: (?P<elapsedTime>[\d.]+(?:e[+-]?\d+)?)"
+)
+NEMO2_STEP_EXAMPLE = (
+    "Training epoch 0, iteration 97/99 | lr: 1.469e-05 | global_batch_size: 128 | "
+    "global_step: 97 | reduced_train_loss: 6.265 | train_step_timing in s: 12.22"
+)
 _MEGATRON_COMMON: dict[str, dict[str, Any]] = {
     "checkpointSave": {
         "regex": _MEGATRON_TS
@@ -357,13 +365,27 @@ _BUILTIN_SPECS: dict[str, dict[str, Any]] = {
             **_MEGATRON_COMMON,
         },
     },
+    # Ours: NVCRE has no profile for NeMo 2's "Training epoch E, iteration N/M |" lines.
+    "nemo2-training": {
+        "timestamp": {"layout": "2006-01-02 15:04:05"},
+        "workerStrategy": _MEGATRON_STRATEGY,
+        "warmupSteps": 5,
+        "logInterval": 1,
+        "patterns": {
+            "trainingStep": {
+                "regex": NEMO2_STEP_REGEX,
+                "example": NEMO2_STEP_EXAMPLE,
+                "units": {"elapsedTime": "s"},
+            },
+        },
+    },
 }
 
 BUILTIN_PROFILES: Mapping[str, LogProfile] = {
     name: compile_profile(name, spec, "built-in") for name, spec in _BUILTIN_SPECS.items()
 }
-"""The built-in profiles by name: ``nccl-bandwidth``, ``nccl-loopback``,
-``megatron-training``, ``megatron-bridge``."""
+"""The built-in profiles by name: NVCRE's ``nccl-bandwidth``, ``nccl-loopback``,
+``megatron-training`` and ``megatron-bridge``, and our ``nemo2-training``."""
 
 
 def profiles_with_overrides(objects: Iterable[Mapping[str, Any]]) -> dict[str, LogProfile]:

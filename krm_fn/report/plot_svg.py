@@ -7,7 +7,9 @@ GB/s from 0; axis labels, grid, legend and a tooltip per point. Groups that were
 for bandwidth but have no rows (no log, cut or failed table) are listed in the legend with a
 dashed grey swatch and ``no rows``. The legend column is as wide as its longest label and
 the picture as tall as the legend, so no entry is clipped; with more than two WorkloadRuns
-the title counts them instead of listing every name. Written by hand: no plotting library.
+the title counts them instead of listing every name. A ``busBandwidthGBps`` threshold is a
+dashed red line at the value where its verdict flips, labelled with its expression. Written by
+hand: no plotting library.
 
 Invariants:
     * The output is a well-formed, standalone SVG 1.1 document; every text is XML-escaped.
@@ -20,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,8 +30,9 @@ from xml.sax.saxutils import escape, quoteattr
 
 from krm_fn.report.format_values import human_bytes
 from krm_fn.report.model import Report
+from krm_fn.thresholds import parse_threshold
 
-__all__ = ["Series", "plot_report", "render_svg"]
+__all__ = ["Series", "plot_report", "render_svg", "threshold_lines"]
 
 WIDTH = 900
 HEIGHT = 520
@@ -40,6 +44,7 @@ CHAR_W = 7.5
 """Upper estimate of the width of one character of 12 px sans-serif text, in pixels."""
 LEGEND_ROW = 20
 NO_DATA_COLOR = "#9e9e9e"
+LIMIT_COLOR = "#c62828"
 MAX_TITLE_RUNS = 2
 PALETTE = (
     "#1f77b4",
@@ -121,12 +126,13 @@ class _Axes:
         return TOP + PLOT_H - bw / self.y_max * PLOT_H
 
 
-def render_svg(series: Sequence[Series], title: str) -> str:
+def render_svg(series: Sequence[Series], title: str, limits: Sequence[str] = ()) -> str:
     """Draw the series; those without points appear in the legend only.
 
     Args:
         series: the lines to draw.
         title: the plot title.
+        limits: busBandwidthGBps threshold expressions, drawn as dashed horizontal lines.
 
     Returns:
         The SVG document.
@@ -141,11 +147,14 @@ def render_svg(series: Sequence[Series], title: str) -> str:
             *_legend(series, [], LEGEND_LEFT),
         ]
         return "\n".join([*head, *body, "</svg>"]) + "\n"
-    axes = _axes(drawn)
+    top = max(bw for s in drawn for _, bw in s.points)
+    lines = [(e, v) for e in limits for v in threshold_lines(e, max(top, 1.0) * 1e4)]
+    axes = _axes(drawn, max([top, *(v for _, v in lines)]))
     colors = {id(line): PALETTE[index % len(PALETTE)] for index, line in enumerate(drawn)}
     body = [
         *_grid(axes),
         *_axis_titles(),
+        *(part for e, v in lines for part in _limit(axes, e, v)),
         *(part for line in drawn for part in _series_parts(line, colors[id(line)], axes)),
         *_legend(series, [colors.get(id(s)) for s in series], LEGEND_LEFT),
     ]
@@ -173,14 +182,34 @@ def _head(width: int, height: int, title: str) -> list[str]:
     ]
 
 
-def _axes(drawn: Sequence[Series]) -> _Axes:
-    """Whole powers of two around every size (at least two); round GB/s steps from 0."""
+def _limit(axes: _Axes, expression: str, value: float) -> list[str]:
+    """A threshold: a dashed line across the plot at ``value``, labelled with its expression."""
+    y = axes.py(value)
+    return [
+        f'<line x1="{LEFT}" y1="{_fmt(y)}" x2="{LEFT + PLOT_W}" y2="{_fmt(y)}" '
+        f'stroke="{LIMIT_COLOR}" stroke-width="1.5" stroke-dasharray="6 4"/>',
+        _text(
+            LEFT + PLOT_W - 4,
+            y - 4,
+            f"busBandwidthGBps: {expression}",
+            text_anchor="end",
+            fill=LIMIT_COLOR,
+        ),
+    ]
+
+
+def _axes(drawn: Sequence[Series], highest: float) -> _Axes:
+    """Scale both axes.
+
+    x: whole powers of two around every size (at least two); y: round GB/s steps from 0 to
+    above ``highest`` (the top point or threshold).
+    """
     sizes = [size for s in drawn for size, _ in s.points if size > 0]
     x_min = math.floor(math.log2(min(sizes)))
     x_max = math.ceil(math.log2(max(sizes)))
     if x_max == x_min:
         x_min, x_max = x_min - 1, x_max + 1
-    top = max(bw for s in drawn for _, bw in s.points) * 1.05
+    top = highest * 1.05
     y_step = _tick_step(top)
     y_ticks = max(1, math.ceil(top / y_step))
     return _Axes(x_min, x_max, y_step, y_ticks, y_step * y_ticks)
@@ -262,8 +291,60 @@ def _legend(series: Sequence[Series], colors: Sequence[str | None], left: float)
     return parts
 
 
+def threshold_lines(expression: str, top: float) -> list[float]:
+    """Find where a threshold's verdict flips between 0 and ``top`` GB/s.
+
+    It is evaluated on a linear and a logarithmic grid, then bisected where it flips.
+    Only :meth:`~krm_fn.thresholds.Threshold.evaluate` is used, so any expression the
+    threshold language accepts draws its boundaries: one for ``value >= 300``, two for
+    ``value >= 400 && value < 2000``.
+    """
+    threshold = parse_threshold(expression)
+    steps = 400
+    linear = [top * i / steps for i in range(steps + 1)]
+    logarithmic = [top * 10 ** (-9 * i / steps) for i in range(steps + 1)]
+    grid = sorted({*linear, *logarithmic})
+    found = []
+    for low, high in itertools.pairwise(grid):
+        if threshold.evaluate(low) == threshold.evaluate(high):
+            continue
+        inside = threshold.evaluate(low)
+        for _ in range(50):
+            mid = (low + high) / 2
+            low, high = (mid, high) if threshold.evaluate(mid) == inside else (low, mid)
+        found.append(float(f"{high:.6g}"))
+    return found
+
+
+def _series(report: Report) -> tuple[list[Series], list[str], int]:
+    """The series of every group measured for bandwidth, its busbw thresholds, and the runs drawn."""
+    runs = [r for r in report.workload_runs if any(g.bandwidth is not None for g in r.groups)]
+    series: list[Series] = []
+    limits: list[str] = []
+    for run in runs:
+        for group in (g for g in run.groups if g.bandwidth is not None):
+            name = f"{run.name}/{group.name}" if len(runs) > 1 else group.name
+            limits += [t.expression for t in group.thresholds if t.key == "busBandwidthGBps"]
+            tables = group.bandwidth.measured if group.bandwidth else []
+            if not tables:
+                series.append(Series(f"{name} ({group.status}, no rows)", ()))
+            for index, table in enumerate(tables, start=1):
+                label = f"{name} #{index}" if len(tables) > 1 else name
+                for sweep in (sweeps := table.sweeps):
+                    first = sweep[0]
+                    kind = (
+                        first.type
+                        if first.redop in ("", "sum", "none")
+                        else f"{first.type} {first.redop}"
+                    )
+                    shown = f"{label} {kind}" if len(sweeps) > 1 else label
+                    points = tuple((r.size_bytes, r.out_of_place.bus_bw_g_bps) for r in sweep)
+                    series.append(Series(f"{shown} ({group.status})", points))
+    return series, list(dict.fromkeys(limits)), len(runs)
+
+
 def plot_report(report: Report) -> str:
-    """Draw the busbw of every group of the report.
+    """Draw the busbw of every group of the report, and its busBandwidthGBps thresholds.
 
     Args:
         report: the evaluated report.
@@ -272,34 +353,12 @@ def plot_report(report: Report) -> str:
         The SVG document.
 
     """
-    series: list[Series] = []
-    runs = [
-        r
-        for r in report.runs
-        if any(g.nccl is not None or g.spec.bandwidth is not None for g in r.groups)
-    ]
-    several_runs = len(runs) > 1
-    for run in runs:
-        for group in run.groups:
-            if group.nccl is None and group.spec.bandwidth is None:
-                continue
-            name = f"{run.name}/{group.spec.group}" if several_runs else group.spec.group
-            tables = [t for t in group.nccl.tables if t.rows] if group.nccl is not None else []
-            if not tables:
-                series.append(Series(f"{name} ({group.status}, no rows)", ()))
-            for index, table in enumerate(tables, start=1):
-                label = f"{name} #{index}" if len(tables) > 1 else name
-                sweeps = table.sweeps
-                for sweep in sweeps:
-                    kind = sweep[0].dtype if sweep[0].redop in ("", "sum", "none") else None
-                    kind = kind or f"{sweep[0].dtype} {sweep[0].redop}"
-                    shown = f"{label} {kind}" if len(sweeps) > 1 else label
-                    points = tuple((r.size, r.out_of_place.busbw) for r in sweep)
-                    series.append(Series(f"{shown} ({group.status})", points))
+    series, limits, runs = _series(report)
+    names = [r.name for r in report.workload_runs if any(g.bandwidth for g in r.groups)]
     if not runs:
         title = "NCCL bus bandwidth by message size: no runs"
-    elif len(runs) > MAX_TITLE_RUNS:
-        title = f"NCCL bus bandwidth by message size: {len(runs)} WorkloadRuns"
+    elif runs > MAX_TITLE_RUNS:
+        title = f"NCCL bus bandwidth by message size: {runs} WorkloadRuns"
     else:
-        title = f"NCCL bus bandwidth by message size: {', '.join(r.name for r in runs)}"
-    return render_svg(series, title)
+        title = f"NCCL bus bandwidth by message size: {', '.join(names)}"
+    return render_svg(series, title, limits)
