@@ -1,9 +1,8 @@
-"""Read the rendered objects: TrainJobs (one per node group) and LogProfiles.
+"""Read the groups: from the rendered objects (TrainJobs, LogProfiles), or from the logs alone.
 
-The input is a multi-document YAML stream, a ``config.kubernetes.io/v1`` ``ResourceList``
-(its ``items``) or a ``v1`` ``List``. TrainJobs (``trainer.kubeflow.org/*``) carry the group
-facts in labels and annotations; ``LogProfile`` objects add or replace profiles by name;
-every other object is ignored.
+The input is a YAML stream, a ``ResourceList`` or a ``List``. TrainJobs carry the group facts
+in labels and annotations; ``LogProfile`` objects add or replace profiles by name; every other
+object is ignored.
 
 Invariants:
     * Every problem in the input is an :class:`RenderedInputError` naming the object and the
@@ -49,15 +48,6 @@ from krm_fn.thresholds import (
 )
 
 __all__ = [
-    "ANN_BANDWIDTH",
-    "ANN_FRAMEWORK",
-    "ANN_GOODPUT",
-    "ANN_GPU",
-    "ANN_GROUP_NODES",
-    "ANN_PLATFORM",
-    "ANN_THRESHOLDS",
-    "LABEL_GROUP",
-    "LABEL_RUN",
     "GroupSpec",
     "Measurement",
     "Rendered",
@@ -66,8 +56,6 @@ __all__ = [
     "load_profiles",
     "load_rendered",
 ]
-
-ANN_GPU = ANN_GPU_ARCH
 
 _DURATION_RE = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
 _TEST_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -80,15 +68,7 @@ class RenderedInputError(ValueError):
 
 @dataclass(frozen=True)
 class Measurement:
-    """A bandwidth or goodput measurement configured on a group.
-
-    Attributes:
-        profile: the resolved LogProfile.
-        defaulted: ``logProfileRef`` was absent and the built-in default was used.
-        test_type: ``testType`` (bandwidth), e.g. ``all_reduce``.
-        sample_interval: ``sampleInterval`` (goodput), a Go duration such as ``60s``.
-
-    """
+    """A bandwidth or goodput measurement annotation: its resolved profile (``defaulted`` when it names none), ``testType`` (bandwidth), ``sampleInterval`` (goodput)."""
 
     profile: LogProfile
     defaulted: bool = False
@@ -106,26 +86,10 @@ class Measurement:
 
 @dataclass(frozen=True)
 class GroupSpec:
-    """One node group as the render described it, from its TrainJob.
+    """One node group as its TrainJob describes it (docs/report.md lists the fields read).
 
-    Attributes:
-        trainjob: the TrainJob name (logs are matched by it).
-        namespace: its namespace.
-        run: the WorkloadRun name (label ``nvcre.nvidia.com/workload-run``).
-        group: the group name (label ``nvcre.nvidia.com/group``), e.g. ``group-0``.
-        overflow: the overflow group (name ending in ``-overflow``).
-        nodes: node names from ``group-nodes``; ``None`` under placement Unpinned.
-        num_nodes: ``spec.trainer.numNodes``.
-        num_proc_per_node: ``spec.trainer.numProcPerNode``.
-        platform: detected platform annotation.
-        gpu: detected GPU architecture annotation.
-        framework: ``mpi``, ``torch`` or ``exec``.
-        thresholds: key to parsed threshold.
-        bandwidth: the bandwidth measurement, when configured.
-        goodput: the goodput measurement, when configured.
-        from_log: the group stands for one log read without rendered objects: its size is
-            what the log states, so there is no coverage to check.
-
+    ``nodes`` is ``None`` under placement Unpinned. ``from_log``: the group stands for one
+    log read without rendered objects; its size is what the log states (no coverage check).
     """
 
     trainjob: str
@@ -147,15 +111,7 @@ class GroupSpec:
 
 @dataclass(frozen=True)
 class Rendered:
-    """The usable content of the rendered input.
-
-    Attributes:
-        groups: the groups, in input order.
-        profiles: LogProfiles in force, by name.
-        read_with: by kind (``bandwidth``, ``training``), the profile a log is read with when
-            no measurement names one (``--log-profile`` without rendered objects).
-
-    """
+    """The groups (in input order), the LogProfiles in force by name, and by kind (``bandwidth``, ``training``) the profile a log is read with when no measurement names one (``--log-profile`` without rendered objects)."""
 
     groups: tuple[GroupSpec, ...]
     profiles: Mapping[str, LogProfile]
@@ -206,43 +162,46 @@ def _json_annotation(name: str, annotations: Mapping[str, Any], key: str) -> dic
     return value
 
 
+_MEASUREMENTS = {
+    "testType": (
+        "nccl-bandwidth",
+        "bandwidthResult",
+        _TEST_TYPE_RE,
+        "a collective name such as all_reduce",
+    ),
+    "sampleInterval": ("megatron-training", "trainingStep", _DURATION_RE, "a duration such as 60s"),
+}
+"""The field a measurement annotation has besides ``logProfileRef``: the default profile,
+the pattern the profile needs, and what the field's value must be."""
+
+
 def _measurement(
     name: str,
     annotations: Mapping[str, Any],
     key: str,
     profiles: Mapping[str, LogProfile],
-    default: str,
-    needs: str,
-    allowed: set[str],
+    own: str,
 ) -> Measurement | None:
     value = _json_annotation(name, annotations, key)
     if value is None:
         return None
-    unknown = sorted(set(value) - allowed - {"logProfileRef"})
-    if unknown:
+    where = f"TrainJob {name!r}: annotation {key}"
+    if unknown := sorted(set(value) - {own, "logProfileRef"}):
         raise RenderedInputError(
-            f"TrainJob {name!r}: annotation {key} has unknown field(s) {', '.join(unknown)}; "
-            f"allowed: {', '.join(sorted(allowed | {'logProfileRef'}))}"
+            f"{where} has unknown field(s) {', '.join(unknown)}; allowed: {own}, logProfileRef"
         )
+    default, needs, pattern, allowed = _MEASUREMENTS[own]
     ref = value.get("logProfileRef", default)
     if not isinstance(ref, str) or not ref:
-        raise RenderedInputError(f"TrainJob {name!r}: {key} logProfileRef must be a string")
+        raise RenderedInputError(f"{where}: logProfileRef must be a string")
     try:
         profile = resolve_profile(ref, profiles, needs=needs)
     except LogProfileError as err:
-        raise RenderedInputError(f"TrainJob {name!r}: {key}: {err}") from None
-    test_type = value.get("testType")
-    if test_type is not None and (
-        not isinstance(test_type, str) or not _TEST_TYPE_RE.match(test_type)
-    ):
-        raise RenderedInputError(
-            f"TrainJob {name!r}: {key} testType must be a collective name such as all_reduce"
-        )
-    interval = value.get("sampleInterval")
-    if interval is not None and (not isinstance(interval, str) or not _DURATION_RE.match(interval)):
-        raise RenderedInputError(
-            f"TrainJob {name!r}: {key} sampleInterval {interval!r} is not a duration such as 60s"
-        )
+        raise RenderedInputError(f"{where}: {err}") from None
+    field = value.get(own)
+    if field is not None and (not isinstance(field, str) or not pattern.match(field)):
+        raise RenderedInputError(f"{where}: {own} {field!r} must be {allowed}")
+    test_type, interval = (field, None) if own == "testType" else (None, field)
     return Measurement(profile, "logProfileRef" not in value, test_type, interval)
 
 
@@ -285,27 +244,11 @@ def _group(obj: Mapping[str, Any], profiles: Mapping[str, LogProfile]) -> GroupS
         num_nodes=_int_or_none(trainer.get("numNodes")),
         num_proc_per_node=num_proc if isinstance(num_proc, int | str) else None,
         platform=_str_or_none(annotations.get(ANN_PLATFORM)),
-        gpu=_str_or_none(annotations.get(ANN_GPU)),
+        gpu=_str_or_none(annotations.get(ANN_GPU_ARCH)),
         framework=_str_or_none(annotations.get(ANN_FRAMEWORK)),
         thresholds=thresholds,
-        bandwidth=_measurement(
-            name,
-            annotations,
-            ANN_BANDWIDTH,
-            profiles,
-            "nccl-bandwidth",
-            "bandwidthResult",
-            {"testType"},
-        ),
-        goodput=_measurement(
-            name,
-            annotations,
-            ANN_GOODPUT,
-            profiles,
-            "megatron-training",
-            "trainingStep",
-            {"sampleInterval"},
-        ),
+        bandwidth=_measurement(name, annotations, ANN_BANDWIDTH, profiles, "testType"),
+        goodput=_measurement(name, annotations, ANN_GOODPUT, profiles, "sampleInterval"),
     )
 
 
@@ -314,14 +257,7 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> Rendered:
-    """Read the rendered objects.
-
-    Args:
-        text: the YAML stream (or ResourceList / List).
-        extra: LogProfiles of a ``--log-profile`` file, over those of the input.
-
-    Returns:
-        The groups and the LogProfiles in force.
+    """Read the rendered objects (with ``extra``, a ``--log-profile`` file's, over their own).
 
     Raises:
         RenderedInputError: the input is unusable; the message says why and where.
@@ -359,19 +295,7 @@ def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> R
 def load_profiles(
     text: str, profiles: Mapping[str, LogProfile]
 ) -> tuple[dict[str, LogProfile], list[LogProfile]]:
-    """Read a ``--log-profile`` file: LogProfile objects added to (or replacing) ``profiles``.
-
-    Args:
-        text: YAML holding one or more LogProfile objects (a stream, List or ResourceList).
-        profiles: the profiles in force so far.
-
-    Returns:
-        Every profile in force, and the file's own, in file order.
-
-    Raises:
-        RenderedInputError: the file holds no LogProfile, or an invalid one.
-
-    """
+    """Read a ``--log-profile`` file: every profile in force with its own over ``profiles``, and its own in file order (``RenderedInputError`` when it holds none, or a bad one)."""
     objects = [o for o in _documents(text) if o.get("kind") == "LogProfile"]
     if not objects:
         raise RenderedInputError("the file holds no LogProfile (kind: LogProfile) object")
@@ -386,18 +310,7 @@ def load_profiles(
 def groups_from_logs(
     names: Iterable[str], profiles: Mapping[str, LogProfile], chosen: Sequence[LogProfile] = ()
 ) -> Rendered:
-    """One group per log read without rendered objects; its size is what the log states.
-
-    Args:
-        names: the group names (the logs' file stems).
-        profiles: the LogProfiles in force.
-        chosen: ``--log-profile`` profiles: the first with ``bandwidthResult`` reads the
-            bandwidth logs, the first with ``trainingStep`` the training logs.
-
-    Returns:
-        The groups, each of its own run ``logs``.
-
-    """
+    """One group per log read without rendered objects (run ``logs``); of the ``chosen`` ``--log-profile`` profiles, the first with ``bandwidthResult`` reads the bandwidth logs and the first with ``trainingStep`` the training logs."""
     read_with = {
         kind: profile
         for kind, pattern in (("bandwidth", "bandwidthResult"), ("training", "trainingStep"))

@@ -30,7 +30,6 @@ __all__ = [
     "Failure",
     "GroupReport",
     "Measure",
-    "Problem",
     "Reason",
     "Report",
     "Row",
@@ -62,15 +61,6 @@ class _Model(BaseModel):
         extra="forbid",
         json_schema_serialization_defaults_required=True,
     )
-
-
-class Problem(_Model):
-    """Something in a log that keeps it from being trusted (a parser finding, not a verdict)."""
-
-    kind: str
-    message: str
-    source: str
-    line: int
 
 
 class Measure(_Model):
@@ -142,7 +132,7 @@ class Table(_Model):
     elisions: int = 0
     rows: list[Row] = Field(default_factory=list)
     has_root: bool | None = Field(None, exclude=True)
-    problems: list[Problem] = Field(default_factory=list, exclude=True)
+    problems: list[Failure] = Field(default_factory=list, exclude=True)
     regex_disagreements: list[int] = Field(default_factory=list, exclude=True)
 
     @property
@@ -222,7 +212,7 @@ class Bandwidth(_Model):
     parameters: dict[str, str] = Field(default_factory=dict)
     tables: list[Table] = Field(default_factory=list)
     ranks: list[Rank] = Field(default_factory=list, exclude=True)
-    problems: list[Problem] = Field(default_factory=list, exclude=True)
+    problems: list[Failure] = Field(default_factory=list, exclude=True)
 
     @property
     def measured(self) -> list[Table]:

@@ -1,32 +1,21 @@
-r"""nccl-tests output (``all_reduce_perf`` and friends): tables of rows, the ranks, the verdict.
+r"""nccl-tests output (``all_reduce_perf`` and friends): tables, ranks, and their verdict.
 
-Read as seen in real logs: the new format (``root``, ``#wrong``, ``N/A`` under ``-c 0``,
-counts such as ``1.04858e+06``) and the old one (no ``root``; an ``error`` column holding the
-maximum error); ``redop`` of ``sum``, ``none`` or empty; any column widths; launcher prefixes,
-``+`` shell traces, ``NCCL INFO``/``WARN`` lines and ``...`` elisions inside a table; the
-headers (``# nccl-tests version``, ``# Collective test starting/concluded`` with MPI builds'
-``_perf_mpi``, ``# nThread``, ``#  Rank N [Group G] Pid P on HOST device D [bus] NAME``,
-``NCCL version``) and footers (``# Out of bounds values``, ``# Avg bus bandwidth``), also
-pasted without their ``#``; ``-d all``/``-o all`` tables whose sweep restarts per data type
-or reduction; a row cut short by a failure on its own line (left out; the failure scan
-reports it).
-
-The LogProfile's ``bandwidthResult`` regex is the row matcher (tried after the launcher
-prefix is removed). A row is ``matched_by="profile"`` when its ``size``, ``algBW`` and
-``busBW`` groups agree with the columns; otherwise the column reader decides
-(``fallback``): the old format has no ``root`` (the regex misses those rows, or misreads an
-integer time as ``root``, listed in ``regex_disagreements``), and the regex stops at busbw.
+What is read, as real logs print it (both table formats, launcher prefixes, elisions,
+headers and footers with or without ``#``, ``-d all``/``-o all`` sweeps), is listed in
+docs/report.md. The LogProfile's ``bandwidthResult`` regex is the row matcher; a row is
+``matched_by="profile"`` when its groups agree with the columns, else the column reader
+decides (``fallback``: the old format has no ``root``, and the regex stops at busbw).
 
 Invariants:
-    * :func:`parse_nccl` reports; :func:`judge` is where a table, a coverage gap or a wrong
-      collective becomes a failure.
+    * :func:`parse_nccl` reports; :func:`judge` makes a table, a coverage gap or another
+      collective a failure.
     * Rows follow their sweep's size progression (a constant factor or step); a gap not
-      explained by ``...`` is a problem, as are control characters, a row interleaved with
-      ``NCCL INFO`` output and a fragment of numbers that is no complete row.
+      explained by ``...``, control characters, a row interleaved with ``NCCL INFO`` output
+      and a fragment of numbers are problems.
     * A table is complete only when a footer or ``Collective test concluded`` follows it.
     * The old ``error`` column is a maximum error, never a count of wrong results.
-    * A computed average (footer missing) is the mean busbw of every row, both halves, as
-      nccl-tests computes its own, and is marked ``computed``.
+    * A computed average (no footer) is the mean busbw of both halves of every row, as
+      nccl-tests computes its own.
 """
 
 from __future__ import annotations
@@ -36,15 +25,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from krm_fn.report.format_values import human_bytes
 from krm_fn.report.formats import LogFormat, Metric
 from krm_fn.report.load_rendered import GroupSpec
 from krm_fn.report.loglines import LogLine
 from krm_fn.report.logprofiles import CompiledPattern, LogProfile
-from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Problem, Rank, Row, Table
+from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Rank, Row, Table
 from krm_fn.report.prefixes import Stripped, strip_host_prefix, strip_prefixes
 
 __all__ = ["FORMAT", "judge", "parse_nccl"]
@@ -88,10 +75,6 @@ _NTHREAD_FIELDS = re.compile(
     r"(nThread|nGpus|minBytes|maxBytes|step:|warmup iters:|iters:|agg iters:|validation:|"
     r"graph:|unalign:)\s*(\S+)"
 )
-_NOT_ABOUT_NODES = frozenset(
-    {"no-footer", "no-rows", "unparsable-row", "garbled-line", "missing-rows", "bad-footer"}
-)
-"""Problems of the log itself: splitting the group's nodes would not tell anything."""
 
 
 def _number(token: str) -> float:
@@ -105,28 +88,14 @@ def _measure(tokens: list[str], old_format: bool) -> Measure:
     time_us, algbw, busbw = (_number(t) for t in tokens[:3])
     marker = None if tokens[3] == "N/A" else _number(tokens[3])
     wrong = round(marker) if marker is not None and not old_format else None
+    error = marker if old_format else None
     return Measure(
-        time_us=time_us,
-        alg_bw_g_bps=algbw,
-        bus_bw_g_bps=busbw,
-        wrong=wrong,
-        error=marker if old_format else None,
+        time_us=time_us, alg_bw_g_bps=algbw, bus_bw_g_bps=busbw, wrong=wrong, error=error
     )
 
 
-@dataclass(frozen=True)
-class _Columns:
-    size: int
-    count: int
-    dtype: str
-    redop: str
-    root: int | None
-    out_of_place: Measure
-    in_place: Measure
-
-
-def _read_columns(text: str, table: Table | None) -> _Columns:
-    """Read a row by its whitespace-separated columns; raises ValueError when it is not one."""
+def _read_row(text: str, table: Table | None, line: LogLine) -> Row:
+    """Read a row by its whitespace-separated columns; ``ValueError`` when it is not one."""
     tokens = text.split()
     if len(tokens) < 11:
         raise ValueError(f"expected at least 11 columns, found {len(tokens)}")
@@ -136,9 +105,9 @@ def _read_columns(text: str, table: Table | None) -> _Columns:
         raise ValueError(f"type {tokens[2]!r} is not a type name")
     rest = tokens[3:]
     redop = rest.pop(0) if _WORD_RE.match(rest[0]) else ""
-    has_root = table.has_root if table is not None and table.has_root is not None else None
-    if has_root is None:
-        has_root = len(rest) == 9
+    has_root = (
+        table.has_root if table is not None and table.has_root is not None else len(rest) == 9
+    )
     root: int | None = None
     if has_root:
         if not rest or not _INT_RE.match(rest[0]):
@@ -147,22 +116,22 @@ def _read_columns(text: str, table: Table | None) -> _Columns:
     if len(rest) != 8:
         raise ValueError(f"expected 8 measurement columns, found {len(rest)}")
     old = table is not None and table.format == "old"
-    return _Columns(
-        int(tokens[0]), int(tokens[1]), tokens[2], redop, root,
-        _measure(rest[:4], old), _measure(rest[4:], old),
+    return Row(
+        size_bytes=int(tokens[0]), count=int(tokens[1]), type=tokens[2], redop=redop, root=root,
+        out_of_place=_measure(rest[:4], old), in_place=_measure(rest[4:], old),
+        line=line.number, matched_by="fallback", source=line.source,
     )  # fmt: skip
 
 
-def _regex_agrees(match: re.Match[str], pattern: CompiledPattern, columns: _Columns) -> bool:
+def _regex_agrees(match: re.Match[str], pattern: CompiledPattern, row: Row) -> bool:
     """Whether the ``bandwidthResult`` regex read the same size, busbw and algbw as the columns."""
-    groups = match.groupdict()
-    mine = columns.out_of_place
+    groups, mine = match.groupdict(), row.out_of_place
     busbw = float(groups["busBW"]) * pattern.scale("busBW")
     algbw = mine.alg_bw_g_bps
     if groups.get("algBW") is not None:
         algbw = float(groups["algBW"]) * pattern.scale("algBW")
     return (
-        round(float(groups["size"]) * pattern.scale("size")) == columns.size
+        round(float(groups["size"]) * pattern.scale("size")) == row.size_bytes
         and math.isclose(busbw, mine.bus_bw_g_bps, rel_tol=1e-9, abs_tol=1e-9)
         and math.isclose(algbw, mine.alg_bw_g_bps, rel_tol=1e-9, abs_tol=1e-9)
     )
@@ -181,7 +150,7 @@ def _strip(line: LogLine) -> Stripped:
     return stripped
 
 
-def _sweep_gaps(rows: list[Row]) -> list[Problem]:
+def _sweep_gaps(rows: list[Row]) -> list[Failure]:
     """Rows missing from one size progression (every step a constant factor or increment)."""
     sizes = [(r.size_bytes, r) for r in rows if r.size_bytes > 0]
     pairs = [(a, b) for a, b in itertools.pairwise(sizes) if a[0] != b[0]]
@@ -192,7 +161,8 @@ def _sweep_gaps(rows: list[Row]) -> list[Problem]:
         return []
     ratio = ratios.most_common(1)[0][0]
     return [
-        Problem(
+        Failure(
+            reason="WorkloadFailed",
             kind="missing-rows",
             message=f"rows missing or out of order between sizes {a} and {b} "
             f"(the table steps by x{ratio:g})",
@@ -204,8 +174,10 @@ def _sweep_gaps(rows: list[Row]) -> list[Problem]:
     ]
 
 
-def _problem(kind: str, message: str, line: LogLine) -> Problem:
-    return Problem(kind=kind, message=message, source=line.source, line=line.number)
+def _problem(kind: str, message: str, line: LogLine) -> Failure:
+    return Failure(
+        reason="WorkloadFailed", kind=kind, message=message, source=line.source, line=line.number
+    )
 
 
 class _Reader:
@@ -231,12 +203,7 @@ class _Reader:
         return table
 
     def row(self, line: LogLine, body: str) -> bool:
-        """Read a results row into the open table (opening one for a row without a header).
-
-        Returns:
-            Whether the line is a row: read, recorded as unparsable, or cut by a failure.
-
-        """
+        """Read a row into the open table (or one it opens); ``True`` for any row-like line."""
         cut = _FAILURE_IN_ROW_RE.search(body)
         if cut is not None and _ROW_START_RE.match(body[: cut.start()]):
             return True  # a row cut short by a failure message; the failure scan reports it
@@ -246,35 +213,21 @@ class _Reader:
         table = self.table
         if table is None or table.complete:
             try:
-                probe = _read_columns(body, None)
+                probe = _read_row(body, None, line)
             except ValueError:
                 return False
             table = self.open_table(line, False, probe.root is not None, probe.root is None)
         try:
-            columns = _read_columns(body, table)
+            row = _read_row(body, table, line)
         except ValueError as err:
             message = f"unparsable results row ({err}): {body.strip()[:120]!r}"
             table.problems.append(_problem("unparsable-row", message, line))
             return True
-        matched_by: Literal["profile", "fallback"] = "fallback"
-        if match is not None and _regex_agrees(match, self.row_pattern, columns):
-            matched_by = "profile"
+        if match is not None and _regex_agrees(match, self.row_pattern, row):
+            row.matched_by = "profile"
         elif match is not None:
             table.regex_disagreements.append(line.number)
-        table.rows.append(
-            Row(
-                size_bytes=columns.size,
-                count=columns.count,
-                type=columns.dtype,
-                redop=columns.redop,
-                root=columns.root,
-                out_of_place=columns.out_of_place,
-                in_place=columns.in_place,
-                line=line.number,
-                matched_by=matched_by,
-                source=line.source,
-            )
-        )
+        table.rows.append(row)
         return True
 
     def footer(self, line: LogLine, body: str) -> bool:
@@ -393,25 +346,17 @@ class _Reader:
             table.problems.extend(p for s in table.sweeps for p in _sweep_gaps(s))
         where = f"results table at line {table.start_line}"
         if not table.rows and not table.problems:
-            table.problems.append(
-                Problem(
-                    kind="no-rows",
-                    message=f"{where} has no rows",
-                    source=table.source,
-                    line=table.start_line,
-                )
-            )
+            line = LogLine(table.source, table.start_line, "")
+            table.problems.append(_problem("no-rows", f"{where} has no rows", line))
         if table.rows and not table.complete:
             last = table.rows[-1]
+            message = (
+                f"{where} has no footer ('# Out of bounds values' or '# Avg bus bandwidth') after "
+                f"its last row (line {last.line}, size {last.size_bytes}): the log is truncated "
+                "or the test did not finish"
+            )
             table.problems.append(
-                Problem(
-                    kind="no-footer",
-                    message=f"{where} has no footer ('# Out of bounds values' or '# Avg bus "
-                    f"bandwidth') after its last row (line {last.line}, size {last.size_bytes}): "
-                    "the log is truncated or the test did not finish",
-                    source=table.source,
-                    line=last.line,
-                )
+                _problem("no-footer", message, LogLine(last.source, last.line, ""))
             )
         if table.avg_bus_bandwidth_g_bps is None and table.rows:
             values = [m.bus_bw_g_bps for r in table.rows for m in (r.out_of_place, r.in_place)]
@@ -502,7 +447,7 @@ def coverage_gaps(spec: GroupSpec, result: Bandwidth) -> list[str]:
 
 def _table_failures(table: Table, hosts: str) -> list[Failure]:
     """What a table itself reports as failed: its problems, wrong results, the -G check."""
-    failures = [_failure(p) for p in table.problems]
+    failures = list(table.problems)
     if table.out_of_bounds_failed or (table.out_of_bounds or 0) > 0:
         failures.append(
             Failure(
@@ -536,16 +481,6 @@ def _table_failures(table: Table, hosts: str) -> list[Failure]:
             )
         )
     return failures
-
-
-def _failure(problem: Problem) -> Failure:
-    return Failure(
-        reason="WorkloadFailed",
-        kind=problem.kind,
-        message=problem.message,
-        source=problem.source,
-        line=problem.line,
-    )
 
 
 def _table_notes(table: Table, profile: str | None) -> list[str]:
@@ -610,7 +545,7 @@ def judge(group: GroupReport, result: Bandwidth, spec: GroupSpec) -> None:
                 message=f"the log does not cover group {spec.group}; missing: " + "; ".join(gaps),
             )
         )
-    group.failures.extend(_failure(p) for p in result.problems)
+    group.failures.extend(result.problems)
     hosts = f" on ranks of {', '.join(result.hosts)}" if result.hosts else ""
     for table in result.tables:
         group.failures.extend(_table_failures(table, hosts))
