@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["report"]
 
+_FILE = click.Path(dir_okay=False, writable=True)
+_OUTPUTS = ["text", "json", "md"]
+
 
 def _print_schema(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value:
@@ -85,30 +88,10 @@ def _thresholds(values: tuple[str, ...]) -> dict[str, Threshold]:
     help="A file of LogProfile objects: added to RENDERED's; without RENDERED, the logs are "
     "read with them.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Choice(["text", "json", "md"]),
-    default="text",
-    show_default=True,
-    help="Output format.",
-)
-@click.option(
-    "--plot",
-    type=click.Path(dir_okay=False, writable=True),
-    help="Write an SVG plot of bus bandwidth over message size.",
-)
-@click.option(
-    "--results-file",
-    type=click.Path(dir_okay=False, writable=True),
-    help="Also write the JSON report to this file.",
-)
-@click.option(
-    "--workload-run",
-    "workload_runs",
-    multiple=True,
-    help="Report only this WorkloadRun (repeatable).",
-)
+@click.option("-o", "--output", type=click.Choice(_OUTPUTS), default="text", show_default=True)
+@click.option("--plot", type=_FILE, help="Write an SVG plot of busbw over message size.")
+@click.option("--results-file", type=_FILE, help="Also write the JSON report to this file.")
+@click.option("--workload-run", "workload_runs", multiple=True, help="Only this WorkloadRun.")
 @click.option(
     "--boxes/--no-boxes", default=None, help="Box frames in text output (default: on a terminal)."
 )

@@ -1,33 +1,18 @@
 """Find the lines of a log that say a run failed, whatever the workload.
 
-Recognised (each becomes a :class:`~krm_fn.report.model.Failure`):
-
-* every ``NCCL WARN`` line, with its wrapped continuation; ``NET/IB`` completion errors and
-  ``NET/OFI`` request errors are hardware findings, others are workload findings;
-* ``Connection refused``, ``ncclRemoteError`` and the other ``nccl*Error`` result names;
-* nccl-tests ``Test NCCL failure`` / ``Test CUDA failure`` (the message quoted or not), at the
-  start of a line or after the start of a results row on the same line (``2097152 32768 float
-  none -1 node0: Test CUDA failure common.cu:389 '...'``); the `` .. host pid N: Test failure
-  file:line`` stack lines that follow are folded into it, and one without its message line is
-  a failure of its own;
-* Python tracebacks (the exception line is the message), ``CUDA out of memory``, uncorrectable
-  ECC errors, PyTorch's NCCL watchdog timeouts, ``mpirun noticed that process rank … exited on
-  signal``, Open MPI's ``mpirun detected that one or more processes exited with non-zero
-  status``, segmentation faults, and every format's own
-  :attr:`~krm_fn.report.formats.LogFormat.failure_rules`.
-
-Not failures (:data:`BENIGN_WARNINGS`): ``NCCL WARN`` lines NCCL prints on healthy runs, such as
-``Could not find a path for pattern 4, falling back to simple order`` (graph search on a
-topology without the fast pattern; NCCL carries on with a working ring).
+Recognised: ``NCCL WARN`` lines (with a wrapped continuation; ``NET/IB`` and ``NET/OFI``
+errors are hardware findings), ``nccl*Error`` results, nccl-tests ``Test NCCL/CUDA failure``
+(quoted or not, also on a row's own line, with the `` .. host pid N: Test failure`` stack
+lines folded in; a stack line alone is a failure too), Python tracebacks, CUDA out of
+memory, ECC errors, PyTorch's NCCL watchdog, mpirun's signal and non-zero-exit messages,
+segmentation faults, ``Connection refused`` outside ``NCCL INFO``, and every format's own
+:attr:`~krm_fn.report.formats.LogFormat.failure_rules`. :data:`BENIGN_WARNINGS` are not.
 
 Invariants:
-    * Detection never decides pass or fail; it only reports what it found and where.
-    * A finding names the host (and peer address) whenever the line does, and never invents
-      one: ``host`` is ``None`` when the log does not say.
-    * Findings with the same reason, kind and message (after hex addresses, process ids and
-      the ``host:pid:tid [dev]`` prefix are masked) are merged and counted, whatever host
-      printed them, so a failure printed by every rank is listed once, with every host
-      (``hosts``) and the count.
+    * Detection never decides pass or fail; it reports what it found and where.
+    * A finding names the host (and peer) whenever the line does, and never invents one.
+    * Findings alike but for hex addresses, process ids and ``host:pid:tid [dev]`` prefixes
+      are merged: listed once, with a count and every host that printed them.
 """
 
 from __future__ import annotations

@@ -1,21 +1,15 @@
 """Decide, per group, whether the run passed: the one place where verdicts are assembled.
 
-For each group: find its logs, scan them for failure lines (every format's patterns), let
-each log format that the group asks for or that the log shows (:data:`FORMATS`) read and
-judge it, check the thresholds against the formats' metrics, then list the failed nodes
-with a reason and suggest the next grouping.
-
-A group **passes** only when a log was found, no failure line was found, every format that
-read it found it complete and sound (a table with a footer and rows; a training log that
-finished, without nan), the log covers the group (rendered groups only), every threshold
-holds for a measured value, and something was measured; otherwise it is ``Failed``, or
-``NoData`` when nothing failed but nothing was measured (not a pass either).
+For each group: scan its logs for failure lines, let every format it asks for or its log
+shows (:data:`~krm_fn.report.formats.FORMATS`) read and judge them, check the thresholds
+against the formats' metrics, list the failed nodes and suggest the next grouping.
 
 Invariants:
-    * Fail closed: any doubt is a failure or ``NoData``; the exit code is 0 only when every
-      group is ``Passed``. A missing metric fails its threshold, whatever the expression.
-    * A format the log shows is read even when no annotation asks for it, with its built-in
-      profile, so thresholds and failures are never skipped for want of an annotation.
+    * Fail closed: ``Passed`` needs a log, no failure, a complete and covering measurement,
+      every threshold met by a measured value; nothing failed but nothing measured is
+      ``NoData``, not a pass. A missing metric fails its threshold, whatever the expression.
+    * A format the log shows is read even when no annotation asks for it (with its built-in
+      profile), so thresholds and failures are never skipped for want of an annotation.
     * Nodes failed for the same reason and message are listed once, together.
 """
 
@@ -57,16 +51,7 @@ _NOT_ABOUT_NODES = frozenset(
 
 
 def metric_value(key: str, group: GroupReport) -> tuple[float | None, str | None]:
-    """The measured value a threshold key reads, and why it is missing when it is.
-
-    Args:
-        key: a key of :data:`~krm_fn.thresholds.KNOWN_THRESHOLD_KEYS`.
-        group: the group, with what its formats read.
-
-    Returns:
-        ``(value, None)``, or ``(None, reason)``.
-
-    """
+    """The measured value a threshold key reads, or ``None`` and why it is missing."""
     info = KNOWN_THRESHOLD_KEYS[key]
     log_format = format_of_metric(info.metric)
     if log_format is None:
@@ -233,15 +218,8 @@ def evaluate(
 ) -> Report:
     """Judge every group of the rendered input (or of the logs read alone) against its logs.
 
-    Args:
-        rendered: the groups and profiles (:mod:`~krm_fn.report.load_rendered`).
-        logs: the logs matched to groups (:mod:`~krm_fn.report.collect_logs`).
-        runs: only these WorkloadRuns, when given.
-        thresholds: thresholds for every group (``--threshold``), over the TrainJobs' own.
-
-    Returns:
-        The report.
-
+    ``thresholds`` (``--threshold``) apply to every group, over its TrainJob's own; ``runs``
+    selects WorkloadRuns.
     """
     specs = [g for g in rendered.groups if not runs or g.run in runs]
     by_run: dict[str, list[GroupReport]] = {}

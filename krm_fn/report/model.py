@@ -1,8 +1,7 @@
-"""The report model: what the parsers fill, the verdicts judge and every renderer draws from.
+"""The report model: what the formats fill, the verdicts judge and every renderer draws.
 
-Declared once, in pydantic: ``-o json`` is :meth:`Report.model_dump_json` and the JSON Schema
-is :func:`report_json_schema` (``workloadrun-fn report --json-schema``), both derived from
-these classes, so the output and its schema cannot disagree.
+``-o json`` is :meth:`Report.model_dump_json` and its JSON Schema :func:`report_json_schema`
+(``report --json-schema``): both derived from these pydantic classes, so they cannot disagree.
 
 Invariants:
     * JSON keys are the camelCase of the field names; every key is always present, and a
@@ -22,32 +21,10 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from pydantic.alias_generators import to_camel
 
-__all__ = [
-    "REASON_SEVERITY",
-    "REPORT_API_VERSION",
-    "Bandwidth",
-    "FailedNode",
-    "Failure",
-    "GroupReport",
-    "Measure",
-    "Reason",
-    "Report",
-    "Row",
-    "RunReport",
-    "Table",
-    "ThresholdResult",
-    "Training",
-    "report_json_schema",
-]
-
 REPORT_API_VERSION: Final = "report.workloadrun-fn.nvcre.nvidia.com/v1alpha1"
 Reason = Literal["WorkloadFailed", "ThresholdViolation", "HardwareFailureDetected"]
 Status = Literal["Passed", "Failed", "NoData"]
-REASON_SEVERITY: dict[str, int] = {
-    "HardwareFailureDetected": 3,
-    "WorkloadFailed": 2,
-    "ThresholdViolation": 1,
-}
+REASON_SEVERITY = {"HardwareFailureDetected": 3, "WorkloadFailed": 2, "ThresholdViolation": 1}
 """Higher is more severe; a node's reason is its most severe failure."""
 ERRATIC_FLOOR_GBPS = 1.0
 """Bus bandwidths below this are latency-bound noise; they never make a sweep erratic."""

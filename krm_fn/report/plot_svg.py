@@ -1,23 +1,17 @@
-"""Draw bus bandwidth over message size as an SVG line plot (``--plot FILE.svg``).
+"""Draw bus bandwidth over message size as an SVG line plot (``--plot FILE.svg``), by hand.
 
-One series per group (per table, when a log holds several; per data type or reduction when
-a table is a ``-d all``/``-o all`` sweep, so the restarting sizes never draw a zigzag),
-labelled with the group's status; x on a log2 scale of message size in bytes, y linear in
-GB/s from 0; axis labels, grid, legend and a tooltip per point. Groups that were measured
-for bandwidth but have no rows (no log, cut or failed table) are listed in the legend with a
-dashed grey swatch and ``no rows``. The legend column is as wide as its longest label and
-the picture as tall as the legend, so no entry is clipped; with more than two WorkloadRuns
-the title counts them instead of listing every name. A ``busBandwidthGBps`` threshold is a
-dashed red line at the value where its verdict flips, labelled with its expression. Written by
-hand: no plotting library.
+One series per group (per table, and per data type or reduction of a ``-d all``/``-o all``
+sweep, so restarting sizes never zigzag), labelled with its status; x is log2 of the size,
+y GB/s from 0. A group measured without rows is in the legend with a dashed grey swatch. A
+``busBandwidthGBps`` threshold is a dashed red line where its verdict flips.
 
 Invariants:
-    * The output is a well-formed, standalone SVG 1.1 document; every text is XML-escaped.
+    * A well-formed, standalone SVG 1.1 document; every text is XML-escaped.
     * Rows of 0 bytes cannot sit on a log axis and are left out (they are in the tables).
-    * The y axis always starts at 0, so a low bandwidth never looks high.
+    * The y axis starts at 0, so a low bandwidth never looks high.
     * Without any bandwidth data the plot says so instead of drawing empty axes.
-    * Every legend entry fits inside the picture (its width is estimated generously, at
-      :data:`CHAR_W` pixels a character).
+    * Every legend entry fits (widths are estimated generously, :data:`CHAR_W` a character);
+      with more than two WorkloadRuns the title counts them.
 """
 
 from __future__ import annotations
@@ -46,7 +40,7 @@ LEGEND_ROW = 20
 NO_DATA_COLOR = "#9e9e9e"
 LIMIT_COLOR = "#c62828"
 MAX_TITLE_RUNS = 2
-PALETTE = (
+PALETTE = [
     "#1f77b4",
     "#d62728",
     "#2ca02c",
@@ -57,18 +51,12 @@ PALETTE = (
     "#17becf",
     "#7f7f7f",
     "#bcbd22",
-)
+]
 
 
 @dataclass(frozen=True)
 class Series:
-    """One line of the plot.
-
-    Attributes:
-        label: the legend text.
-        points: ``(size in bytes, busbw in GB/s)`` pairs.
-
-    """
+    """One line of the plot: its legend text and ``(size in bytes, busbw in GB/s)`` points."""
 
     label: str
     points: tuple[tuple[int, float], ...]
@@ -100,16 +88,7 @@ def legend_width(labels: Sequence[str]) -> float:
 
 @dataclass(frozen=True)
 class _Axes:
-    """The scales of the plot: x is log2 of the message size, y is GB/s from 0.
-
-    Attributes:
-        x_min: the lowest power of two on the x axis.
-        x_max: the highest power of two on the x axis.
-        y_step: the GB/s between two horizontal grid lines.
-        y_ticks: how many intervals the y axis has.
-        y_max: the GB/s at the top of the y axis.
-
-    """
+    """The scales: x from 2**x_min to 2**x_max bytes; y from 0 to y_max GB/s in y_ticks steps."""
 
     x_min: int
     x_max: int
@@ -127,17 +106,7 @@ class _Axes:
 
 
 def render_svg(series: Sequence[Series], title: str, limits: Sequence[str] = ()) -> str:
-    """Draw the series; those without points appear in the legend only.
-
-    Args:
-        series: the lines to draw.
-        title: the plot title.
-        limits: busBandwidthGBps threshold expressions, drawn as dashed horizontal lines.
-
-    Returns:
-        The SVG document.
-
-    """
+    """Draw the series (without points: in the legend only) and the ``limits`` (threshold expressions, as dashed lines)."""
     width, height = _canvas_size(series, title)
     head = _head(width, height, title)
     drawn = [s for s in series if any(size > 0 for size, _ in s.points)]
@@ -184,17 +153,11 @@ def _head(width: int, height: int, title: str) -> list[str]:
 
 def _limit(axes: _Axes, expression: str, value: float) -> list[str]:
     """A threshold: a dashed line across the plot at ``value``, labelled with its expression."""
-    y = axes.py(value)
+    y, label = axes.py(value), f"busBandwidthGBps: {expression}"
     return [
         f'<line x1="{LEFT}" y1="{_fmt(y)}" x2="{LEFT + PLOT_W}" y2="{_fmt(y)}" '
         f'stroke="{LIMIT_COLOR}" stroke-width="1.5" stroke-dasharray="6 4"/>',
-        _text(
-            LEFT + PLOT_W - 4,
-            y - 4,
-            f"busBandwidthGBps: {expression}",
-            text_anchor="end",
-            fill=LIMIT_COLOR,
-        ),
+        _text(LEFT + PLOT_W - 4, y - 4, label, text_anchor="end", fill=LIMIT_COLOR),
     ]
 
 
@@ -244,16 +207,13 @@ def _grid(axes: _Axes) -> list[str]:
 def _axis_titles() -> list[str]:
     """The x axis title under the plot and the y axis title turned along its left side."""
     mid_y = TOP + PLOT_H / 2
+    turn = f"rotate(-90 20 {_fmt(mid_y)})"
     return [
         _text(
             LEFT + PLOT_W / 2, HEIGHT - 24, "Message size (bytes, log2 scale)", text_anchor="middle"
         ),
         _text(
-            20,
-            mid_y,
-            "Bus bandwidth, out-of-place (GB/s)",
-            text_anchor="middle",
-            transform=f"rotate(-90 20 {_fmt(mid_y)})",
+            20, mid_y, "Bus bandwidth, out-of-place (GB/s)", text_anchor="middle", transform=turn
         ),
     ]
 
@@ -332,33 +292,16 @@ def _series(report: Report) -> tuple[list[Series], list[str], int]:
                 label = f"{name} #{index}" if len(tables) > 1 else name
                 for sweep in (sweeps := table.sweeps):
                     first = sweep[0]
-                    kind = (
-                        first.type
-                        if first.redop in ("", "sum", "none")
-                        else f"{first.type} {first.redop}"
-                    )
-                    shown = f"{label} {kind}" if len(sweeps) > 1 else label
+                    redop = "" if first.redop in ("", "sum", "none") else f" {first.redop}"
+                    shown = f"{label} {first.type}{redop}" if len(sweeps) > 1 else label
                     points = tuple((r.size_bytes, r.out_of_place.bus_bw_g_bps) for r in sweep)
                     series.append(Series(f"{shown} ({group.status})", points))
     return series, list(dict.fromkeys(limits)), len(runs)
 
 
 def plot_report(report: Report) -> str:
-    """Draw the busbw of every group of the report, and its busBandwidthGBps thresholds.
-
-    Args:
-        report: the evaluated report.
-
-    Returns:
-        The SVG document.
-
-    """
+    """Draw the busbw of every group of the report, and its busBandwidthGBps thresholds."""
     series, limits, runs = _series(report)
     names = [r.name for r in report.workload_runs if any(g.bandwidth for g in r.groups)]
-    if not runs:
-        title = "NCCL bus bandwidth by message size: no runs"
-    elif runs > MAX_TITLE_RUNS:
-        title = f"NCCL bus bandwidth by message size: {runs} WorkloadRuns"
-    else:
-        title = f"NCCL bus bandwidth by message size: {', '.join(names)}"
-    return render_svg(series, title, limits)
+    shown = f"{len(names)} WorkloadRuns" if runs > MAX_TITLE_RUNS else ", ".join(names) or "no runs"
+    return render_svg(series, f"NCCL bus bandwidth by message size: {shown}", limits)

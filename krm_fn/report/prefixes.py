@@ -53,16 +53,7 @@ _LAYER_RE = re.compile(
 
 @dataclass(frozen=True)
 class Stripped:
-    """A line without its launcher prefixes.
-
-    Attributes:
-        text: the line after the prefixes.
-        rank: the rank a prefix named (``"0"``), or ``None``.
-        host: the host a pdsh-style prefix named, or ``None``.
-        timestamp: the ``kubectl --timestamps`` prefix, or ``None``.
-        pod: the pod a ``kubectl logs --prefix`` prefix named, or ``None``.
-
-    """
+    """A line without its launcher prefixes, and the rank, host, timestamp, pod they named."""
 
     text: str
     rank: str | None = None
@@ -72,29 +63,13 @@ class Stripped:
 
 
 def strip_ansi(text: str) -> str:
-    """Remove ANSI escape sequences (colours, cursor moves) from ``text``.
-
-    Args:
-        text: a log, or one line of it.
-
-    Returns:
-        The text without escape sequences; everything else is kept.
-
-    """
+    """Remove ANSI escape sequences (colours, cursor moves) from ``text``, and nothing else."""
     return _ANSI_RE.sub("", text) if "\x1b" in text else text
 
 
 @functools.lru_cache(maxsize=1 << 17)
 def strip_prefixes(line: str) -> Stripped:
-    """Remove the unambiguous launcher prefixes from ``line`` (cached: parsers share lines).
-
-    Args:
-        line: one log line without its newline.
-
-    Returns:
-        The rest of the line and what the prefixes said.
-
-    """
+    """Remove the unambiguous launcher prefixes from ``line`` (cached: parsers share lines)."""
     if not line or (line[0] != "[" and not line[0].isdigit()):
         return Stripped(line)  # every prefix starts with '[' or a digit
     text = line
@@ -118,22 +93,9 @@ def strip_prefixes(line: str) -> Stripped:
 
 
 def strip_host_prefix(stripped: Stripped) -> Stripped:
-    """Also remove a pdsh-style ``host: `` prefix.
-
-    Args:
-        stripped: a line already passed through :func:`strip_prefixes`.
-
-    Returns:
-        The line without the ``host:`` prefix, or ``stripped`` unchanged when there is none.
-
-    """
+    """Also remove a pdsh-style ``host: `` prefix from a line :func:`strip_prefixes` stripped."""
     found = _HOST_RE.match(stripped.text)
     if found is None:
         return stripped
-    return Stripped(
-        stripped.text[found.end() :],
-        stripped.rank,
-        found.group("host"),
-        stripped.timestamp,
-        stripped.pod,
-    )
+    host, text = found.group("host"), stripped.text[found.end() :]
+    return Stripped(text, stripped.rank, host, stripped.timestamp, stripped.pod)

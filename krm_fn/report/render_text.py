@@ -102,28 +102,20 @@ def _training_lines(result: Training) -> list[str]:
         )
     label = " (warm-up only: no step is measured)" if result.warmup_only else ""
     lines.append(f"Avg Step Time:   {seconds(result.avg_step_time_seconds)}{label}")
-    if result.checkpoint_saves or result.checkpoint_restores:
-        lines.append(
-            f"Checkpoints:     {result.checkpoint_saves} saved, "
-            f"{result.checkpoint_restores} restored"
-        )
+    if saved := result.checkpoint_saves + result.checkpoint_restores:
+        restored = result.checkpoint_restores
+        lines.append(f"Checkpoints:     {saved - restored} saved, {restored} restored")
     lines.append(f"Avg TFLOPs/GPU:  {number(result.avg_tflops_per_gpu, 1)}{label}")
     lines.append(f"Tokens/s:        {number(result.tokens_per_second, 1)}")
     if result.tokens_per_second_per_gpu is not None:
         lines.append(f"Tokens/s/GPU:    {number(result.tokens_per_second_per_gpu, 1)}")
     lines.append(f"Last Loss:       {number(result.last_loss, 4)}")
-    if result.goodput is not None:
-        lines.append(f"Goodput:         {ratio(result.goodput)}")
-    elif result.goodput_problem is not None:
-        lines.append("Goodput:         - (cannot be computed; see notes)")
-    elif result.goodput_estimate is not None:
-        lines.append(
-            f"Goodput:         - (not measured; estimate {ratio(result.goodput_estimate)} "
-            "from step times)"
-        )
-    else:
-        lines.append("Goodput:         -")
-    return lines
+    goodput = ratio(result.goodput)
+    if result.goodput is None and result.goodput_problem is not None:
+        goodput = "- (cannot be computed; see notes)"
+    elif result.goodput is None and result.goodput_estimate is not None:
+        goodput = f"- (not measured; estimate {ratio(result.goodput_estimate)} from step times)"
+    return [*lines, f"Goodput:         {goodput}"]
 
 
 def _verdict_lines(group: GroupReport) -> list[str]:

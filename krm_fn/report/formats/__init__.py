@@ -48,26 +48,15 @@ class PhraseRule:
 
 @dataclass(frozen=True)
 class LogFormat:
-    """One log format.
+    """One log format."""
 
-    Attributes:
-        name: ``nccl-tests``, ``megatron``, ``nemo2``.
-        kind: the part of the report it fills.
-        profile: the built-in LogProfile it is read with when none is configured.
-        detect: whether lines are of this format.
-        measure: read the lines with a profile and judge them into the group.
-        metrics: threshold metric name to reader.
-        failure_rules: failure lines only this format prints.
-
-    """
-
-    name: str
-    kind: Literal["bandwidth", "training"]
-    profile: str
-    detect: Callable[[Sequence[LogLine]], bool]
-    measure: Callable[[GroupReport, Sequence[LogLine], LogProfile, GroupSpec], None]
-    metrics: Mapping[str, Metric]
-    failure_rules: tuple[PhraseRule, ...] = ()
+    name: str  # nccl-tests, megatron, nemo2
+    kind: Literal["bandwidth", "training"]  # the part of the report it fills
+    profile: str  # the built-in LogProfile it is read with when no measurement names one
+    detect: Callable[[Sequence[LogLine]], bool]  # whether lines are of this format; cheap
+    measure: Callable[[GroupReport, Sequence[LogLine], LogProfile, GroupSpec], None]  # read, judge
+    metrics: Mapping[str, Metric]  # threshold metric name (NVCRE's) to reader
+    failure_rules: tuple[PhraseRule, ...] = ()  # failure lines only this format prints
 
 
 def _registry() -> tuple[LogFormat, ...]:

@@ -367,16 +367,7 @@ class _Reader:
 def parse_nccl(lines: Sequence[LogLine], profile: LogProfile) -> Bandwidth:
     """Parse nccl-tests output (a table never continues across sources).
 
-    Args:
-        lines: the log lines, in order.
-        profile: the LogProfile with the ``bandwidthResult`` (and ``networkTransport``) patterns.
-
-    Returns:
-        Tables, header facts and problems.
-
-    Raises:
-        ValueError: the profile has no ``bandwidthResult`` pattern.
-
+    Raises ``ValueError`` when the profile has no ``bandwidthResult`` pattern.
     """
     reader = _Reader(profile)
     for line in lines:

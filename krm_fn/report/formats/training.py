@@ -1,34 +1,17 @@
-"""Read training-step logs of any framework declared by a :class:`StepSyntax`: steps, throughput, goodput.
+"""Read training-step logs of any framework declared by a :class:`StepSyntax`.
 
-A framework differs only in how it prints a step line (Megatron-LM ``iteration N/M | key:
-value |``, NeMo 2 ``Training epoch E, iteration N/M | key: value``): which regex finds the
-line, which ``key: value`` fields hold the step time, TFLOP/s, loss and tokens, and how it
-says it finished. Everything else (warm-up, goodput, averages, problems) is defined here once.
-
-The LogProfile's ``trainingStep`` regex is tried first; its named groups (``iteration``,
-``elapsedTime`` with its unit, ``tflops``, ``loss``, ``timestamp``, ``tokensPerSecond``)
-win. Every step line is also read field by field, which is where skipped/nan counts, batch
-size and the other values come from.
-
-Goodput (seconds)::
-
-    goodput    = productive / wall                 (capped at 1.0, see TIMESTAMP_SLACK_S)
-    productive = sum over step lines in the window: step time x productive iterations
-    wall       = last timestamp - first timestamp anywhere in the log
-    window     = step lines after the line carrying the first timestamp (and later than it,
-                 when the step line has its own timestamp)
-
-Productive iterations are the new iterations a line covers, less those within
-``warmupSteps``, skipped and nan ones (assumed disjoint, so the count errs low). A line
-covers the iterations since the previous one; the first covers ``min(iteration, gap to the
-next line)``, or ``logInterval`` when alone.
+A framework differs only in how it prints a step line (Megatron ``iteration N/M | key: value
+|``, NeMo 2 ``Training epoch E, iteration N/M | key: value``): the regex that finds it, the
+fields holding step time, TFLOP/s, loss and tokens, how it says it finished. Warm-up, goodput,
+averages and problems are defined here once (the formulas are in docs/report.md). The
+LogProfile's ``trainingStep`` regex groups win over the fields; it may also find step lines
+of its own.
 
 Invariants:
     * The parser never judges; :func:`judge` turns what it found into failures and notes.
-    * Goodput is ``None`` (with the reason) when the wall time is shorter than one sample
-      interval (``sampleInterval``, default 60 s) or when productive time exceeds it by more
-      than :data:`TIMESTAMP_SLACK_S`: a number from too little or inconsistent time is no
-      number. Thresholds never read the step-time estimate.
+    * Goodput is ``None`` with the reason when the timestamps span less than one sample
+      interval (``sampleInterval``, default 60 s) or productive time exceeds the wall time
+      by more than :data:`TIMESTAMP_SLACK_S`. Thresholds never read the step-time estimate.
     * Averages use measured iterations only; when every step is warm-up, the warm-up
       averages are reported with ``warmupOnly`` and no threshold reads them.
     * Each iteration counts once: a line repeating an iteration (a restart) adds nothing.
@@ -76,39 +59,21 @@ _ELISION_RE = re.compile(r"^\s*(?:\.{3,}|…)\s*$")
 
 @dataclass(frozen=True)
 class StepSyntax:
-    """How one framework prints its training-step lines.
+    """How one framework prints its training-step lines (a format's whole declaration)."""
 
-    Attributes:
-        name: the format's name (``megatron``, ``nemo2``).
-        profile: the built-in LogProfile used when none is configured.
-        literal: text every step line contains (lines without it are not searched).
-        header: finds a step line; named groups ``iteration`` and ``total``.
-        elapsed: ``(field, factor to ms)`` pairs for the step time, first present wins.
-        tflops: fields holding TFLOP/s per GPU.
-        loss: fields holding the training loss.
-        nan_fields: fields whose ``nan`` means the run diverged.
-        batch: the global batch size field.
-        tokens_per_gpu: fields holding tokens/s per GPU.
-        step_field: a step counter that runs across epochs (NeMo ``global_step``).
-        zero_based: the first step is iteration 0.
-        closed_by_bar: every line ends with ``|``; one that does not lost its end.
-        finish: a line saying training is done.
-
-    """
-
-    name: str
-    profile: str
-    literal: str
-    header: re.Pattern[str]
-    elapsed: tuple[tuple[str, float], ...]
-    tflops: tuple[str, ...]
-    loss: tuple[str, ...]
-    nan_fields: tuple[str, ...]
-    batch: str
-    tokens_per_gpu: tuple[str, ...] = ()
-    step_field: str | None = None
-    zero_based: bool = False
-    closed_by_bar: bool = False
+    name: str  # the format's name: megatron, nemo2
+    profile: str  # the built-in LogProfile used when no measurement names one
+    literal: str  # text every step line contains (lines without it are not searched)
+    header: re.Pattern[str]  # finds a step line; named groups iteration and total
+    elapsed: tuple[tuple[str, float], ...]  # (field, factor to ms) of the step time, first wins
+    tflops: tuple[str, ...]  # fields holding TFLOP/s per GPU
+    loss: tuple[str, ...]  # fields holding the training loss
+    nan_fields: tuple[str, ...]  # fields whose 'nan' means the run diverged
+    batch: str  # the global batch size field
+    tokens_per_gpu: tuple[str, ...] = ()  # fields holding tokens/s per GPU
+    step_field: str | None = None  # a step counter across epochs (NeMo's global_step)
+    zero_based: bool = False  # the first step is iteration 0
+    closed_by_bar: bool = False  # every line ends with '|': one that does not lost its end
     finish: re.Pattern[str] = re.compile(r"after training is done|exiting program")
 
     def detect(self, lines: Sequence[LogLine]) -> bool:
@@ -162,8 +127,8 @@ class TrainingLog:
     profile: LogProfile
     steps: list[StepLine] = field(default_factory=list)
     accounting: list[StepAccounting] = field(default_factory=list)
-    problems: list[tuple[str, str, str, int]] = field(default_factory=list)
-    """``(kind, message, source, line)``: lines that look like steps but cannot be read."""
+    problems: list[Failure] = field(default_factory=list)
+    """Lines that look like steps but cannot be read."""
     timestamps: list[tuple[int, datetime]] = field(default_factory=list)
     checkpoint_saves: int = 0
     checkpoint_restores: int = 0
@@ -467,17 +432,18 @@ class _Reader:
 
     def problem(self, line: LogLine, cut: bool) -> None:
         """Record a step line that lost its end or prints no step time."""
-        missing = (
-            "is cut short (does not end with '|')"
-            if cut
-            else f"has no step time ({' or '.join(k for k, _ in self.syntax.elapsed)})"
-        )
+        if cut:
+            missing = "is cut short (does not end with '|')"
+        else:
+            missing = f"has no step time ({' or '.join(k for k, _ in self.syntax.elapsed)})"
+        message = f"{self.syntax.name} step line {missing}: {line.text.strip()[:160]!r}"
         self.log.problems.append(
-            (
-                "truncated-step",
-                f"{self.syntax.name} step line {missing}: {line.text.strip()[:160]!r}",
-                line.source,
-                line.number,
+            Failure(
+                reason="WorkloadFailed",
+                kind="truncated-step",
+                message=message,
+                source=line.source,
+                line=line.number,
             )
         )
 
@@ -518,19 +484,7 @@ def parse_training(
     profile: LogProfile,
     min_wall_s: float = DEFAULT_SAMPLE_INTERVAL_S,
 ) -> TrainingLog:
-    """Parse a training log whose step lines follow ``syntax``.
-
-    Args:
-        lines: the log lines, in order (several sources may follow one another).
-        syntax: the framework's step syntax.
-        profile: the LogProfile (``trainingStep`` and checkpoint patterns, ``warmupSteps``,
-            ``logInterval``, timestamp layout).
-        min_wall_s: the least wall time goodput is computed from (the ``sampleInterval``).
-
-    Returns:
-        Steps, their accounting, timestamps and problems.
-
-    """
+    """Parse a training log whose step lines follow ``syntax``, read with ``profile``; ``min_wall_s`` is the least wall time goodput is computed from (``sampleInterval``)."""
     reader = _Reader(syntax, profile, min_wall_s)
     for index, line in enumerate(lines):
         reader.feed(index, line)
@@ -538,43 +492,29 @@ def parse_training(
     return reader.log
 
 
+def _failure(kind: str, message: str, step: StepLine) -> Failure:
+    return Failure(
+        reason="WorkloadFailed", kind=kind, message=message, source=step.source, line=step.line
+    )
+
+
 def _failures(log: TrainingLog) -> list[Failure]:
     """Unreadable step lines, an unfinished run, nan iterations or nan values."""
-    failures = [
-        Failure(reason="WorkloadFailed", kind=k, message=m, source=s, line=n)
-        for k, m, s, n in log.problems
-    ]
-    if not log.steps:
-        return failures
-    last = log.steps[-1]
-    if not log.finished:
-        total = log.train_iters
-        failures.append(
-            Failure(
-                reason="WorkloadFailed",
-                kind="training-incomplete",
-                message=f"training log ends at iteration {log.last_iteration}"
-                + (f" of {total}" if total else "")
-                + " and does not say training finished (run stopped early, or the log is "
-                "truncated)",
-                source=last.source,
-                line=last.line,
-            )
+    failures = list(log.problems)
+    if log.steps and not log.finished:
+        total = f" of {log.train_iters}" if log.train_iters else ""
+        message = (
+            f"training log ends at iteration {log.last_iteration}{total} and does not say "
+            "training finished (run stopped early, or the log is truncated)"
         )
-    nan_lines = [s for s in log.steps if s.nan or s.nan_value]
-    if nan_lines:
-        first = nan_lines[0]
-        failures.append(
-            Failure(
-                reason="WorkloadFailed",
-                kind="nan-iterations",
-                message=f"{len(nan_lines)} step line(s) report nan iterations or print nan "
-                f"({', '.join(log.syntax.nan_fields)}), first at iteration {first.iteration} "
-                "(the loss diverged)",
-                source=first.source,
-                line=first.line,
-            )
+        failures.append(_failure("training-incomplete", message, log.steps[-1]))
+    if nan := [s for s in log.steps if s.nan or s.nan_value]:
+        message = (
+            f"{len(nan)} step line(s) report nan iterations or print nan "
+            f"({', '.join(log.syntax.nan_fields)}), first at iteration {nan[0].iteration} "
+            "(the loss diverged)"
         )
+        failures.append(_failure("nan-iterations", message, nan[0]))
     return failures
 
 
