@@ -66,7 +66,7 @@ _TEST_FAILURE_RE = re.compile(
     r"(?: (?P<where>[^\s']+:\d+))?(?: '(?P<msg>.*)'| (?P<bare>\S.*))?\s*$"
 )
 _TEST_STACK_RE = re.compile(
-    r"(?:^|\s)\.{2,3} (?:(?P<host>\S+) )?pid \d+: Test failure (?P<where>\S+)"
+    r"(?:^|\s)(?:\.{2,3} )?(?:(?P<host>\S+) )?pid \d+: Test failure (?P<where>\S+)"
 )
 _NCCL_RESULT_RE = re.compile(
     r"\b(?P<name>ncclRemoteError|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|"
@@ -309,7 +309,6 @@ class _Scan:
                 self.findings.append(
                     _at(line, "WorkloadFailed", "nccl-tests-failure", said, None, host)
                 )
-                self.in_test_failure = True
         elif _TRACEBACK_RE.search(text):
             self.in_test_failure = False
             after = self.items[self.index : self.index + _TRACEBACK_LOOKAHEAD]

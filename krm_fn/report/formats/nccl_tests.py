@@ -57,6 +57,8 @@ _FRAGMENT_RE = re.compile(
 _ROW_START_RE = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z_]\w*\b")
 _TYPE_WORD_RE = re.compile(r" (?:u?int(?:8|32|64)|half|float|double|bfloat16|f8e[45]m[23]) ")
 """A data type between spaces: a results row has one, an ``NCCL INFO`` line rarely."""
+_MARKS = ("Avg bus bandwidth", "Out of bounds values", "Collective test starting", "nThread ")
+"""Lines only nccl-tests prints (its footers and headers)."""
 _TYPED_ROW_RE = re.compile(
     r"^\s*\d+\s+\d+\s+(?:u?int(?:8|32|64)|half|float|double|bfloat16|f8e[45]m[23])\s"
 )
@@ -550,10 +552,10 @@ def judge(group: GroupReport, result: Bandwidth, spec: GroupSpec) -> None:
 
 
 def _detect(lines: Sequence[LogLine]) -> bool:
-    """A column header, a footer or a complete results row (launcher prefixes removed)."""
+    """A column header, a footer, a header line or a typed results row (prefixes removed)."""
     for line in lines:
         text = line.text
-        if "Avg bus bandwidth" in text or "Out of bounds values" in text:
+        if any(mark in text for mark in _MARKS):
             return True
         if "size" in text and "count" in text and _HEADER_RE.match(strip_prefixes(text).text):
             return True
