@@ -38,7 +38,7 @@ _POD_KINDS = ("launcher", "node")
 
 @dataclass
 class LogIndex:
-    """Logs by TrainJob name, and the labels (path, or ``path:line`` of a section) and sources that matched no TrainJob."""
+    """Logs by TrainJob name; the labels (``path[:line]``) and sources that matched no TrainJob."""
 
     by_trainjob: dict[str, list[LogSource]] = field(default_factory=dict)
     unmatched: list[str] = field(default_factory=list)
@@ -138,7 +138,7 @@ def collect_logs(paths: Sequence[str], names: Iterable[str], stdin_text: str | N
 
 
 def collect_alone(paths: Sequence[str], stdin_text: str | None) -> LogIndex:
-    """Every log on its own: one group per file, named by its stem (its path when two files share the stem; ``stdin`` for ``-``)."""
+    """Every log alone, named by its stem (its path when stems clash; ``stdin`` for ``-``)."""
     found: list[tuple[str, str, str]] = []
     for raw in paths:
         if raw == "-":
@@ -159,7 +159,7 @@ def collect_alone(paths: Sequence[str], stdin_text: str | None) -> LogIndex:
 
 
 def measurement_sources(sources: Sequence[LogSource], replicated_job: str) -> list[LogSource]:
-    """The pod logs of the profile's ``replicatedJobName`` (``NAME-launcher-…``, ``NAME-launcher.log``), else every log; all are still scanned for failures."""
+    """The pod logs of ``replicated_job`` (``NAME-launcher-…``, ``-launcher.log``), else all."""
     marker = f"-{replicated_job}-"
     chosen = [s for s in sources if marker in f"{_stem(Path(s.name)) or Path(s.name).name}-"]
     return chosen or list(sources)

@@ -189,13 +189,14 @@ def _failed_nodes(group: GroupReport) -> list[FailedNode]:
 
 
 def _run_report(name: str, groups: list[GroupReport]) -> RunReport:
+    counts = [len(g.nodes or ()) or g.num_nodes for g in groups]  # None: a size unknown
     run = RunReport(
         name=name,
         namespace=groups[0].namespace,
         platform=None,
         gpu=None,
         nodes=list(dict.fromkeys(n for g in groups for n in g.nodes or ())),
-        node_count=sum(len(g.nodes) if g.nodes else (g.num_nodes or 0) for g in groups),
+        node_count=None if None in counts else sum(counts),
         groups=groups,
     )
     good = [n for g in groups if g.status == "Passed" for n in g.nodes or ()]

@@ -68,7 +68,7 @@ class RenderedInputError(ValueError):
 
 @dataclass(frozen=True)
 class Measurement:
-    """A bandwidth or goodput measurement annotation: its resolved profile (``defaulted`` when it names none), ``testType`` (bandwidth), ``sampleInterval`` (goodput)."""
+    """A measurement annotation: profile (``defaulted``: named none), testType, sampleInterval."""
 
     profile: LogProfile
     defaulted: bool = False
@@ -111,7 +111,7 @@ class GroupSpec:
 
 @dataclass(frozen=True)
 class Rendered:
-    """The groups (in input order), the LogProfiles in force by name, and by kind (``bandwidth``, ``training``) the profile a log is read with when no measurement names one (``--log-profile`` without rendered objects)."""
+    """The groups in input order, the profiles by name, by kind the ``--log-profile`` to use."""
 
     groups: tuple[GroupSpec, ...]
     profiles: Mapping[str, LogProfile]
@@ -295,7 +295,7 @@ def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> R
 def load_profiles(
     text: str, profiles: Mapping[str, LogProfile]
 ) -> tuple[dict[str, LogProfile], list[LogProfile]]:
-    """Read a ``--log-profile`` file: every profile in force with its own over ``profiles``, and its own in file order (``RenderedInputError`` when it holds none, or a bad one)."""
+    """A ``--log-profile`` file: all profiles (its own win), its own in order; it must hold one."""
     objects = [o for o in _documents(text) if o.get("kind") == "LogProfile"]
     if not objects:
         raise RenderedInputError("the file holds no LogProfile (kind: LogProfile) object")
@@ -310,7 +310,7 @@ def load_profiles(
 def groups_from_logs(
     names: Iterable[str], profiles: Mapping[str, LogProfile], chosen: Sequence[LogProfile] = ()
 ) -> Rendered:
-    """One group per log read without rendered objects (run ``logs``); of the ``chosen`` ``--log-profile`` profiles, the first with ``bandwidthResult`` reads the bandwidth logs and the first with ``trainingStep`` the training logs."""
+    """One group per log (run ``logs``), read by the first ``chosen`` profile with its pattern."""
     read_with = {
         kind: profile
         for kind, pattern in (("bandwidth", "bandwidthResult"), ("training", "trainingStep"))

@@ -1,4 +1,4 @@
-r"""LogProfiles, how to read a log: built-in (NVCRE's verbatim, and our ``nemo2-training``) or the user's.
+r"""LogProfiles, how to read a log: built-in (NVCRE's verbatim, our ``nemo2-training``), or yours.
 
 A profile holds a timestamp layout, a regex per event, the warm-up steps and log interval.
 

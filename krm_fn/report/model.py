@@ -351,7 +351,7 @@ class RunReport(_Model):
     platform: str | None
     gpu: str | None
     nodes: list[str]
-    node_count: int
+    node_count: int | None  # None: a group's size is unknown
     groups: list[GroupReport] = Field(default_factory=list)
     failed_nodes: list[FailedNode] = Field(default_factory=list)
 
@@ -401,12 +401,8 @@ class Report(_Model):
     def summary(self) -> Summary:
         """Groups, passed groups and failed nodes (a group of unknown nodes counts one)."""
         failed = sum(max(1, len(n.nodes)) for run in self.workload_runs for n in run.failed_nodes)
-        groups = self.groups
-        return Summary(
-            groups=len(groups),
-            passed_groups=sum(g.status == "Passed" for g in groups),
-            failed_nodes=failed,
-        )
+        passed = sum(run.passed_groups for run in self.workload_runs)
+        return Summary(groups=len(self.groups), passed_groups=passed, failed_nodes=failed)
 
 
 def report_json_schema() -> dict[str, Any]:

@@ -106,7 +106,7 @@ class _Axes:
 
 
 def render_svg(series: Sequence[Series], title: str, limits: Sequence[str] = ()) -> str:
-    """Draw the series (without points: in the legend only) and the ``limits`` (threshold expressions, as dashed lines)."""
+    """Draw the series (pointless ones in the legend only) and ``limits`` as dashed lines."""
     width, height = _canvas_size(series, title)
     head = _head(width, height, title)
     drawn = [s for s in series if any(size > 0 for size, _ in s.points)]
@@ -131,7 +131,7 @@ def render_svg(series: Sequence[Series], title: str, limits: Sequence[str] = ())
 
 
 def _canvas_size(series: Sequence[Series], title: str) -> tuple[int, int]:
-    """Size the picture: the default, widened for the legend and title, heightened per legend row."""
+    """Size the picture: the default, widened for legend and title, heightened per legend row."""
     width = round(max(WIDTH, LEFT + PLOT_W + legend_width([s.label for s in series])))
     height = round(max(HEIGHT, TOP + 12 + LEGEND_ROW * len(series) + BOTTOM))
     width = max(width, round(CHAR_W * 1.4 * len(title) + 40))
@@ -277,7 +277,7 @@ def threshold_lines(expression: str, top: float) -> list[float]:
 
 
 def _series(report: Report) -> tuple[list[Series], list[str], int]:
-    """The series of every group measured for bandwidth, its busbw thresholds, and the runs drawn."""
+    """The series of every group measured for bandwidth, its busbw thresholds, the runs drawn."""
     runs = [r for r in report.workload_runs if any(g.bandwidth is not None for g in r.groups)]
     series: list[Series] = []
     limits: list[str] = []

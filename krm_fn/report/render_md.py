@@ -97,7 +97,8 @@ def render_md(report: Report) -> str:
         lines += [
             f"## workloadrun/{run.name}",
             "",
-            f"Platform: {run.platform or '-'} · GPU: {run.gpu or '-'} · Nodes: {run.node_count} · "
+            f"Platform: {run.platform or '-'} · GPU: {run.gpu or '-'} · "
+            f"Nodes: {run.node_count or '?'} · "
             f"Groups passed: {run.passed_groups}/{len(run.groups)}",
             "",
             *_summary_table(run),

@@ -185,7 +185,7 @@ def _run_sections(run: RunReport) -> list[_Section]:
             f"Namespace: {run.namespace}",
             f"Platform:  {run.platform or '-'}",
             f"GPU:       {run.gpu or '-'}",
-            f"Nodes:     {run.node_count}",
+            f"Nodes:     {run.node_count or '?'}",
             f"Result:    {run.result}",
             f"Groups:    {run.passed_groups}/{len(run.groups)} passed",
         ],

@@ -76,7 +76,7 @@ class GoLayout:
 
     @classmethod
     def compile(cls, layout: str) -> GoLayout:
-        """Translate a Go layout (``LayoutError`` when it lacks year, month, day, hour or minute)."""
+        """Translate a Go layout; ``LayoutError`` when it lacks year, month, day, hour or minute."""
         if not layout.strip():
             raise LayoutError("timestamp layout is empty")
         parts: list[str] = []

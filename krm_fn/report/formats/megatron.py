@@ -7,7 +7,7 @@ A step line (prefixes such as ``1:  ``, ``[default0]: `` or ``vm-07-14: `` and a
     iteration (ms): 3367.6 | throughput per GPU (TFLOP/s/GPU): 5.8 | ... | lm loss: 1.155786E+01
     | ... | number of skipped iterations: 0 | number of nan iterations: 0 |
 
-Megatron ends every field, the last included, with `` |``: a line that does not lost its end.
+Megatron ends every field, the last included, with `` |``: a line that does not has lost its end.
 Read with the ``megatron-training`` LogProfile unless the measurement names another.
 """
 

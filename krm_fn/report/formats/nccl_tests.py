@@ -496,9 +496,9 @@ def _table_notes(table: Table, profile: str | None) -> list[str]:
         notes.append(
             f"{where}: no '# Avg bus bandwidth' line; the average was computed from the rows"
         )
-    if sizes := table.erratic_sizes:
+    if sizes := ", ".join(human_bytes(s) for s in table.erratic_sizes):
         notes.append(
-            f"{where}: erratic sweep: the bus bandwidth at {', '.join(human_bytes(s) for s in sizes)} "
+            f"{where}: erratic sweep: the bus bandwidth at {sizes} "
             "breaks the curve (below half of a smaller size's, or an isolated spike); "
             f"busBandwidthGBps reads the sustained {table.sustained_bus_bandwidth_g_bps} GB/s, "
             f"not the raw peak {table.peak_bus_bandwidth_g_bps} GB/s"

@@ -73,7 +73,7 @@ class StepSyntax:
     tokens_per_gpu: tuple[str, ...] = ()  # fields holding tokens/s per GPU
     step_field: str | None = None  # a step counter across epochs (NeMo's global_step)
     zero_based: bool = False  # the first step is iteration 0
-    closed_by_bar: bool = False  # every line ends with '|': one that does not lost its end
+    closed_by_bar: bool = False  # every line ends with '|': one that does not has lost its end
     finish: re.Pattern[str] = re.compile(r"after training is done|exiting program")
 
     def detect(self, lines: Sequence[LogLine]) -> bool:
@@ -225,7 +225,7 @@ def _tokens_rate(step: StepLine, previous: StepLine | None) -> float | None:
 
 
 def _averages(log: TrainingLog, weight: str) -> tuple[float | None, ...]:
-    """Step time (s), TFLOP/s, tokens/s and tokens/s/GPU, weighted by ``productive`` or ``covered``."""
+    """Step time (s), TFLOP/s, tokens/s and per GPU, weighted by ``productive``/``covered``."""
     rows = [(a.step, getattr(a, weight)) for a in log.accounting if getattr(a, weight) > 0]
     previous = {
         id(a.step): p.step for p, a in zip(log.accounting, log.accounting[1:], strict=False)
@@ -484,7 +484,7 @@ def parse_training(
     profile: LogProfile,
     min_wall_s: float = DEFAULT_SAMPLE_INTERVAL_S,
 ) -> TrainingLog:
-    """Parse a training log whose step lines follow ``syntax``, read with ``profile``; ``min_wall_s`` is the least wall time goodput is computed from (``sampleInterval``)."""
+    """Read a log's ``syntax`` step lines with ``profile``; goodput needs ``min_wall_s`` of wall."""
     reader = _Reader(syntax, profile, min_wall_s)
     for index, line in enumerate(lines):
         reader.feed(index, line)
