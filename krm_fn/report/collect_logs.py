@@ -1,29 +1,18 @@
-"""Match log files to TrainJobs.
+"""Match log files to TrainJobs (the rules, in precedence order, are in docs/report.md).
 
-Each ``--logs PATH`` is a file, a directory, or ``-`` (standard input). A log belongs to the
-TrainJob ``NAME`` when, in this order of precedence:
-
-1. a line ``# trainjob: NAME`` precedes it: such a line starts a section that runs to the
-   next such line or the end of the file (one file, or stdin, can hold many TrainJobs);
-2. its file is ``NAME.log`` or ``NAME.txt``;
-3. it lies under a directory ``NAME/`` (every file below it, in sorted order);
-4. its file is a pod log of the TrainJob, ``NAME-launcher…`` or ``NAME-node…`` (``.log`` or
-   ``.txt``): ``NAME-launcher.log`` as users save ``kubectl logs job/NAME-launcher``, or
-   ``NAME-launcher-0-0-abcde.log`` with the pod's suffix.
-
-Every name may also end in ``.gz`` (``NAME.log.gz``); gzip content is recognised by its magic
-bytes whatever the name (a ``.log`` that holds gzip data is decompressed, not read as text).
-ANSI colour codes are removed when a log is read (:func:`~krm_fn.report.prefixes.strip_ansi`);
-``kubectl logs --prefix`` and ``--timestamps`` prefixes are removed line by line by the parsers.
-
-Directories are walked recursively in sorted order; hidden entries (``.name``) are skipped.
-Text that matches no TrainJob is reported as unmatched, never guessed.
+A log belongs to ``NAME`` by a ``# trainjob: NAME`` section line, a file ``NAME.log``/``.txt``,
+a ``NAME/`` directory, or a pod log ``NAME-launcher…``/``NAME-node…``; any name may end in
+``.gz``, and gzip data is recognised by its magic bytes whatever the name. ANSI codes are
+removed when a log is read. Without rendered objects (:func:`collect_alone`) every file is a
+group of its own.
 
 Invariants:
-    * A TrainJob's logs keep the order of the ``--logs`` arguments, then sorted paths.
-    * Files are read as UTF-8 with undecodable bytes replaced, so a garbled log is still
-      read (and judged) rather than crashing the command.
-    * Matching is by exact name; ``group-1`` never takes the logs of ``group-1-overflow``.
+    * Matching is by exact name (``group-1`` never takes ``group-1-overflow``'s logs); text
+      matching no TrainJob is unmatched, never guessed, except that the only TrainJob and
+      the only log belong together whatever the file is called.
+    * A TrainJob's logs keep the order of the ``--logs`` arguments, then sorted paths;
+      hidden entries are skipped.
+    * Undecodable bytes are replaced, so a garbled log is judged rather than crashing.
 """
 
 from __future__ import annotations
@@ -31,6 +20,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +28,7 @@ from pathlib import Path
 from krm_fn.report.loglines import LogSource
 from krm_fn.report.prefixes import strip_ansi
 
-__all__ = ["LogIndex", "collect_logs", "measurement_sources"]
+__all__ = ["LogIndex", "collect_alone", "collect_logs", "measurement_sources"]
 
 _SECTION_RE = re.compile(r"^#\s*trainjob:\s*(?P<name>\S+)\s*$", re.IGNORECASE)
 _SUFFIXES = (".log", ".txt")
@@ -48,16 +38,11 @@ _POD_KINDS = ("launcher", "node")
 
 @dataclass
 class LogIndex:
-    """Logs by TrainJob name.
-
-    Attributes:
-        by_trainjob: the sources of each TrainJob, in order.
-        unmatched: sources (paths, or ``path:line`` for sections) that matched no TrainJob.
-
-    """
+    """Logs by TrainJob name; the labels (``path[:line]``) and sources that matched no TrainJob."""
 
     by_trainjob: dict[str, list[LogSource]] = field(default_factory=dict)
     unmatched: list[str] = field(default_factory=list)
+    unmatched_sources: list[LogSource] = field(default_factory=list)
 
     def add(self, name: str, source: LogSource) -> None:
         """Record ``source`` as a log of ``name``."""
@@ -79,13 +64,8 @@ def _name_from_file(path: Path, names: set[str]) -> str | None:
         return None
     if stem in names:
         return stem
-    candidates = [
-        name
-        for name in names
-        for kind in _POD_KINDS
-        if stem == f"{name}-{kind}" or stem.startswith(f"{name}-{kind}-")
-    ]
-    return max(candidates, key=len) if candidates else None
+    pods = [n for n in names for k in _POD_KINDS if f"{stem}-".startswith(f"{n}-{k}-")]
+    return max(pods, key=len, default=None)
 
 
 def _split(label: str, text: str, fallback: str | None, names: set[str], index: LogIndex) -> None:
@@ -99,6 +79,7 @@ def _split(label: str, text: str, fallback: str | None, names: set[str], index: 
             index.add(fallback, LogSource.from_text(label, body))
         else:
             index.unmatched.append(label)
+            index.unmatched_sources.append(LogSource.from_text(label, body))
     for position, start in enumerate(starts):
         end = starts[position + 1] if position + 1 < len(starts) else len(lines)
         found = _SECTION_RE.match(lines[start])
@@ -114,12 +95,7 @@ def _split(label: str, text: str, fallback: str | None, names: set[str], index: 
 
 
 def _read(path: Path) -> str:
-    """The text of a log: gunzipped when it holds gzip data, without ANSI escape codes.
-
-    Raises:
-        OSError: the file cannot be read, or its gzip data is corrupt or cut short.
-
-    """
+    """The text of a log, gunzipped, without ANSI codes (``OSError`` for corrupt gzip data)."""
     data = path.read_bytes()
     if data.startswith(_GZIP_MAGIC):
         try:
@@ -141,20 +117,7 @@ def _walk(directory: Path, owner: str | None, names: set[str], index: LogIndex) 
 
 
 def collect_logs(paths: Sequence[str], names: Iterable[str], stdin_text: str | None) -> LogIndex:
-    """Match the ``--logs`` arguments to TrainJob names.
-
-    Args:
-        paths: the ``--logs`` values; ``-`` means standard input.
-        names: the TrainJob names of the rendered input.
-        stdin_text: the content of standard input when a path is ``-``.
-
-    Returns:
-        The logs of each TrainJob, and what matched nothing.
-
-    Raises:
-        FileNotFoundError: a path does not exist.
-
-    """
+    """Match the ``--logs`` values (``-``: ``stdin_text``) to TrainJob names."""
     known = set(names)
     index = LogIndex()
     for raw in paths:
@@ -168,30 +131,35 @@ def collect_logs(paths: Sequence[str], names: Iterable[str], stdin_text: str | N
             _split(str(path), _read(path), _name_from_file(path, known), known, index)
         else:
             raise FileNotFoundError(raw)
+    if len(known) == 1 and not index.by_trainjob and len(index.unmatched_sources) == 1:
+        index.add(next(iter(known)), index.unmatched_sources.pop())
+        index.unmatched.clear()
+    return index
+
+
+def collect_alone(paths: Sequence[str], stdin_text: str | None) -> LogIndex:
+    """Every log alone, named by its stem (its path when stems clash; ``stdin`` for ``-``)."""
+    found: list[tuple[str, str, str]] = []
+    for raw in paths:
+        if raw == "-":
+            found.append(("stdin", "<stdin>", strip_ansi(stdin_text or "")))
+            continue
+        path = Path(raw)
+        if not path.exists():
+            raise FileNotFoundError(raw)
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            if not any(part.startswith(".") for part in file.relative_to(path).parts):
+                found.append((_stem(file) or file.name, str(file), _read(file)))
+    stems = Counter(stem for stem, _, _ in found)
+    index = LogIndex()
+    for stem, label, text in found:
+        index.add(stem if stems[stem] == 1 else label, LogSource.from_text(label, text))
     return index
 
 
 def measurement_sources(sources: Sequence[LogSource], replicated_job: str) -> list[LogSource]:
-    """The sources that carry the measurement, by the profile's ``replicatedJobName``.
-
-    Pod logs are named ``<trainjob>-<replicatedJob>-<n>-<m>-<hash>`` (or saved as
-    ``<trainjob>-<replicatedJob>.log``); when some sources' file names contain
-    ``-<replicatedJobName>-`` or end with ``-<replicatedJobName>`` (before ``.log``/``.txt``
-    and ``.gz``), only those are parsed for the measurement (every source is still scanned
-    for failures). Otherwise all sources are used.
-
-    Args:
-        sources: a TrainJob's logs.
-        replicated_job: the profile's ``workerStrategy.replicatedJobName``.
-
-    Returns:
-        The sources to parse for the measurement.
-
-    """
+    """The pod logs of ``replicated_job`` (``NAME-launcher-…``, ``-launcher.log``), else all."""
     marker = f"-{replicated_job}-"
-    chosen = [
-        s
-        for s in sources
-        if marker in Path(s.name).name or marker in f"{_stem(Path(s.name)) or ''}-"
-    ]
+    chosen = [s for s in sources if marker in f"{_stem(Path(s.name)) or Path(s.name).name}-"]
     return chosen or list(sources)

@@ -1,73 +1,31 @@
 """Find the lines of a log that say a run failed, whatever the workload.
 
-Recognised (each becomes a :class:`Finding`):
-
-* every ``NCCL WARN`` line, with its wrapped continuation; ``NET/IB`` completion errors and
-  ``NET/OFI`` request errors are hardware findings, others are workload findings;
-* ``Connection refused``, ``ncclRemoteError`` and the other ``nccl*Error`` result names;
-* nccl-tests ``Test NCCL failure`` / ``Test CUDA failure``, at the start of a line or after
-  the start of a results row on the same line (``2097152 32768 float none -1 node0: Test CUDA
-  failure common.cu:389 '...'``); the `` .. host pid N: Test failure file:line`` stack lines
-  that follow are folded into it (their places are listed in the message);
-* Python tracebacks (the exception line is the message), ``CUDA out of memory``,
-  uncorrectable ECC errors, ``mpirun noticed that process rank … exited on signal``,
-  segmentation faults.
-
-Not failures (:data:`BENIGN_WARNINGS`): ``NCCL WARN`` lines NCCL prints on healthy runs, such as
-``Could not find a path for pattern 4, falling back to simple order`` (graph search on a
-topology without the fast pattern; NCCL carries on with a working ring).
+Recognised: ``NCCL WARN`` lines (with a wrapped continuation; ``NET/IB`` and ``NET/OFI``
+errors are hardware findings), ``nccl*Error`` results, nccl-tests ``Test NCCL/CUDA failure``
+(quoted or not, also on a row's own line, with the `` .. host pid N: Test failure`` stack
+lines folded in; a stack line alone is a failure too), Python tracebacks, CUDA out of
+memory, ECC errors, PyTorch's NCCL watchdog, mpirun's signal and non-zero-exit messages,
+segmentation faults, ``Connection refused`` outside ``NCCL INFO``, and every format's own
+:attr:`~krm_fn.report.formats.LogFormat.failure_rules`. :data:`BENIGN_WARNINGS` are not.
 
 Invariants:
-    * Detection never decides pass or fail; it only reports what it found and where.
-    * A finding names the host (and peer address) whenever the line does, and never invents
-      one: ``host`` is ``None`` when the log does not say.
-    * Findings with the same reason, kind and message (after hex addresses, process ids and
-      the ``host:pid:tid [dev]`` prefix are masked) are merged and counted, whatever host
-      printed them, so a failure printed by every rank is listed once, with every host
-      (``hosts``) and the count.
+    * Detection never decides pass or fail; it reports what it found and where.
+    * A finding names the host (and peer) whenever the line does, and never invents one.
+    * Findings alike but for hex addresses, process ids and ``host:pid:tid [dev]`` prefixes
+      are merged: listed once, with a count and every host that printed them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
-from typing import Literal
 
+from krm_fn.report.formats import FORMATS, PhraseRule
 from krm_fn.report.loglines import LogLine
+from krm_fn.report.model import Failure, Reason
 from krm_fn.report.prefixes import strip_prefixes
 
-__all__ = ["BENIGN_WARNINGS", "Finding", "Reason", "detect_failures"]
-
-Reason = Literal["WorkloadFailed", "ThresholdViolation", "HardwareFailureDetected"]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One failure a log reports.
-
-    Attributes:
-        reason: ``HardwareFailureDetected`` or ``WorkloadFailed``.
-        kind: a short stable label, e.g. ``nccl-warn-ib-completion``.
-        message: what happened, in one line.
-        host: the host the line names, or ``None``.
-        peer: the remote address the line names (``10.2.0.5:33092``), or ``None``.
-        source: the log file.
-        line: the 1-based line number of the first occurrence.
-        count: how many lines said the same.
-        hosts: every host that printed it, in order of first occurrence.
-
-    """
-
-    reason: Reason
-    kind: str
-    message: str
-    host: str | None
-    peer: str | None
-    source: str
-    line: int
-    count: int = 1
-    hosts: tuple[str, ...] = ()
+__all__ = ["BENIGN_WARNINGS", "detect_failures"]
 
 
 BENIGN_WARNINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -104,10 +62,12 @@ _NEW_RECORD_RE = re.compile(
     r"^[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]"
 )
 _TEST_FAILURE_RE = re.compile(
-    r"(?:^|\s)(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?Test (?P<what>NCCL|CUDA) failure "
-    r"(?:(?P<where>[^\s']+) )?'(?P<msg>.*)'"
+    r"(?:^|\s)(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?Test (?P<what>NCCL|CUDA) failure"
+    r"(?: (?P<where>[^\s']+:\d+))?(?: '(?P<msg>.*)'| (?P<bare>\S.*))?\s*$"
 )
-_TEST_STACK_RE = re.compile(r"^\s*\.\. (?P<host>\S+) [^:]*: Test failure (?P<where>\S+)")
+_TEST_STACK_RE = re.compile(
+    r"(?:^|\s)(?:\.{2,3} )?(?:(?P<host>\S+) )?pid \d+: Test failure (?P<where>\S+)"
+)
 _NCCL_RESULT_RE = re.compile(
     r"\b(?P<name>ncclRemoteError|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|"
     r"ncclInvalidUsage|ncclInvalidArgument)\b\s*:?\s*(?P<msg>.*)"
@@ -119,12 +79,18 @@ _EXCEPTION_RE = re.compile(
 )
 _OOM_RE = re.compile(r"CUDA out of memory|OutOfMemoryError")
 _ECC_RE = re.compile(r"uncorrectable ECC error", re.IGNORECASE)
+_HINTS = ("NCCL WARN", "failure", "Traceback", "nccl", "mpirun", "Watchdog")
+"""Literals one of which every line a core pattern (not a phrase rule) finds contains."""
 _WARN_HARDWARE_RE = re.compile(r"(?i:uncorrectable ECC error)|NET/IB")
 _MPIRUN_SIGNAL_RE = re.compile(
     r"mpirun noticed that process rank (?P<rank>\d+) with PID \d+ on node (?P<host>\S+) "
     r"exited on signal (?P<signal>\d+)"
 )
 _SEGV_RE = re.compile(r"Segmentation fault|core dumped")
+_WATCHDOG_RE = re.compile(
+    r"Watchdog caught collective operation timeout: WorkNCCL\(.*?OpType=(?P<op>\w+).*?"
+    r"Timeout\(ms\)=(?P<timeout>\d+)\)"
+)
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
 _PID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]|\bpid \d+|\bPID \d+|\brank \d+\b")
 _TRACEBACK_LOOKAHEAD = 200
@@ -142,109 +108,71 @@ def _host_before(text: str, end: int) -> str | None:
     return matches[-1].group("host") if matches else None
 
 
-def _describe_ib_completion(found: re.Match[str], message: str) -> tuple[str, str | None]:
-    """Name the InfiniBand work-completion status and the peer of a ``NET/IB`` error."""
-    code = int(found.group("code"))
+def _ib_completion(found: re.Match[str], message: str) -> tuple[str, str | None]:
+    code, peer = int(found.group("code")), f"{found.group('peer')}:{found.group('port')}"
     meaning = _IB_WC_STATUS.get(code, f"error {code}")
-    peer = f"{found.group('peer')}:{found.group('port')}"
     return f"NET/IB completion error {code}, {meaning}, from peer {peer}: {message}", peer
 
 
-def _describe_ofi_error(found: re.Match[str], message: str) -> tuple[str, str | None]:
-    """Keep what the OFI plugin says after its request error."""
-    return f"NET/OFI request completed with error:{found.group('rest')}", None
-
-
-def _describe_connect(found: re.Match[str], message: str) -> tuple[str, str | None]:
-    """Name the peer a connection failed to, and why."""
+def _connect(found: re.Match[str], message: str) -> tuple[str, str | None]:
     peer = f"{found.group('peer')}:{found.group('port')}"
     return f"connect to {peer} failed: {found.group('why').strip()}", peer
 
 
-def _describe_plugin_init(found: re.Match[str], message: str) -> tuple[str, str | None]:
-    """Say that the network plugin failed, which may leave NCCL on sockets."""
-    return f"network plugin failed to initialise (NCCL may fall back to sockets): {message}", None
-
-
-def _describe_warn(found: re.Match[str] | None, message: str) -> tuple[str, str | None]:
-    """Quote the warning as NCCL printed it."""
-    return f"NCCL WARN {message}", None
-
-
-@dataclass(frozen=True)
-class _WarnRule:
-    """How one family of ``NCCL WARN`` messages becomes a finding.
-
-    Attributes:
-        pattern: what the message (after ``NCCL WARN``) contains.
-        reason: the finding's reason.
-        kind: the finding's kind.
-        describe: ``(match, message) -> (finding message, peer or None)``.
-
-    """
-
-    pattern: re.Pattern[str]
-    reason: Reason
-    kind: str
-    describe: Callable[[re.Match[str], str], tuple[str, str | None]]
-
-
-_WARN_RULES: tuple[_WarnRule, ...] = (
-    _WarnRule(
-        _IB_COMPLETION_RE,
+_Describe = Callable[[re.Match[str], str], tuple[str, str | None]]
+_WARN_RULES: tuple[tuple[re.Pattern[str], Reason, str, _Describe], ...] = (
+    (_IB_COMPLETION_RE, "HardwareFailureDetected", "nccl-warn-ib-completion", _ib_completion),
+    (
+        _OFI_ERROR_RE,
         "HardwareFailureDetected",
-        "nccl-warn-ib-completion",
-        _describe_ib_completion,
+        "nccl-warn-ofi-request-error",
+        lambda found, _: (f"NET/OFI request completed with error:{found.group('rest')}", None),
     ),
-    _WarnRule(
-        _OFI_ERROR_RE, "HardwareFailureDetected", "nccl-warn-ofi-request-error", _describe_ofi_error
+    (_CONNECT_RE, "WorkloadFailed", "nccl-warn-connect-failed", _connect),
+    (
+        _PLUGIN_INIT_RE,
+        "WorkloadFailed",
+        "nccl-warn-net-plugin-init",
+        lambda _, message: (
+            f"network plugin failed to initialise (NCCL may fall back to sockets): {message}",
+            None,
+        ),
     ),
-    _WarnRule(_CONNECT_RE, "WorkloadFailed", "nccl-warn-connect-failed", _describe_connect),
-    _WarnRule(
-        _PLUGIN_INIT_RE, "WorkloadFailed", "nccl-warn-net-plugin-init", _describe_plugin_init
+    (
+        _WARN_HARDWARE_RE,
+        "HardwareFailureDetected",
+        "nccl-warn-hardware",
+        lambda _, message: (f"NCCL WARN {message}", None),
     ),
-    _WarnRule(_WARN_HARDWARE_RE, "HardwareFailureDetected", "nccl-warn-hardware", _describe_warn),
 )
-"""``NCCL WARN`` families, first match wins; any other warning is a ``nccl-warn`` finding."""
+"""``NCCL WARN`` families ``(pattern, reason, kind, describe)``, first match wins; any other
+warning is a ``nccl-warn`` finding quoting the message."""
 
 
-def _warn_finding(line: LogLine, text: str, message: str) -> Finding:
-    """Turn one ``NCCL WARN`` message into a finding by the first :data:`_WARN_RULES` match.
-
-    Args:
-        line: the line the warning starts on.
-        text: the line without its log prefixes (names the host before the message).
-        message: the warning, with its wrapped continuation.
-
-    Returns:
-        The finding, ``WorkloadFailed``/``nccl-warn`` when no rule matches.
-
-    """
+def _warn_finding(line: LogLine, text: str, message: str) -> Failure:
+    """One ``NCCL WARN`` message (with its wrapped continuation) as a finding."""
     host = _host_before(text, len(text) - len(message))
-    for rule in _WARN_RULES:
-        found = rule.pattern.search(message)
-        if found is not None:
-            said, peer = rule.describe(found, message)
-            return Finding(rule.reason, rule.kind, said, host, peer, line.source, line.number)
-    said, peer = _describe_warn(None, message)
-    return Finding("WorkloadFailed", "nccl-warn", said, host, peer, line.source, line.number)
+    for pattern, reason, kind, describe in _WARN_RULES:
+        if (found := pattern.search(message)) is not None:
+            return _at(line, reason, kind, *describe(found, message), host)
+    return _at(line, "WorkloadFailed", "nccl-warn", f"NCCL WARN {message}", None, host)
 
 
 def _mask(message: str) -> str:
     return _PID_RE.sub("…", _HEX_RE.sub("0x…", message))
 
 
-def _merge(findings: Iterable[Finding]) -> list[Finding]:
-    merged: dict[tuple[str, str, str], Finding] = {}
+def _merge(findings: Iterable[Failure]) -> list[Failure]:
+    merged: dict[tuple[str, str, str], Failure] = {}
     for finding in findings:
         key = (finding.reason, finding.kind, _mask(finding.message))
-        own = (finding.host,) if finding.host else ()
-        if key in merged:
-            first = merged[key]
-            hosts = tuple(dict.fromkeys((*first.hosts, *own)))
-            merged[key] = replace(first, count=first.count + finding.count, hosts=hosts)
+        own = [finding.host] if finding.host else []
+        first = merged.setdefault(key, finding)
+        if first is finding:
+            first.hosts = own
         else:
-            merged[key] = replace(finding, hosts=own)
+            first.count += finding.count
+            first.hosts = list(dict.fromkeys([*first.hosts, *own]))
     return list(merged.values())
 
 
@@ -252,131 +180,111 @@ def _benign(message: str) -> bool:
     return any(pattern.search(message) for _, pattern in BENIGN_WARNINGS)
 
 
-@dataclass(frozen=True)
-class _PhraseRule:
-    """A failure one line reports by a phrase anywhere in it.
-
-    Attributes:
-        pattern: the phrase.
-        reason: the finding's reason.
-        kind: the finding's kind.
-        label: the start of the finding's message (the line follows it).
-
-    """
-
-    pattern: re.Pattern[str]
-    reason: Reason
-    kind: str
-    label: str
-
-
-_PHRASE_RULES: tuple[_PhraseRule, ...] = (
-    _PhraseRule(_ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error"),
-    _PhraseRule(_OOM_RE, "WorkloadFailed", "cuda-out-of-memory", "CUDA out of memory"),
-    _PhraseRule(_REFUSED_RE, "WorkloadFailed", "connection-refused", "connection refused"),
-    _PhraseRule(_SEGV_RE, "WorkloadFailed", "segmentation-fault", "segmentation fault"),
+_PHRASE_RULES: tuple[PhraseRule, ...] = (
+    PhraseRule(
+        _ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error", ("CC", "cc")
+    ),
+    PhraseRule(_OOM_RE, "WorkloadFailed", "cuda-out-of-memory", "CUDA out of memory", ("emory",)),
+    PhraseRule(
+        re.compile(r"mpirun detected that one or more processes exited with non-zero status"),
+        "WorkloadFailed",
+        "mpirun-nonzero-exit",
+        "Open MPI: a process exited with non-zero status, the job was terminated",
+        ("mpirun",),
+    ),
+    PhraseRule(
+        _REFUSED_RE,
+        "WorkloadFailed",
+        "connection-refused",
+        "connection refused",
+        ("efused", "EFUSED"),
+    ),
+    PhraseRule(
+        _SEGV_RE,
+        "WorkloadFailed",
+        "segmentation-fault",
+        "segmentation fault",
+        ("egmentation", "dumped"),
+    ),
+    *(rule for log_format in FORMATS for rule in log_format.failure_rules),
 )
-"""Phrases checked last, outside ``NCCL INFO`` lines; first match wins."""
+"""Phrases checked last, outside ``NCCL INFO`` lines, first match wins: these, then every
+format's own :attr:`~krm_fn.report.formats.LogFormat.failure_rules`."""
 
 
-def _at(line: LogLine, reason: Reason, kind: str, message: str, host: str | None) -> Finding:
-    """A finding first seen on ``line`` (no peer address)."""
-    return Finding(reason, kind, message, host, None, line.source, line.number)
+def _at(
+    line: LogLine, reason: Reason, kind: str, message: str, peer: str | None, host: str | None
+) -> Failure:
+    """A finding first seen on ``line``."""
+    return Failure(
+        reason=reason, kind=kind, message=message, host=host, peer=peer,
+        source=line.source, line=line.number,
+    )  # fmt: skip
 
 
-def _phrase_finding(line: LogLine, text: str, rule: _PhraseRule) -> Finding:
+def _phrase_finding(line: LogLine, text: str, rule: PhraseRule) -> Failure:
     """A phrase finding quoting the line without its ``host:pid:tid [dev]`` prefixes."""
-    return _at(
-        line,
-        rule.reason,
-        rule.kind,
-        f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}",
-        _host_before(text, len(text)),
-    )
+    said = f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}"
+    return _at(line, rule.reason, rule.kind, said, None, _host_before(text, len(text)))
 
 
-def _test_failure_finding(line: LogLine, test: re.Match[str], frames: list[str]) -> Finding:
-    """A ``Test NCCL/CUDA failure`` finding, listing the stack lines folded into it."""
+def _test_failure(line: LogLine, test: re.Match[str], frames: list[str]) -> Failure:
+    """A ``Test NCCL/CUDA failure``, listing the stack lines folded into it."""
+    what = test.group("what")
     where = f" at {test.group('where')}" if test.group("where") else ""
     trail = f" (stack: {', '.join(frames)})" if frames else ""
-    return _at(
-        line,
-        "WorkloadFailed",
-        f"nccl-tests-{test.group('what').lower()}-failure",
-        f"Test {test.group('what')} failure{where}: {test.group('msg').strip(' /')}{trail}",
-        test.group("host"),
+    said = (
+        f"Test {what} failure{where}: {(test.group('msg') or test.group('bare') or '').strip(' /')}"
     )
+    kind = f"nccl-tests-{what.lower()}-failure"
+    return _at(line, "WorkloadFailed", kind, said + trail, None, test.group("host"))
 
 
-def _stack_finding(line: LogLine, stack: re.Match[str]) -> Finding:
-    """A nccl-tests failure known only by a stack line (its message line is missing)."""
-    return _at(
-        line,
-        "WorkloadFailed",
-        "nccl-tests-failure",
-        f"nccl-tests failure at {stack.group('where')}",
-        stack.group("host"),
-    )
-
-
-def _traceback_finding(line: LogLine, after: list[LogLine]) -> Finding:
+def _traceback(line: LogLine, after: list[LogLine]) -> Failure:
     """A Python traceback, named by the first exception line among the lines after it."""
     exception = "Python traceback"
     for later in after:
-        found = _EXCEPTION_RE.match(_clean(later).strip())
-        if found is not None:
+        if (found := _EXCEPTION_RE.match(_clean(later).strip())) is not None:
             exception = f"{found.group('name')}: {found.group('msg') or ''}".strip(": ")
             break
     return _at(
-        line,
-        "WorkloadFailed",
-        "python-traceback",
-        f"Python traceback: {exception}",
-        None,
+        line, "WorkloadFailed", "python-traceback", f"Python traceback: {exception}", None, None
     )
 
 
-def _result_finding(line: LogLine, text: str, result: re.Match[str]) -> Finding:
-    """An ``nccl*Error`` result name, with what follows it and the host before it."""
-    return _at(
-        line,
-        "WorkloadFailed",
-        f"nccl-result-{result.group('name')}",
-        f"{result.group('name')}: {result.group('msg').strip()}".strip(": "),
-        _host_before(text, result.start()),
-    )
-
-
-def _signal_finding(line: LogLine, signal: re.Match[str]) -> Finding:
-    """A rank that mpirun says exited on a signal."""
-    return _at(
-        line,
-        "WorkloadFailed",
-        "mpirun-rank-signal",
-        f"rank {signal.group('rank')} exited on signal {signal.group('signal')}",
-        signal.group("host"),
-    )
+def _other(line: LogLine, text: str) -> Failure | None:
+    """An ``nccl*Error`` result, an mpirun signal or PyTorch's NCCL watchdog timeout."""
+    if (found := _NCCL_RESULT_RE.search(text)) is not None:
+        name = found.group("name")
+        said = f"{name}: {found.group('msg').strip()}".strip(": ")
+        host = _host_before(text, found.start())
+        return _at(line, "WorkloadFailed", f"nccl-result-{name}", said, None, host)
+    if (found := _MPIRUN_SIGNAL_RE.search(text)) is not None:
+        said = f"rank {found.group('rank')} exited on signal {found.group('signal')}"
+        return _at(line, "WorkloadFailed", "mpirun-rank-signal", said, None, found.group("host"))
+    if (found := _WATCHDOG_RE.search(text)) is not None:
+        said = (
+            f"PyTorch NCCL watchdog: collective {found.group('op')} did not complete within its "
+            f"timeout of {found.group('timeout')} ms (a hang, or a rank that stopped)"
+        )
+        return _at(line, "WorkloadFailed", "nccl-watchdog-timeout", said, None, None)
+    return None
 
 
 class _Scan:
     """One pass over the lines; a finding may consume the lines that continue it.
 
-    Attributes:
-        items: the lines.
-        index: the next line to read.
-        in_test_failure: the previous lines were a nccl-tests failure or its stack, so a
-            stack line that follows is part of it.
-        findings: what was found so far, unmerged.
-
+    ``in_test_failure``: the previous lines were a nccl-tests failure or its stack, so a
+    stack line that follows is part of it.
     """
 
     def __init__(self, lines: Iterable[LogLine]) -> None:
         self.items = list(lines)
         self.index = 0
         self.in_test_failure = False
-        self.findings: list[Finding] = []
+        self.findings: list[Failure] = []
 
-    def run(self) -> list[Finding]:
+    def run(self) -> list[Failure]:
         """Read every line; return the findings in order."""
         while self.index < len(self.items):
             line = self.items[self.index]
@@ -386,34 +294,45 @@ class _Scan:
 
     def read(self, line: LogLine, text: str) -> None:
         """Classify one line (without prefixes): the one call the scan makes per line."""
-        warn = _WARN_RE.search(text)
-        if warn is not None:
+        if not any(hint in text for hint in _HINTS):
+            self.in_test_failure = False
+            self.phrase(line, text)
+        elif (warn := _WARN_RE.search(text)) is not None:
             self.read_warn(line, text, warn.group("msg").strip())
-            return
-        test = _TEST_FAILURE_RE.search(text)
-        if test is not None:
+        elif (test := _TEST_FAILURE_RE.search(text)) is not None:
             self.in_test_failure = True
-            self.findings.append(_test_failure_finding(line, test, self.fold_stack()))
-            return
-        stack = _TEST_STACK_RE.search(text)
-        if stack is not None:
-            if not self.in_test_failure:
-                self.findings.append(_stack_finding(line, stack))
-                self.in_test_failure = True
-            return
-        self.in_test_failure = False
-        if _TRACEBACK_RE.search(text):
+            self.findings.append(_test_failure(line, test, self.fold_stack()))
+        elif (stack := _TEST_STACK_RE.search(text)) is not None:
+            if not self.in_test_failure:  # a stack line without its message line
+                said = f"nccl-tests failure at {stack.group('where')}"
+                host = stack.group("host")
+                self.findings.append(
+                    _at(line, "WorkloadFailed", "nccl-tests-failure", said, None, host)
+                )
+        elif _TRACEBACK_RE.search(text):
+            self.in_test_failure = False
             after = self.items[self.index : self.index + _TRACEBACK_LOOKAHEAD]
-            self.findings.append(_traceback_finding(line, after))
-        elif (result := _NCCL_RESULT_RE.search(text)) is not None:
-            self.findings.append(_result_finding(line, text, result))
-        elif (signal := _MPIRUN_SIGNAL_RE.search(text)) is not None:
-            self.findings.append(_signal_finding(line, signal))
-        elif "NCCL INFO" not in text:  # e.g. "connect returned Connection refused, retrying"
-            for rule in _PHRASE_RULES:
-                if rule.pattern.search(text):
-                    self.findings.append(_phrase_finding(line, text, rule))
-                    break
+            self.findings.append(_traceback(line, after))
+        else:
+            self.in_test_failure = False
+            found = _other(line, text)
+            if found is None:
+                self.phrase(line, text)
+            else:
+                self.findings.append(found)
+
+    def phrase(self, line: LogLine, text: str) -> None:
+        """Find the first phrase rule the line matches.
+
+        ``NCCL INFO`` lines are never failures (e.g. the benign "connect returned Connection
+        refused, retrying").
+        """
+        if "NCCL INFO" in text:
+            return
+        for rule in _PHRASE_RULES:
+            if any(hint in text for hint in rule.hint) and rule.pattern.search(text):
+                self.findings.append(_phrase_finding(line, text, rule))
+                return
 
     def read_warn(self, line: LogLine, text: str, message: str) -> None:
         """Record an ``NCCL WARN`` unless benign, joining its wrapped continuation line."""
@@ -438,14 +357,6 @@ class _Scan:
         return frames
 
 
-def detect_failures(lines: Iterable[LogLine]) -> list[Finding]:
-    """Scan lines for failure messages.
-
-    Args:
-        lines: the lines of one or more logs, in order.
-
-    Returns:
-        The findings, merged and in order of first occurrence.
-
-    """
+def detect_failures(lines: Iterable[LogLine]) -> list[Failure]:
+    """The failures the lines (of one or more logs, in order) report, merged, in order."""
     return _merge(_Scan(lines).run())

@@ -8,7 +8,18 @@ Invariants:
 
 from __future__ import annotations
 
-__all__ = ["count", "human_bytes", "metric", "number", "ratio", "seconds"]
+from krm_fn.report.model import GroupReport
+
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "count",
+    "human_bytes",
+    "metric",
+    "number",
+    "ratio",
+    "seconds",
+    "summary_row",
+]
 
 MISSING = "-"
 
@@ -61,3 +72,28 @@ def count(value: int | None) -> str:
     if value is None:
         return "N/A"
     return str(value) if value < 1_000_000 else f"{value:.6g}"
+
+
+SUMMARY_COLUMNS = (
+    "Group", "Nodes", "Status", "Avg busbw (GB/s)", "Busbw (GB/s)", "Step time",
+    "TFLOP/s/GPU", "Tokens/s", "Goodput",
+)  # fmt: skip
+"""The one-line-per-group summary that the text and Markdown reports open with."""
+
+
+def summary_row(group: GroupReport) -> list[str]:
+    """A group's cells of :data:`SUMMARY_COLUMNS`; busbw is the sustained value thresholds read."""
+    nodes = str(len(group.nodes)) if group.nodes else f"{group.num_nodes or '?'}"
+    bandwidth, training = group.bandwidth, group.training
+    warmup = " (warm-up)" if training and training.warmup_only else ""
+    return [
+        group.name,
+        nodes,
+        group.status,
+        number(bandwidth.avg_bus_bandwidth_g_bps if bandwidth else None),
+        number(bandwidth.sustained_bus_bandwidth_g_bps if bandwidth else None),
+        seconds(training.avg_step_time_seconds if training else None) + warmup,
+        number(training.avg_tflops_per_gpu if training else None, 1),
+        number(training.tokens_per_second if training else None, 1),
+        ratio(training.goodput if training else None),
+    ]

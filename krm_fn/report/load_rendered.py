@@ -1,9 +1,8 @@
-"""Read the rendered objects: TrainJobs (one per node group) and LogProfiles.
+"""Read the groups: from the rendered objects (TrainJobs, LogProfiles), or from the logs alone.
 
-The input is a multi-document YAML stream, a ``config.kubernetes.io/v1`` ``ResourceList``
-(its ``items``) or a ``v1`` ``List``. TrainJobs (``trainer.kubeflow.org/*``) carry the group
-facts in labels and annotations; ``LogProfile`` objects add or replace profiles by name;
-every other object is ignored.
+The input is a YAML stream, a ``ResourceList`` or a ``List``. TrainJobs carry the group facts
+in labels and annotations; ``LogProfile`` objects add or replace profiles by name; every other
+object is ignored.
 
 Invariants:
     * Every problem in the input is an :class:`RenderedInputError` naming the object and the
@@ -18,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,26 +48,18 @@ from krm_fn.thresholds import (
 )
 
 __all__ = [
-    "ANN_BANDWIDTH",
-    "ANN_FRAMEWORK",
-    "ANN_GOODPUT",
-    "ANN_GPU",
-    "ANN_GROUP_NODES",
-    "ANN_PLATFORM",
-    "ANN_THRESHOLDS",
-    "LABEL_GROUP",
-    "LABEL_RUN",
     "GroupSpec",
     "Measurement",
     "Rendered",
     "RenderedInputError",
+    "groups_from_logs",
+    "load_profiles",
     "load_rendered",
 ]
 
-ANN_GPU = ANN_GPU_ARCH
-
 _DURATION_RE = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
 _TEST_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_DURATION_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 class RenderedInputError(ValueError):
@@ -77,42 +68,28 @@ class RenderedInputError(ValueError):
 
 @dataclass(frozen=True)
 class Measurement:
-    """A bandwidth or goodput measurement configured on a group.
-
-    Attributes:
-        profile: the resolved LogProfile.
-        defaulted: ``logProfileRef`` was absent and the built-in default was used.
-        test_type: ``testType`` (bandwidth), e.g. ``all_reduce``.
-        sample_interval: ``sampleInterval`` (goodput), a Go duration such as ``60s``.
-
-    """
+    """A measurement annotation: profile (``defaulted``: named none), testType, sampleInterval."""
 
     profile: LogProfile
     defaulted: bool = False
     test_type: str | None = None
     sample_interval: str | None = None
 
+    @property
+    def sample_interval_s(self) -> float | None:
+        """``sampleInterval`` in seconds (a Go duration such as ``1m30s``), when set."""
+        if self.sample_interval is None:
+            return None
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", self.sample_interval)
+        return sum(float(n) * _DURATION_S[u] for n, u in parts)
+
 
 @dataclass(frozen=True)
 class GroupSpec:
-    """One node group as the render described it, from its TrainJob.
+    """One node group as its TrainJob describes it (docs/report.md lists the fields read).
 
-    Attributes:
-        trainjob: the TrainJob name (logs are matched by it).
-        namespace: its namespace.
-        run: the WorkloadRun name (label ``nvcre.nvidia.com/workload-run``).
-        group: the group name (label ``nvcre.nvidia.com/group``), e.g. ``group-0``.
-        overflow: the overflow group (name ending in ``-overflow``).
-        nodes: node names from ``group-nodes``; ``None`` under placement Unpinned.
-        num_nodes: ``spec.trainer.numNodes``.
-        num_proc_per_node: ``spec.trainer.numProcPerNode``.
-        platform: detected platform annotation.
-        gpu: detected GPU architecture annotation.
-        framework: ``mpi``, ``torch`` or ``exec``.
-        thresholds: key to parsed threshold.
-        bandwidth: the bandwidth measurement, when configured.
-        goodput: the goodput measurement, when configured.
-
+    ``nodes`` is ``None`` under placement Unpinned. ``from_log``: the group stands for one
+    log read without rendered objects; its size is what the log states (no coverage check).
     """
 
     trainjob: str
@@ -129,20 +106,16 @@ class GroupSpec:
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     bandwidth: Measurement | None = None
     goodput: Measurement | None = None
+    from_log: bool = False
 
 
 @dataclass(frozen=True)
 class Rendered:
-    """The usable content of the rendered input.
-
-    Attributes:
-        groups: the groups, in input order.
-        profiles: LogProfiles in force, by name.
-
-    """
+    """The groups in input order, the profiles by name, by kind the ``--log-profile`` to use."""
 
     groups: tuple[GroupSpec, ...]
     profiles: Mapping[str, LogProfile]
+    read_with: Mapping[str, LogProfile] = field(default_factory=dict)
 
 
 def _documents(text: str) -> Iterator[Mapping[str, Any]]:
@@ -189,43 +162,46 @@ def _json_annotation(name: str, annotations: Mapping[str, Any], key: str) -> dic
     return value
 
 
+_MEASUREMENTS = {
+    "testType": (
+        "nccl-bandwidth",
+        "bandwidthResult",
+        _TEST_TYPE_RE,
+        "a collective name such as all_reduce",
+    ),
+    "sampleInterval": ("megatron-training", "trainingStep", _DURATION_RE, "a duration such as 60s"),
+}
+"""The field a measurement annotation has besides ``logProfileRef``: the default profile,
+the pattern the profile needs, and what the field's value must be."""
+
+
 def _measurement(
     name: str,
     annotations: Mapping[str, Any],
     key: str,
     profiles: Mapping[str, LogProfile],
-    default: str,
-    needs: str,
-    allowed: set[str],
+    own: str,
 ) -> Measurement | None:
     value = _json_annotation(name, annotations, key)
     if value is None:
         return None
-    unknown = sorted(set(value) - allowed - {"logProfileRef"})
-    if unknown:
+    where = f"TrainJob {name!r}: annotation {key}"
+    if unknown := sorted(set(value) - {own, "logProfileRef"}):
         raise RenderedInputError(
-            f"TrainJob {name!r}: annotation {key} has unknown field(s) {', '.join(unknown)}; "
-            f"allowed: {', '.join(sorted(allowed | {'logProfileRef'}))}"
+            f"{where} has unknown field(s) {', '.join(unknown)}; allowed: {own}, logProfileRef"
         )
+    default, needs, pattern, allowed = _MEASUREMENTS[own]
     ref = value.get("logProfileRef", default)
     if not isinstance(ref, str) or not ref:
-        raise RenderedInputError(f"TrainJob {name!r}: {key} logProfileRef must be a string")
+        raise RenderedInputError(f"{where}: logProfileRef must be a string")
     try:
         profile = resolve_profile(ref, profiles, needs=needs)
     except LogProfileError as err:
-        raise RenderedInputError(f"TrainJob {name!r}: {key}: {err}") from None
-    test_type = value.get("testType")
-    if test_type is not None and (
-        not isinstance(test_type, str) or not _TEST_TYPE_RE.match(test_type)
-    ):
-        raise RenderedInputError(
-            f"TrainJob {name!r}: {key} testType must be a collective name such as all_reduce"
-        )
-    interval = value.get("sampleInterval")
-    if interval is not None and (not isinstance(interval, str) or not _DURATION_RE.match(interval)):
-        raise RenderedInputError(
-            f"TrainJob {name!r}: {key} sampleInterval {interval!r} is not a duration such as 60s"
-        )
+        raise RenderedInputError(f"{where}: {err}") from None
+    field = value.get(own)
+    if field is not None and (not isinstance(field, str) or not pattern.match(field)):
+        raise RenderedInputError(f"{where}: {own} {field!r} must be {allowed}")
+    test_type, interval = (field, None) if own == "testType" else (None, field)
     return Measurement(profile, "logProfileRef" not in value, test_type, interval)
 
 
@@ -268,27 +244,11 @@ def _group(obj: Mapping[str, Any], profiles: Mapping[str, LogProfile]) -> GroupS
         num_nodes=_int_or_none(trainer.get("numNodes")),
         num_proc_per_node=num_proc if isinstance(num_proc, int | str) else None,
         platform=_str_or_none(annotations.get(ANN_PLATFORM)),
-        gpu=_str_or_none(annotations.get(ANN_GPU)),
+        gpu=_str_or_none(annotations.get(ANN_GPU_ARCH)),
         framework=_str_or_none(annotations.get(ANN_FRAMEWORK)),
         thresholds=thresholds,
-        bandwidth=_measurement(
-            name,
-            annotations,
-            ANN_BANDWIDTH,
-            profiles,
-            "nccl-bandwidth",
-            "bandwidthResult",
-            {"testType"},
-        ),
-        goodput=_measurement(
-            name,
-            annotations,
-            ANN_GOODPUT,
-            profiles,
-            "megatron-training",
-            "trainingStep",
-            {"sampleInterval"},
-        ),
+        bandwidth=_measurement(name, annotations, ANN_BANDWIDTH, profiles, "testType"),
+        goodput=_measurement(name, annotations, ANN_GOODPUT, profiles, "sampleInterval"),
     )
 
 
@@ -296,14 +256,8 @@ def _str_or_none(value: Any) -> str | None:
     return str(value) if value is not None and str(value) else None
 
 
-def load_rendered(text: str) -> Rendered:
-    """Read the rendered objects.
-
-    Args:
-        text: the YAML stream (or ResourceList / List).
-
-    Returns:
-        The groups and the LogProfiles in force.
+def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> Rendered:
+    """Read the rendered objects (with ``extra``, a ``--log-profile`` file's, over their own).
 
     Raises:
         RenderedInputError: the input is unusable; the message says why and where.
@@ -312,7 +266,7 @@ def load_rendered(text: str) -> Rendered:
     objects = list(_documents(text))
     profile_objects = [o for o in objects if o.get("kind") == "LogProfile"]
     try:
-        profiles = profiles_with_overrides(profile_objects)
+        profiles = {**profiles_with_overrides(profile_objects), **(extra or {})}
     except LogProfileError as err:
         raise RenderedInputError(str(err)) from None
     trainjobs = [
@@ -336,3 +290,47 @@ def load_rendered(text: str) -> Rendered:
             )
         seen.add(group.trainjob)
     return Rendered(groups, profiles)
+
+
+def load_profiles(
+    text: str, profiles: Mapping[str, LogProfile]
+) -> tuple[dict[str, LogProfile], list[LogProfile]]:
+    """A ``--log-profile`` file: all profiles (its own win), its own in order; it must hold one."""
+    objects = [o for o in _documents(text) if o.get("kind") == "LogProfile"]
+    if not objects:
+        raise RenderedInputError("the file holds no LogProfile (kind: LogProfile) object")
+    try:
+        own = profiles_with_overrides(objects)
+    except LogProfileError as err:
+        raise RenderedInputError(str(err)) from None
+    names = [str(o["metadata"]["name"]) for o in objects]
+    return {**profiles, **own}, [own[n] for n in names]
+
+
+def groups_from_logs(
+    names: Iterable[str], profiles: Mapping[str, LogProfile], chosen: Sequence[LogProfile] = ()
+) -> Rendered:
+    """One group per log (run ``logs``), read by the first ``chosen`` profile with its pattern."""
+    read_with = {
+        kind: profile
+        for kind, pattern in (("bandwidth", "bandwidthResult"), ("training", "trainingStep"))
+        if (profile := next((p for p in chosen if p.pattern(pattern)), None)) is not None
+    }
+    groups = tuple(
+        GroupSpec(
+            trainjob=name,
+            namespace="default",
+            run="logs",
+            group=name,
+            overflow=False,
+            nodes=None,
+            num_nodes=None,
+            num_proc_per_node=None,
+            platform=None,
+            gpu=None,
+            framework=None,
+            from_log=True,
+        )
+        for name in names
+    )
+    return Rendered(groups, profiles, read_with)

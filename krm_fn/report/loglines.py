@@ -15,55 +15,22 @@ __all__ = ["LogLine", "LogSource"]
 
 @dataclass(frozen=True)
 class LogLine:
-    """One line of a log.
-
-    Attributes:
-        source: the file (or ``<stdin>``) the line came from.
-        number: 1-based line number in that source.
-        text: the line without its newline.
-
-    """
+    """One line of a log: its source (a file, ``<stdin>``), 1-based number and text."""
 
     source: str
     number: int
     text: str
 
-    @property
-    def where(self) -> str:
-        """``source:number``, for messages."""
-        return f"{self.source}:{self.number}"
-
 
 @dataclass(frozen=True)
 class LogSource:
-    """One log (a file, a section of a file, or standard input).
-
-    Attributes:
-        name: a label for messages: the path, or ``<stdin>``.
-        lines: the lines, in order.
-
-    """
+    """One log (a file, a section of a file, or standard input) and its lines, in order."""
 
     name: str
     lines: tuple[LogLine, ...]
 
     @classmethod
     def from_text(cls, name: str, text: str, first_line: int = 1) -> LogSource:
-        """Split ``text`` into numbered lines.
-
-        Args:
-            name: the source label.
-            text: the whole log.
-            first_line: the number of the first line (sections of a file start later).
-
-        Returns:
-            The source.
-
-        """
-        return cls(
-            name,
-            tuple(
-                LogLine(name, first_line + index, line)
-                for index, line in enumerate(text.splitlines())
-            ),
-        )
+        """Split ``text`` into lines numbered from ``first_line`` (sections start later)."""
+        lines = text.splitlines()
+        return cls(name, tuple(LogLine(name, n, t) for n, t in enumerate(lines, first_line)))

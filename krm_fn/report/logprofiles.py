@@ -1,8 +1,6 @@
-r"""LogProfiles: the built-in ones (verbatim from NVCRE) and the user ones from the input.
+r"""LogProfiles, how to read a log: built-in (NVCRE's verbatim, our ``nemo2-training``), or yours.
 
-A LogProfile (``nvcre.nvidia.com/v1alpha1``, cluster-scoped) says how to read a log: a
-timestamp layout, regular expressions per event (``bandwidthResult``, ``trainingStep``, …),
-and the warm-up steps and log interval of the training loop.
+A profile holds a timestamp layout, a regex per event, the warm-up steps and log interval.
 
 Invariants:
     * The built-in profiles go through the same validation as user profiles.
@@ -39,79 +37,55 @@ __all__ = [
 LOGPROFILE_API_VERSION = "nvcre.nvidia.com/v1alpha1"
 
 PatternName = Literal[
-    "trainingStep",
-    "checkpointSave",
-    "checkpointDone",
-    "checkpointRestore",
-    "checkpointLoaded",
-    "applicationStart",
-    "warmupStep",
-    "bandwidthResult",
-    "networkTransport",
-]
-
-# Named groups a pattern must have to be usable.
+    "trainingStep", "checkpointSave", "checkpointDone", "checkpointRestore", "checkpointLoaded",
+    "applicationStart", "warmupStep", "bandwidthResult", "networkTransport",
+]  # fmt: skip
 _REQUIRED_GROUPS: dict[str, tuple[str, ...]] = {
     "bandwidthResult": ("size", "busBW"),
     "trainingStep": ("iteration", "elapsedTime"),
     "networkTransport": ("transport",),
 }
-# Units a pattern's groups may declare, and the factor to the report's unit (ms, bytes,
-# GB/s). nccl-tests always prints bytes and GB/s, and its rows are cross-checked against the
-# columns, so bandwidthResult accepts only those.
+"""Named groups a pattern must have to be usable."""
 _UNITS: dict[str, dict[str, dict[str, float]]] = {
-    "trainingStep": {
-        "elapsedTime": {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0},
-    },
+    "trainingStep": {"elapsedTime": {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0}},
     "bandwidthResult": {
         "size": {"B": 1.0},
         "algBW": {"GB/s": 1.0, "GBps": 1.0},
         "busBW": {"GB/s": 1.0, "GBps": 1.0},
     },
 }
+"""Units a group may declare, with the factor to the report's unit (ms, bytes, GB/s).
+nccl-tests prints bytes and GB/s only, and its rows are checked against the columns."""
 
 
 class LogProfileError(ValueError):
     """A LogProfile is invalid, or a ``logProfileRef`` names no profile."""
 
 
-class _EventPattern(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class _EventPattern(_Strict):
     regex: str = Field(min_length=1)
     example: str | None = None
     units: dict[str, str] = Field(default_factory=dict)
 
 
-class _Timestamp(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Timestamp(_Strict):
     layout: str
 
 
-class _WorkerStrategy(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+class _WorkerStrategy(_Strict):
     type: Literal["Single", "Multi"] = "Single"
     lifecycle_pod: Literal["first", "last"] = Field("first", alias="lifecyclePod")
     training_step_pod: Literal["first", "last"] | None = Field(None, alias="trainingStepPod")
     replicated_job_name: str = Field("trainer", alias="replicatedJobName")
 
 
-class _Patterns(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    training_step: _EventPattern | None = Field(None, alias="trainingStep")
-    checkpoint_save: _EventPattern | None = Field(None, alias="checkpointSave")
-    checkpoint_done: _EventPattern | None = Field(None, alias="checkpointDone")
-    checkpoint_restore: _EventPattern | None = Field(None, alias="checkpointRestore")
-    checkpoint_loaded: _EventPattern | None = Field(None, alias="checkpointLoaded")
-    application_start: _EventPattern | None = Field(None, alias="applicationStart")
-    warmup_step: _EventPattern | None = Field(None, alias="warmupStep")
-    bandwidth_result: _EventPattern | None = Field(None, alias="bandwidthResult")
-    network_transport: _EventPattern | None = Field(None, alias="networkTransport")
-
-
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+class _Spec(_Strict):
     timestamp: _Timestamp
-    patterns: _Patterns = Field(default_factory=_Patterns)
+    patterns: dict[PatternName, _EventPattern] = Field(default_factory=dict)
     worker_strategy: _WorkerStrategy = Field(
         default_factory=_WorkerStrategy, alias="workerStrategy"
     )
@@ -122,15 +96,7 @@ class _Spec(BaseModel):
 
 @dataclass(frozen=True)
 class CompiledPattern:
-    """One event pattern, compiled.
-
-    Attributes:
-        name: the pattern key, e.g. ``bandwidthResult``.
-        regex: the Go regex text as written in the profile.
-        pattern: the compiled Python expression.
-        units: named group to unit, e.g. ``{"elapsedTime": "ms"}``.
-
-    """
+    """One event pattern (e.g. ``bandwidthResult``): the Go text, compiled, with its units."""
 
     name: str
     regex: str
@@ -138,32 +104,17 @@ class CompiledPattern:
     units: Mapping[str, str] = field(default_factory=dict)
 
     def scale(self, group: str) -> float:
-        """Factor that turns the group's value into the report's unit.
-
-        The report's units are milliseconds for ``elapsedTime``, GB/s for bandwidth and
-        bytes for ``size``.
-        """
+        """The factor turning the group's value into the report's unit (ms, GB/s, bytes)."""
         unit = self.units.get(group)
-        if unit is None:
-            return 1.0
-        return _UNITS[self.name][group][unit]
+        return 1.0 if unit is None else _UNITS[self.name][group][unit]
 
 
 @dataclass(frozen=True)
 class LogProfile:
-    """A validated LogProfile.
+    """A validated LogProfile; ``origin`` is ``built-in`` or ``input``.
 
-    Attributes:
-        name: ``metadata.name``.
-        origin: ``built-in`` or ``input`` (a LogProfile object in the rendered stream).
-        layout: the compiled ``timestamp.layout``.
-        patterns: compiled patterns by key.
-        warmup_steps: iterations at the start excluded from measurement.
-        log_interval: iterations between two training-step lines, as configured.
-        worker_strategy: ``Single`` or ``Multi``.
-        replicated_job_name: the replicated job whose pods print the measurement.
-        container_name: the container to read, when set.
-
+    ``workerStrategy.type``, ``lifecyclePod``, ``trainingStepPod`` and ``containerName`` are
+    validated but not used: the report reads the logs it is given.
     """
 
     name: str
@@ -172,9 +123,7 @@ class LogProfile:
     patterns: Mapping[str, CompiledPattern]
     warmup_steps: int
     log_interval: int
-    worker_strategy: str
     replicated_job_name: str
-    container_name: str | None
 
     def pattern(self, key: str) -> CompiledPattern | None:
         """The compiled pattern ``key``, or ``None`` when the profile has none."""
@@ -182,15 +131,7 @@ class LogProfile:
 
 
 def translate_go_regex(regex: str) -> str:
-    """Rewrite Go RE2 syntax that Python spells differently.
-
-    Args:
-        regex: a Go regular expression.
-
-    Returns:
-        The same expression in Python ``re`` syntax.
-
-    """
+    r"""Rewrite the Go RE2 syntax Python spells differently (``(?<name>``, ``\z``)."""
     text = re.sub(r"\(\?<(?=[A-Za-z_])", "(?P<", regex)
     return re.sub(r"(?<!\\)((?:\\\\)*)\\z", r"\1\\Z", text)
 
@@ -222,20 +163,7 @@ def _compile_pattern(profile: str, key: str, spec: _EventPattern) -> CompiledPat
 def compile_profile(
     name: str, spec: Mapping[str, Any], origin: Literal["built-in", "input"]
 ) -> LogProfile:
-    """Validate and compile one LogProfile spec.
-
-    Args:
-        name: the profile's ``metadata.name``.
-        spec: the ``spec`` mapping of the object.
-        origin: where it came from.
-
-    Returns:
-        The compiled profile.
-
-    Raises:
-        LogProfileError: the spec is invalid; the message names the profile and the field.
-
-    """
+    """Validate and compile one LogProfile ``spec`` (``LogProfileError`` names the field)."""
     try:
         parsed = _Spec.model_validate(spec)
     except ValidationError as err:
@@ -247,23 +175,14 @@ def compile_profile(
         layout = GoLayout.compile(parsed.timestamp.layout)
     except LayoutError as err:
         raise LogProfileError(f"LogProfile {name!r}: {err}") from None
-    patterns: dict[str, CompiledPattern] = {}
-    for field_name, info in _Patterns.model_fields.items():
-        value = getattr(parsed.patterns, field_name)
-        if value is not None:
-            key = info.alias or field_name
-            patterns[key] = _compile_pattern(name, key, value)
-    strategy = parsed.worker_strategy
     return LogProfile(
         name=name,
         origin=origin,
         layout=layout,
-        patterns=patterns,
+        patterns={k: _compile_pattern(name, k, v) for k, v in parsed.patterns.items()},
         warmup_steps=parsed.warmup_steps,
         log_interval=parsed.log_interval,
-        worker_strategy=strategy.type,
-        replicated_job_name=strategy.replicated_job_name,
-        container_name=parsed.container_name,
+        replicated_job_name=parsed.worker_strategy.replicated_job_name,
     )
 
 
@@ -294,6 +213,14 @@ MEGATRON_BRIDGE_STEP_EXAMPLE = (
     "[2026-04-10 05:07:38] iteration        2/      50 | consumed samples:        16384 | "
     "elapsed time per iteration (ms): 26333.1 | throughput per GPU (TFLOP/s/GPU): 194.2 | "
     "lm loss: 1.189539E+01"
+)
+NEMO2_STEP_REGEX = (
+    r"Training epoch \d+, iteration (?P<iteration>\d+)/\d+ \|"
+    r".*train_step_timing in s: (?P<elapsedTime>[\d.]+(?:e[+-]?\d+)?)"
+)
+NEMO2_STEP_EXAMPLE = (
+    "Training epoch 0, iteration 97/99 | lr: 1.469e-05 | global_batch_size: 128 | "
+    "global_step: 97 | reduced_train_loss: 6.265 | train_step_timing in s: 12.22"
 )
 _MEGATRON_COMMON: dict[str, dict[str, Any]] = {
     "checkpointSave": {
@@ -357,23 +284,31 @@ _BUILTIN_SPECS: dict[str, dict[str, Any]] = {
             **_MEGATRON_COMMON,
         },
     },
+    # Ours: NVCRE has no profile for NeMo 2's "Training epoch E, iteration N/M |" lines.
+    "nemo2-training": {
+        "timestamp": {"layout": "2006-01-02 15:04:05"},
+        "workerStrategy": _MEGATRON_STRATEGY,
+        "warmupSteps": 5,
+        "logInterval": 1,
+        "patterns": {
+            "trainingStep": {
+                "regex": NEMO2_STEP_REGEX,
+                "example": NEMO2_STEP_EXAMPLE,
+                "units": {"elapsedTime": "s"},
+            },
+        },
+    },
 }
 
 BUILTIN_PROFILES: Mapping[str, LogProfile] = {
     name: compile_profile(name, spec, "built-in") for name, spec in _BUILTIN_SPECS.items()
 }
-"""The built-in profiles by name: ``nccl-bandwidth``, ``nccl-loopback``,
-``megatron-training``, ``megatron-bridge``."""
+"""The built-in profiles by name: NVCRE's ``nccl-bandwidth``, ``nccl-loopback``,
+``megatron-training`` and ``megatron-bridge``, and our ``nemo2-training``."""
 
 
 def profiles_with_overrides(objects: Iterable[Mapping[str, Any]]) -> dict[str, LogProfile]:
     """The built-in profiles, replaced or extended by the LogProfile objects given.
-
-    Args:
-        objects: LogProfile objects (``kind: LogProfile``) from the rendered stream.
-
-    Returns:
-        Profiles by name.
 
     Raises:
         LogProfileError: an object has no name, is defined twice, or is invalid.
@@ -404,20 +339,7 @@ def profiles_with_overrides(objects: Iterable[Mapping[str, Any]]) -> dict[str, L
 def resolve_profile(
     ref: str, profiles: Mapping[str, LogProfile], *, needs: str | None = None
 ) -> LogProfile:
-    """Look up a ``logProfileRef``.
-
-    Args:
-        ref: the profile name.
-        profiles: the profiles in force (:func:`profiles_with_overrides`).
-        needs: a pattern key the caller needs (``bandwidthResult`` or ``trainingStep``).
-
-    Returns:
-        The profile.
-
-    Raises:
-        LogProfileError: no profile has that name, or it lacks the ``needs`` pattern.
-
-    """
+    """Look up a ``logProfileRef`` that must have the pattern ``needs`` (``LogProfileError``)."""
     profile = profiles.get(ref)
     if profile is None:
         known = ", ".join(sorted(profiles))

@@ -1,86 +1,281 @@
-"""The report: what every renderer (text, Markdown, JSON, SVG) draws from.
+"""The report model: what the formats fill, the verdicts judge and every renderer draws.
+
+``-o json`` is :meth:`Report.model_dump_json` and its JSON Schema :func:`report_json_schema`
+(``report --json-schema``): both derived from these pydantic classes, so they cannot disagree.
 
 Invariants:
-    * A :class:`GroupReport` is ``Passed`` only when it has no failure and holds measured
-      data; ``status`` is computed from the failures, never set independently.
-    * Every failure carries one of the three NVCRE reasons: ``WorkloadFailed``,
-      ``ThresholdViolation``, ``HardwareFailureDetected``.
-    * The report holds parsed results, not text: renderers format, they do not compute
-      verdicts.
+    * JSON keys are the camelCase of the field names; every key is always present, and a
+      missing value is ``null``, never ``0``.
+    * A group is ``Passed`` only without failures and with measured data: ``status`` is
+      computed from the failures, never set.
+    * Every failure carries one of NVCRE's three reasons.
+    * Derived numbers (peaks, sustained bandwidth, averages) are computed properties of the
+      rows they come from: one definition each, used by thresholds and renderers alike.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+import itertools
+from typing import Any, Final, Literal
 
-from krm_fn.report.detect_failures import Reason
-from krm_fn.report.load_rendered import GroupSpec
-from krm_fn.report.parse_megatron import MegatronResult
-from krm_fn.report.parse_nccl import NcclResult
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic.alias_generators import to_camel
 
-__all__ = [
-    "REASON_SEVERITY",
-    "FailedNode",
-    "Failure",
-    "GroupReport",
-    "Report",
-    "RunReport",
-    "Status",
-    "ThresholdResult",
-]
-
+REPORT_API_VERSION: Final = "report.workloadrun-fn.nvcre.nvidia.com/v1alpha1"
+Reason = Literal["WorkloadFailed", "ThresholdViolation", "HardwareFailureDetected"]
 Status = Literal["Passed", "Failed", "NoData"]
-
-REASON_SEVERITY: dict[str, int] = {
-    "HardwareFailureDetected": 3,
-    "WorkloadFailed": 2,
-    "ThresholdViolation": 1,
-}
+REASON_SEVERITY = {"HardwareFailureDetected": 3, "WorkloadFailed": 2, "ThresholdViolation": 1}
 """Higher is more severe; a node's reason is its most severe failure."""
+ERRATIC_FLOOR_GBPS = 1.0
+"""Bus bandwidths below this are latency-bound noise; they never make a sweep erratic."""
 
 
-@dataclass(frozen=True)
-class Failure:
-    """Why a group did not pass.
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        json_schema_serialization_defaults_required=True,
+    )
 
-    Attributes:
-        reason: the NVCRE node failure reason.
-        kind: a stable short label (``no-log``, ``nccl-warn-ib-completion``, ``threshold``…).
-        message: one line for people.
-        host: the host the log names, or ``None``.
-        peer: the remote address the log names, or ``None``.
-        source: the log file, or ``None`` when not about a line.
-        line: the 1-based line, or ``None``.
-        count: how many lines said the same.
-        hosts: every host that said it (``host`` is the first), empty when none is named.
 
+class Measure(_Model):
+    """One half of an nccl-tests row: out-of-place or in-place."""
+
+    time_us: float
+    alg_bw_g_bps: float
+    bus_bw_g_bps: float
+    wrong: int | None = Field(description="#wrong (new format); null for N/A or the old format")
+    error: float | None = Field(description="the old format's maximum error; null otherwise")
+
+
+class Row(_Model):
+    """One row of an nccl-tests results table."""
+
+    size_bytes: int
+    count: int
+    type: str
+    redop: str
+    root: int | None
+    out_of_place: Measure
+    in_place: Measure
+    line: int
+    matched_by: Literal["profile", "fallback"]
+    source: str = Field(exclude=True)
+
+
+def _sustained(rows: list[Row], attr: str) -> float | None:
+    """The highest bandwidth that two adjacent message sizes both reach (one row: its own)."""
+    values = [getattr(r.out_of_place, attr) for r in rows if r.size_bytes > 0]
+    if len(values) == 1:
+        return float(values[0])
+    return max((min(a, b) for a, b in itertools.pairwise(values)), default=None)
+
+
+def erratic_rows(rows: list[Row]) -> list[Row]:
+    """Rows of one sweep that break the shape of a bandwidth curve.
+
+    A row is erratic when its out-of-place busbw is below half of the best busbw at a
+    smaller size (a collapse), or above twice both neighbours (an isolated spike); values
+    under :data:`ERRATIC_FLOOR_GBPS` on both sides are ignored.
     """
+    sized = [r for r in rows if r.size_bytes > 0]
+    values = [r.out_of_place.bus_bw_g_bps for r in sized]
+    found: list[Row] = []
+    best = 0.0
+    for index, (row, value) in enumerate(zip(sized, values, strict=True)):
+        around = values[max(0, index - 1) : index] + values[index + 1 : index + 2]
+        spike = len(around) == 2 and value >= ERRATIC_FLOOR_GBPS and value > 2 * max(around)
+        if (best >= ERRATIC_FLOOR_GBPS and value < best / 2) or spike:
+            found.append(row)
+        best = max(best, value)
+    return found
 
-    reason: Reason
-    kind: str
-    message: str
-    host: str | None = None
-    peer: str | None = None
-    source: str | None = None
-    line: int | None = None
-    count: int = 1
-    hosts: tuple[str, ...] = ()
+
+class Table(_Model):
+    """One nccl-tests results table: column header, rows, footer."""
+
+    source: str
+    start_line: int
+    has_header: bool
+    format: Literal["new", "old"] = "new"
+    complete: bool = False
+    out_of_bounds: int | None = None
+    out_of_bounds_failed: bool = False
+    avg_bus_bandwidth_g_bps: float | None = None
+    avg_source: Literal["footer", "computed"] | None = None
+    avg_check_failed: bool = False
+    elisions: int = 0
+    rows: list[Row] = Field(default_factory=list)
+    has_root: bool | None = Field(None, exclude=True)
+    problems: list[Failure] = Field(default_factory=list, exclude=True)
+    regex_disagreements: list[int] = Field(default_factory=list, exclude=True)
+
+    @property
+    def sweeps(self) -> list[list[Row]]:
+        """The rows cut where the data type or reduction changes (``-d all``/``-o all``)."""
+        return [list(g) for _, g in itertools.groupby(self.rows, lambda r: (r.type, r.redop))]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def validation(self) -> bool | None:
+        """Whether results were checked: ``False`` when every row says ``N/A``."""
+        if not self.rows:
+            return None
+        attr = "error" if self.format == "old" else "wrong"
+        return any(getattr(r.out_of_place, attr) is not None for r in self.rows)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def peak_bus_bandwidth_g_bps(self) -> float | None:
+        """Highest out-of-place busbw of any row: the raw maximum (NVCRE's value)."""
+        return max((r.out_of_place.bus_bw_g_bps for r in self.rows), default=None)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def sustained_bus_bandwidth_g_bps(self) -> float | None:
+        """Highest busbw reached by two adjacent sizes of one sweep (thresholds read it)."""
+        found = [_sustained(s, "bus_bw_g_bps") for s in self.sweeps]
+        return max((v for v in found if v is not None), default=None)
+
+    @property
+    def sustained_alg_bandwidth(self) -> float | None:
+        """Highest algbw reached by two adjacent sizes of one sweep."""
+        found = [_sustained(s, "alg_bw_g_bps") for s in self.sweeps]
+        return max((v for v in found if v is not None), default=None)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def erratic_sizes(self) -> list[int]:
+        """Sizes of the erratic rows of every sweep (see :func:`erratic_rows`)."""
+        return [r.size_bytes for sweep in self.sweeps for r in erratic_rows(sweep)]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def profile_regex_rows(self) -> int:
+        """Rows the LogProfile's ``bandwidthResult`` regex read correctly."""
+        return sum(r.matched_by == "profile" for r in self.rows)
+
+    @property
+    def wrong_rows(self) -> list[Row]:
+        """Rows with a non-zero ``#wrong`` count, out-of-place or in-place."""
+        return [r for r in self.rows if (r.out_of_place.wrong or 0) + (r.in_place.wrong or 0)]
 
 
-@dataclass(frozen=True)
-class ThresholdResult:
-    """One threshold checked.
+class Rank(_Model):
+    """A ``#  Rank N ... on HOST device D [bus] NAME`` line."""
 
-    Attributes:
-        key: the threshold key.
-        expression: the expression as written.
-        value: the measured metric, ``None`` when missing.
-        unit: the metric's unit.
-        passed: whether the value met the expression (``False`` when missing).
-        note: why the value is missing, when it is.
+    rank: int
+    host: str
+    device: int
+    gpu: str
 
-    """
+
+def _lowest(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return min(present) if present else None
+
+
+class Bandwidth(_Model):
+    """Everything read from an nccl-tests log; with several tables, metrics take the lowest."""
+
+    log_profile: str | None = None
+    test_type: str | None = None
+    collective: str | None = None
+    nccl_tests_version: str | None = None
+    nccl_version: str | None = None
+    network_transports: list[str] = Field(default_factory=list)
+    parameters: dict[str, str] = Field(default_factory=dict)
+    tables: list[Table] = Field(default_factory=list)
+    ranks: list[Rank] = Field(default_factory=list, exclude=True)
+    problems: list[Failure] = Field(default_factory=list, exclude=True)
+
+    @property
+    def measured(self) -> list[Table]:
+        """The tables with rows."""
+        return [t for t in self.tables if t.rows]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def hosts(self) -> list[str]:
+        """Distinct hosts of the ``Rank`` lines, in order."""
+        return list(dict.fromkeys(r.host for r in self.ranks))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def gpus(self) -> list[str]:
+        """Distinct device names of the ``Rank`` lines, in order."""
+        return list(dict.fromkeys(r.gpu for r in self.ranks))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def rank_count(self) -> int:
+        """How many ``Rank`` lines the log prints."""
+        return len(self.ranks)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def peak_bus_bandwidth_g_bps(self) -> float | None:
+        """The raw maximum busbw (lowest over tables)."""
+        return _lowest([t.peak_bus_bandwidth_g_bps for t in self.measured])
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def sustained_bus_bandwidth_g_bps(self) -> float | None:
+        """The sustained busbw (lowest over tables): what ``busBandwidthGBps`` reads."""
+        return _lowest([t.sustained_bus_bandwidth_g_bps for t in self.measured])
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def sustained_alg_bandwidth_g_bps(self) -> float | None:
+        """The sustained algbw (lowest over tables): what ``algBandwidthGBps`` reads."""
+        return _lowest([t.sustained_alg_bandwidth for t in self.measured])
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def avg_bus_bandwidth_g_bps(self) -> float | None:
+        """nccl-tests' ``Avg bus bandwidth`` (lowest over tables)."""
+        return _lowest([t.avg_bus_bandwidth_g_bps for t in self.measured])
+
+
+class Training(_Model):
+    """What a training log says, summed up (the step lines stay with the parser)."""
+
+    log_profile: str
+    format: str
+    warmup_steps: int
+    step_lines: int
+    first_iteration: int | None
+    last_iteration: int | None
+    train_iterations: int | None
+    finished: bool
+    measured_iterations: int
+    warmup_iterations: int
+    skipped_iterations: int
+    nan_iterations: int
+    repeated_lines: int
+    warmup_only: bool = Field(description="every step was warm-up: the averages are warm-up's")
+    avg_step_time_seconds: float | None
+    avg_tflops_per_gpu: float | None = Field(alias="avgTflopsPerGPU")
+    tokens_per_second: float | None
+    tokens_per_second_per_gpu: float | None = Field(alias="tokensPerSecondPerGPU")
+    last_loss: float | None
+    goodput: float | None
+    goodput_estimate: float | None
+    goodput_problem: str | None
+    goodput_capped_from: float | None
+    wall_time_seconds: float | None
+    productive_time_seconds: float | None
+    first_timestamp: str | None
+    last_timestamp: str | None
+    checkpoint_saves: int
+    checkpoint_restores: int
+    hosts: list[str]
+
+
+class ThresholdResult(_Model):
+    """One threshold checked; ``passed`` is ``False`` for a missing value."""
 
     key: str
     expression: str
@@ -90,36 +285,41 @@ class ThresholdResult:
     note: str | None = None
 
 
-@dataclass
-class GroupReport:
-    """The verdict on one group (one TrainJob).
+class Failure(_Model):
+    """Why a group did not pass; the same message from many hosts is one failure."""
 
-    Attributes:
-        spec: the group as rendered.
-        log_sources: the logs read.
-        nccl: the nccl-tests results, when parsed.
-        nccl_profile: the LogProfile used for them.
-        megatron: the training results, when parsed.
-        megatron_profile: the LogProfile used for them.
-        thresholds: the thresholds checked.
-        failures: why it did not pass.
-        notes: facts worth knowing that are not failures.
-        suggestion: the next grouping of its nodes, when it failed.
+    reason: Reason
+    kind: str
+    message: str
+    host: str | None = None
+    peer: str | None = None
+    source: str | None = None
+    line: int | None = None
+    count: int = 1
+    hosts: list[str] = Field(default_factory=list)
 
-    """
 
-    spec: GroupSpec
-    log_sources: list[str] = field(default_factory=list)
-    nccl: NcclResult | None = None
-    nccl_profile: str | None = None
-    megatron: MegatronResult | None = None
-    megatron_profile: str | None = None
-    thresholds: list[ThresholdResult] = field(default_factory=list)
-    failures: list[Failure] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    suggestion: list[list[str]] = field(default_factory=list)
-    has_data: bool = False
+class GroupReport(_Model):
+    """The verdict on one group (one TrainJob, or one log when there are no TrainJobs)."""
 
+    name: str
+    train_job: str
+    namespace: str
+    overflow: bool
+    nodes: list[str] | None
+    num_nodes: int | None
+    framework: str | None
+    logs: list[str] = Field(default_factory=list)
+    bandwidth: Bandwidth | None = None
+    training: Training | None = None
+    thresholds: list[ThresholdResult] = Field(default_factory=list)
+    failures: list[Failure] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    suggested_groups: list[list[str]] = Field(default_factory=list)
+    has_data: bool = Field(False, exclude=True)
+    run: str = Field("", exclude=True)
+
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def status(self) -> Status:
         """``Failed`` with any failure, ``NoData`` without measured data, else ``Passed``."""
@@ -130,84 +330,82 @@ class GroupReport:
     @property
     def primary_failure(self) -> Failure | None:
         """The most severe failure (first among equals)."""
-        if not self.failures:
-            return None
-        return max(self.failures, key=lambda f: REASON_SEVERITY[f.reason])
+        return max(self.failures, key=lambda f: REASON_SEVERITY[f.reason], default=None)
 
 
-@dataclass(frozen=True)
-class FailedNode:
-    """A node of a group that did not pass.
+class FailedNode(_Model):
+    """Nodes of a group that did not pass, with one reason (``nodes`` empty when unknown)."""
 
-    Attributes:
-        node: the node name; ``None`` when the group's nodes are unknown (Unpinned).
-        group: the group name.
-        trainjob: the TrainJob name.
-        reason: the NVCRE reason.
-        message: why.
-        run: the WorkloadRun of the group.
-
-    """
-
-    node: str | None
+    nodes: list[str]
     group: str
-    trainjob: str
+    train_job: str
     reason: Reason
     message: str
-    run: str
 
 
-@dataclass
-class RunReport:
-    """The verdict on one WorkloadRun.
-
-    Attributes:
-        name: the WorkloadRun name.
-        namespace: its namespace.
-        platform: detected platform(s).
-        gpu: detected GPU architecture(s).
-        nodes: every node of its groups, in order.
-        node_count: how many nodes (from ``numNodes`` when names are unknown).
-        groups: the groups.
-        failed_nodes: nodes of groups that did not pass.
-
-    """
+class RunReport(_Model):
+    """The verdict on one WorkloadRun."""
 
     name: str
     namespace: str
     platform: str | None
     gpu: str | None
     nodes: list[str]
-    node_count: int
-    groups: list[GroupReport] = field(default_factory=list)
-    failed_nodes: list[FailedNode] = field(default_factory=list)
+    node_count: int | None  # None: a group's size is unknown
+    groups: list[GroupReport] = Field(default_factory=list)
+    failed_nodes: list[FailedNode] = Field(default_factory=list)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
-    def passed(self) -> bool:
-        """Every group passed."""
-        return all(g.status == "Passed" for g in self.groups)
+    def result(self) -> Literal["PASSED", "FAILED"]:
+        """``PASSED`` when every group passed."""
+        return "PASSED" if all(g.status == "Passed" for g in self.groups) else "FAILED"
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def passed_groups(self) -> int:
         """How many groups passed."""
         return sum(g.status == "Passed" for g in self.groups)
 
 
-@dataclass
-class Report:
-    """The whole report.
+class Summary(_Model):
+    """Counts over every run."""
 
-    Attributes:
-        runs: one per WorkloadRun.
-        unmatched_logs: logs that matched no TrainJob.
+    groups: int
+    passed_groups: int
+    failed_nodes: int
 
-    """
 
-    runs: list[RunReport] = field(default_factory=list)
-    unmatched_logs: list[str] = field(default_factory=list)
+class Report(_Model):
+    """The whole report: ``-o json`` and ``--results-file`` write it as it is."""
+
+    api_version: Literal["report.workloadrun-fn.nvcre.nvidia.com/v1alpha1"] = REPORT_API_VERSION
+    kind: Literal["WorkloadRunReport"] = "WorkloadRunReport"
+    workload_runs: list[RunReport] = Field(default_factory=list)
+    unmatched_logs: list[str] = Field(default_factory=list)
 
     @property
-    def passed(self) -> bool:
-        """Every group of every run passed (and there is at least one group)."""
-        groups = [g for run in self.runs for g in run.groups]
-        return bool(groups) and all(g.status == "Passed" for g in groups)
+    def groups(self) -> list[GroupReport]:
+        """Every group of every run."""
+        return [g for run in self.workload_runs for g in run.groups]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def result(self) -> Literal["PASSED", "FAILED"]:
+        """``PASSED`` when there is a group and every group passed."""
+        groups = self.groups
+        return "PASSED" if groups and all(g.status == "Passed" for g in groups) else "FAILED"
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def summary(self) -> Summary:
+        """Groups, passed groups and failed nodes (a group of unknown nodes counts one)."""
+        failed = sum(max(1, len(n.nodes)) for run in self.workload_runs for n in run.failed_nodes)
+        passed = sum(run.passed_groups for run in self.workload_runs)
+        return Summary(groups=len(self.groups), passed_groups=passed, failed_nodes=failed)
+
+
+def report_json_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of ``-o json``, generated from :class:`Report`."""
+    schema = Report.model_json_schema(mode="serialization")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

@@ -1,25 +1,22 @@
-"""Draw bus bandwidth over message size as an SVG line plot (``--plot FILE.svg``).
+"""Draw bus bandwidth over message size as an SVG line plot (``--plot FILE.svg``), by hand.
 
-One series per group (per table, when a log holds several; per data type or reduction when
-a table is a ``-d all``/``-o all`` sweep, so the restarting sizes never draw a zigzag),
-labelled with the group's status; x on a log2 scale of message size in bytes, y linear in
-GB/s from 0; axis labels, grid, legend and a tooltip per point. Groups that were measured
-for bandwidth but have no rows (no log, cut or failed table) are listed in the legend with a
-dashed grey swatch and ``no rows``. The legend column is as wide as its longest label and
-the picture as tall as the legend, so no entry is clipped; with more than two WorkloadRuns
-the title counts them instead of listing every name. Written by hand: no plotting library.
+One series per group (per table, and per data type or reduction of a ``-d all``/``-o all``
+sweep, so restarting sizes never zigzag), labelled with its status; x is log2 of the size,
+y GB/s from 0. A group measured without rows is in the legend with a dashed grey swatch. A
+``busBandwidthGBps`` threshold is a dashed red line where its verdict flips.
 
 Invariants:
-    * The output is a well-formed, standalone SVG 1.1 document; every text is XML-escaped.
+    * A well-formed, standalone SVG 1.1 document; every text is XML-escaped.
     * Rows of 0 bytes cannot sit on a log axis and are left out (they are in the tables).
-    * The y axis always starts at 0, so a low bandwidth never looks high.
+    * The y axis starts at 0, so a low bandwidth never looks high.
     * Without any bandwidth data the plot says so instead of drawing empty axes.
-    * Every legend entry fits inside the picture (its width is estimated generously, at
-      :data:`CHAR_W` pixels a character).
+    * Every legend entry fits (widths are estimated generously, :data:`CHAR_W` a character);
+      with more than two WorkloadRuns the title counts them.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,8 +24,9 @@ from xml.sax.saxutils import escape, quoteattr
 
 from krm_fn.report.format_values import human_bytes
 from krm_fn.report.model import Report
+from krm_fn.thresholds import parse_threshold
 
-__all__ = ["Series", "plot_report", "render_svg"]
+__all__ = ["Series", "plot_report", "render_svg", "threshold_lines"]
 
 WIDTH = 900
 HEIGHT = 520
@@ -40,8 +38,9 @@ CHAR_W = 7.5
 """Upper estimate of the width of one character of 12 px sans-serif text, in pixels."""
 LEGEND_ROW = 20
 NO_DATA_COLOR = "#9e9e9e"
+LIMIT_COLOR = "#c62828"
 MAX_TITLE_RUNS = 2
-PALETTE = (
+PALETTE = [
     "#1f77b4",
     "#d62728",
     "#2ca02c",
@@ -52,18 +51,12 @@ PALETTE = (
     "#17becf",
     "#7f7f7f",
     "#bcbd22",
-)
+]
 
 
 @dataclass(frozen=True)
 class Series:
-    """One line of the plot.
-
-    Attributes:
-        label: the legend text.
-        points: ``(size in bytes, busbw in GB/s)`` pairs.
-
-    """
+    """One line of the plot: its legend text and ``(size in bytes, busbw in GB/s)`` points."""
 
     label: str
     points: tuple[tuple[int, float], ...]
@@ -95,16 +88,7 @@ def legend_width(labels: Sequence[str]) -> float:
 
 @dataclass(frozen=True)
 class _Axes:
-    """The scales of the plot: x is log2 of the message size, y is GB/s from 0.
-
-    Attributes:
-        x_min: the lowest power of two on the x axis.
-        x_max: the highest power of two on the x axis.
-        y_step: the GB/s between two horizontal grid lines.
-        y_ticks: how many intervals the y axis has.
-        y_max: the GB/s at the top of the y axis.
-
-    """
+    """The scales: x from 2**x_min to 2**x_max bytes; y from 0 to y_max GB/s in y_ticks steps."""
 
     x_min: int
     x_max: int
@@ -121,17 +105,8 @@ class _Axes:
         return TOP + PLOT_H - bw / self.y_max * PLOT_H
 
 
-def render_svg(series: Sequence[Series], title: str) -> str:
-    """Draw the series; those without points appear in the legend only.
-
-    Args:
-        series: the lines to draw.
-        title: the plot title.
-
-    Returns:
-        The SVG document.
-
-    """
+def render_svg(series: Sequence[Series], title: str, limits: Sequence[str] = ()) -> str:
+    """Draw the series (pointless ones in the legend only) and ``limits`` as dashed lines."""
     width, height = _canvas_size(series, title)
     head = _head(width, height, title)
     drawn = [s for s in series if any(size > 0 for size, _ in s.points)]
@@ -141,11 +116,14 @@ def render_svg(series: Sequence[Series], title: str) -> str:
             *_legend(series, [], LEGEND_LEFT),
         ]
         return "\n".join([*head, *body, "</svg>"]) + "\n"
-    axes = _axes(drawn)
+    top = max(bw for s in drawn for _, bw in s.points)
+    lines = [(e, v) for e in limits for v in threshold_lines(e, max(top, 1.0) * 1e4)]
+    axes = _axes(drawn, max([top, *(v for _, v in lines)]))
     colors = {id(line): PALETTE[index % len(PALETTE)] for index, line in enumerate(drawn)}
     body = [
         *_grid(axes),
         *_axis_titles(),
+        *(part for e, v in lines for part in _limit(axes, e, v)),
         *(part for line in drawn for part in _series_parts(line, colors[id(line)], axes)),
         *_legend(series, [colors.get(id(s)) for s in series], LEGEND_LEFT),
     ]
@@ -153,7 +131,7 @@ def render_svg(series: Sequence[Series], title: str) -> str:
 
 
 def _canvas_size(series: Sequence[Series], title: str) -> tuple[int, int]:
-    """Size the picture: the default, widened for the legend and title, heightened per legend row."""
+    """Size the picture: the default, widened for legend and title, heightened per legend row."""
     width = round(max(WIDTH, LEFT + PLOT_W + legend_width([s.label for s in series])))
     height = round(max(HEIGHT, TOP + 12 + LEGEND_ROW * len(series) + BOTTOM))
     width = max(width, round(CHAR_W * 1.4 * len(title) + 40))
@@ -173,14 +151,28 @@ def _head(width: int, height: int, title: str) -> list[str]:
     ]
 
 
-def _axes(drawn: Sequence[Series]) -> _Axes:
-    """Whole powers of two around every size (at least two); round GB/s steps from 0."""
+def _limit(axes: _Axes, expression: str, value: float) -> list[str]:
+    """A threshold: a dashed line across the plot at ``value``, labelled with its expression."""
+    y, label = axes.py(value), f"busBandwidthGBps: {expression}"
+    return [
+        f'<line x1="{LEFT}" y1="{_fmt(y)}" x2="{LEFT + PLOT_W}" y2="{_fmt(y)}" '
+        f'stroke="{LIMIT_COLOR}" stroke-width="1.5" stroke-dasharray="6 4"/>',
+        _text(LEFT + PLOT_W - 4, y - 4, label, text_anchor="end", fill=LIMIT_COLOR),
+    ]
+
+
+def _axes(drawn: Sequence[Series], highest: float) -> _Axes:
+    """Scale both axes.
+
+    x: whole powers of two around every size (at least two); y: round GB/s steps from 0 to
+    above ``highest`` (the top point or threshold).
+    """
     sizes = [size for s in drawn for size, _ in s.points if size > 0]
     x_min = math.floor(math.log2(min(sizes)))
     x_max = math.ceil(math.log2(max(sizes)))
     if x_max == x_min:
         x_min, x_max = x_min - 1, x_max + 1
-    top = max(bw for s in drawn for _, bw in s.points) * 1.05
+    top = highest * 1.05
     y_step = _tick_step(top)
     y_ticks = max(1, math.ceil(top / y_step))
     return _Axes(x_min, x_max, y_step, y_ticks, y_step * y_ticks)
@@ -215,16 +207,13 @@ def _grid(axes: _Axes) -> list[str]:
 def _axis_titles() -> list[str]:
     """The x axis title under the plot and the y axis title turned along its left side."""
     mid_y = TOP + PLOT_H / 2
+    turn = f"rotate(-90 20 {_fmt(mid_y)})"
     return [
         _text(
             LEFT + PLOT_W / 2, HEIGHT - 24, "Message size (bytes, log2 scale)", text_anchor="middle"
         ),
         _text(
-            20,
-            mid_y,
-            "Bus bandwidth, out-of-place (GB/s)",
-            text_anchor="middle",
-            transform=f"rotate(-90 20 {_fmt(mid_y)})",
+            20, mid_y, "Bus bandwidth, out-of-place (GB/s)", text_anchor="middle", transform=turn
         ),
     ]
 
@@ -262,44 +251,57 @@ def _legend(series: Sequence[Series], colors: Sequence[str | None], left: float)
     return parts
 
 
-def plot_report(report: Report) -> str:
-    """Draw the busbw of every group of the report.
+def threshold_lines(expression: str, top: float) -> list[float]:
+    """Find where a threshold's verdict flips between 0 and ``top`` GB/s.
 
-    Args:
-        report: the evaluated report.
-
-    Returns:
-        The SVG document.
-
+    It is evaluated on a linear and a logarithmic grid, then bisected where it flips.
+    Only :meth:`~krm_fn.thresholds.Threshold.evaluate` is used, so any expression the
+    threshold language accepts draws its boundaries: one for ``value >= 300``, two for
+    ``value >= 400 && value < 2000``.
     """
+    threshold = parse_threshold(expression)
+    steps = 400
+    linear = [top * i / steps for i in range(steps + 1)]
+    logarithmic = [top * 10 ** (-9 * i / steps) for i in range(steps + 1)]
+    grid = sorted({*linear, *logarithmic})
+    found = []
+    for low, high in itertools.pairwise(grid):
+        if threshold.evaluate(low) == threshold.evaluate(high):
+            continue
+        inside = threshold.evaluate(low)
+        for _ in range(50):
+            mid = (low + high) / 2
+            low, high = (mid, high) if threshold.evaluate(mid) == inside else (low, mid)
+        found.append(float(f"{high:.6g}"))
+    return found
+
+
+def _series(report: Report) -> tuple[list[Series], list[str], int]:
+    """The series of every group measured for bandwidth, its busbw thresholds, the runs drawn."""
+    runs = [r for r in report.workload_runs if any(g.bandwidth is not None for g in r.groups)]
     series: list[Series] = []
-    runs = [
-        r
-        for r in report.runs
-        if any(g.nccl is not None or g.spec.bandwidth is not None for g in r.groups)
-    ]
-    several_runs = len(runs) > 1
+    limits: list[str] = []
     for run in runs:
-        for group in run.groups:
-            if group.nccl is None and group.spec.bandwidth is None:
-                continue
-            name = f"{run.name}/{group.spec.group}" if several_runs else group.spec.group
-            tables = [t for t in group.nccl.tables if t.rows] if group.nccl is not None else []
+        for group in (g for g in run.groups if g.bandwidth is not None):
+            name = f"{run.name}/{group.name}" if len(runs) > 1 else group.name
+            limits += [t.expression for t in group.thresholds if t.key == "busBandwidthGBps"]
+            tables = group.bandwidth.measured if group.bandwidth else []
             if not tables:
                 series.append(Series(f"{name} ({group.status}, no rows)", ()))
             for index, table in enumerate(tables, start=1):
                 label = f"{name} #{index}" if len(tables) > 1 else name
-                sweeps = table.sweeps
-                for sweep in sweeps:
-                    kind = sweep[0].dtype if sweep[0].redop in ("", "sum", "none") else None
-                    kind = kind or f"{sweep[0].dtype} {sweep[0].redop}"
-                    shown = f"{label} {kind}" if len(sweeps) > 1 else label
-                    points = tuple((r.size, r.out_of_place.busbw) for r in sweep)
+                for sweep in (sweeps := table.sweeps):
+                    first = sweep[0]
+                    redop = "" if first.redop in ("", "sum", "none") else f" {first.redop}"
+                    shown = f"{label} {first.type}{redop}" if len(sweeps) > 1 else label
+                    points = tuple((r.size_bytes, r.out_of_place.bus_bw_g_bps) for r in sweep)
                     series.append(Series(f"{shown} ({group.status})", points))
-    if not runs:
-        title = "NCCL bus bandwidth by message size: no runs"
-    elif len(runs) > MAX_TITLE_RUNS:
-        title = f"NCCL bus bandwidth by message size: {len(runs)} WorkloadRuns"
-    else:
-        title = f"NCCL bus bandwidth by message size: {', '.join(r.name for r in runs)}"
-    return render_svg(series, title)
+    return series, list(dict.fromkeys(limits)), len(runs)
+
+
+def plot_report(report: Report) -> str:
+    """Draw the busbw of every group of the report, and its busBandwidthGBps thresholds."""
+    series, limits, runs = _series(report)
+    names = [r.name for r in report.workload_runs if any(g.bandwidth for g in r.groups)]
+    shown = f"{len(names)} WorkloadRuns" if runs > MAX_TITLE_RUNS else ", ".join(names) or "no runs"
+    return render_svg(series, f"NCCL bus bandwidth by message size: {shown}", limits)

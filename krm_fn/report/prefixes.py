@@ -23,6 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -36,20 +37,23 @@ _SRUN_RE = re.compile(r"^(?P<rank>\d+): ")
 _TORCHRUN_RE = re.compile(r"^\[(?:default|rank)(?P<rank>\d+)\]: ?")
 _PREPEND_RANK_RE = re.compile(r"^\[(?P<rank>\d+)\] ")
 _HOST_RE = re.compile(r"^(?P<host>[A-Za-z][A-Za-z0-9_.-]*):\s+")
+_LAYER_RE = re.compile(
+    "|".join(
+        [
+            r"(?P<ts>" + _KUBECTL_TS_RE.pattern.removeprefix("^") + ")",
+            _OMPI_RE.pattern.replace("(?P<rank>", "(?P<ompi>"),
+            _SRUN_RE.pattern.replace("(?P<rank>", "(?P<srun>"),
+            _TORCHRUN_RE.pattern.replace("(?P<rank>", "(?P<torch>"),
+            _PREPEND_RANK_RE.pattern.replace("(?P<rank>", "(?P<prepend>"),
+        ]
+    )
+)
+"""One launcher prefix of any kind (they may be stacked)."""
 
 
 @dataclass(frozen=True)
 class Stripped:
-    """A line without its launcher prefixes.
-
-    Attributes:
-        text: the line after the prefixes.
-        rank: the rank a prefix named (``"0"``), or ``None``.
-        host: the host a pdsh-style prefix named, or ``None``.
-        timestamp: the ``kubectl --timestamps`` prefix, or ``None``.
-        pod: the pod a ``kubectl logs --prefix`` prefix named, or ``None``.
-
-    """
+    """A line without its launcher prefixes, and the rank, host, timestamp, pod they named."""
 
     text: str
     rank: str | None = None
@@ -59,28 +63,15 @@ class Stripped:
 
 
 def strip_ansi(text: str) -> str:
-    """Remove ANSI escape sequences (colours, cursor moves) from ``text``.
-
-    Args:
-        text: a log, or one line of it.
-
-    Returns:
-        The text without escape sequences; everything else is kept.
-
-    """
+    """Remove ANSI escape sequences (colours, cursor moves) from ``text``, and nothing else."""
     return _ANSI_RE.sub("", text) if "\x1b" in text else text
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def strip_prefixes(line: str) -> Stripped:
-    """Remove the unambiguous launcher prefixes from ``line``.
-
-    Args:
-        line: one log line without its newline.
-
-    Returns:
-        The rest of the line and what the prefixes said.
-
-    """
+    """Remove the unambiguous launcher prefixes from ``line`` (cached: parsers share lines)."""
+    if not line or (line[0] != "[" and not line[0].isdigit()):
+        return Stripped(line)  # every prefix starts with '[' or a digit
     text = line
     rank: str | None = None
     timestamp: str | None = None
@@ -90,39 +81,21 @@ def strip_prefixes(line: str) -> Stripped:
         pod = found_pod.group("pod")
         text = text[found_pod.end() :]
     for _ in range(4):
-        ts = _KUBECTL_TS_RE.match(text)
-        if ts is not None and timestamp is None:
-            timestamp = ts.group().strip()
-            text = text[ts.end() :]
-            continue
-        for regex in (_OMPI_RE, _SRUN_RE, _TORCHRUN_RE, _PREPEND_RANK_RE):
-            found = regex.match(text)
-            if found is not None:
-                rank = rank if rank is not None else found.group("rank")
-                text = text[found.end() :]
-                break
-        else:
+        found = _LAYER_RE.match(text)
+        if found is None:
             break
+        text = text[found.end() :]
+        if found.group("ts") is not None:
+            timestamp = timestamp or found.group("ts").strip()
+        else:
+            rank = rank or next(r for r in found.group("ompi", "srun", "torch", "prepend") if r)
     return Stripped(text, rank, None, timestamp, pod)
 
 
 def strip_host_prefix(stripped: Stripped) -> Stripped:
-    """Also remove a pdsh-style ``host: `` prefix.
-
-    Args:
-        stripped: a line already passed through :func:`strip_prefixes`.
-
-    Returns:
-        The line without the ``host:`` prefix, or ``stripped`` unchanged when there is none.
-
-    """
+    """Also remove a pdsh-style ``host: `` prefix from a line :func:`strip_prefixes` stripped."""
     found = _HOST_RE.match(stripped.text)
     if found is None:
         return stripped
-    return Stripped(
-        stripped.text[found.end() :],
-        stripped.rank,
-        found.group("host"),
-        stripped.timestamp,
-        stripped.pod,
-    )
+    host, text = found.group("host"), stripped.text[found.end() :]
+    return Stripped(text, stripped.rank, host, stripped.timestamp, stripped.pod)

@@ -28,17 +28,7 @@ __all__ = ["suggest_regrouping"]
 def suggest_regrouping(
     nodes: Sequence[str], known_good: Sequence[str] = (), suspects: Sequence[str] = ()
 ) -> list[list[str]]:
-    """The next groups to run to find the bad node among ``nodes``.
-
-    Args:
-        nodes: the failed group's nodes, in group order.
-        known_good: nodes of passing groups of the same run.
-        suspects: nodes the log names as failing; they are tested first.
-
-    Returns:
-        The suggested groups (lists of node names); empty when there is nothing to split.
-
-    """
+    """The next groups to run to find the bad node among ``nodes`` (suspects tested first)."""
     ordered = [n for n in suspects if n in nodes] + [n for n in nodes if n not in suspects]
     ordered = list(dict.fromkeys(ordered))
     good = [n for n in known_good if n not in ordered]

@@ -1,8 +1,8 @@
 """Render the report as text (``-o text``): boxes on a terminal, plain ASCII otherwise.
 
-The layout follows NVCRE's ``nvcrectl workloadrun report``: a banner, the run's facts (Name,
-Platform, GPU, Nodes), a section per WorkloadRun with a block per group, and a Summary with
-the failed nodes and the result.
+The layout follows NVCRE's ``nvcrectl workloadrun report``: a banner, then (as the Markdown
+report does) the one-line-per-group summary and the result, then a section per WorkloadRun
+with the run's facts and a block per group, and last the failed nodes, each reason once.
 
 Invariants:
     * The plain form uses only ASCII in its own text (log excerpts are quoted as they are).
@@ -15,10 +15,17 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
-from krm_fn.report.evaluate import metric_value
-from krm_fn.report.format_values import count, human_bytes, metric, number, ratio, seconds
-from krm_fn.report.model import GroupReport, Report, RunReport
-from krm_fn.report.parse_nccl import NcclResult, NcclTable
+from krm_fn.report.format_values import (
+    SUMMARY_COLUMNS,
+    count,
+    human_bytes,
+    metric,
+    number,
+    ratio,
+    seconds,
+    summary_row,
+)
+from krm_fn.report.model import Bandwidth, GroupReport, Report, RunReport, Table, Training
 
 __all__ = ["render_text"]
 
@@ -32,107 +39,87 @@ class _Section:
     lines: list[str] = field(default_factory=list)
 
 
-def _table_lines(table: NcclTable, index: int, total: int) -> list[str]:
-    lines: list[str] = []
+def _table_lines(table: Table, index: int, total: int) -> list[str]:
     label = "#wrong" if table.format == "new" else "error"
-    if total > 1:
-        lines.append(f"Table {index} ({table.source}:{table.start_line}):")
+    lines = [f"Table {index} ({table.source}:{table.start_line}):"] if total > 1 else []
     lines.append(f"  {'Size':>10}  {'AlgBW GB/s':>10}  {'BusBW GB/s':>10}  {label:>11}")
     for row in table.rows:
-        measure = row.out_of_place
-        if table.format == "new":
-            marker = count(measure.wrong)
-        else:
-            marker = "N/A" if measure.error is None else f"{measure.error:g}"
+        half = row.out_of_place
+        marker = (
+            count(half.wrong)
+            if table.format == "new"
+            else ("N/A" if half.error is None else f"{half.error:g}")
+        )
         lines.append(
-            f"  {human_bytes(row.size):>10}  {measure.algbw:>10.2f}  {measure.busbw:>10.2f}"
-            f"  {marker:>11}"
+            f"  {human_bytes(row.size_bytes):>10}  {half.alg_bw_g_bps:>10.2f}  "
+            f"{half.bus_bw_g_bps:>10.2f}  {marker:>11}"
         )
     return lines
 
 
-def _bandwidth_lines(group: GroupReport, result: NcclResult) -> list[str]:
-    facts = [
-        result.collective or (group.spec.bandwidth.test_type if group.spec.bandwidth else None)
-    ]
-    facts.append(f"profile {group.nccl_profile}")
-    if result.tests_version:
-        facts.append(f"nccl-tests {result.tests_version}")
-    if result.nccl_version:
-        facts.append(f"NCCL {result.nccl_version}")
-    if result.transports:
-        facts.append(f"network {', '.join(result.transports)}")
+def _bandwidth_lines(result: Bandwidth) -> list[str]:
+    facts = [result.collective or result.test_type, f"profile {result.log_profile}"]
+    facts += [f"nccl-tests {result.nccl_tests_version}"] if result.nccl_tests_version else []
+    facts += [f"NCCL {result.nccl_version}"] if result.nccl_version else []
+    facts += (
+        [f"network {', '.join(result.network_transports)}"] if result.network_transports else []
+    )
     lines = [f"Bandwidth:  {', '.join(f for f in facts if f)} (out-of-place)"]
-    tables = [t for t in result.tables if t.rows]
+    if result.ranks:
+        lines.append(
+            f"Ranks:      {result.rank_count} on {len(result.hosts)} host(s) "
+            f"({', '.join(result.hosts)}), {', '.join(result.gpus)}"
+        )
+    tables = result.measured
     for index, table in enumerate(tables, start=1):
         lines.extend(_table_lines(table, index, len(tables)))
-    avg = metric_value("avgBusBandwidthGBps", group)[0]
     computed = any(t.avg_source == "computed" for t in tables)
     lines.append(
-        f"Avg Bus Bandwidth:   {number(avg, 2, 'GB/s')}"
+        f"Avg Bus Bandwidth:        {number(result.avg_bus_bandwidth_g_bps, 2, 'GB/s')}"
         + (" (computed from rows)" if computed else "")
     )
-    peak = metric_value("busBandwidthGBps", group)[0]
-    peak_row = next(
-        (r for t in tables for r in t.rows if peak is not None and r.out_of_place.busbw == peak),
-        None,
+    lines.append(
+        f"Sustained Bus Bandwidth:  {number(result.sustained_bus_bandwidth_g_bps, 2, 'GB/s')}"
+        " (busBandwidthGBps: reached at two adjacent sizes)"
     )
-    where = f" at {human_bytes(peak_row.size)}" if peak_row is not None else ""
-    lines.append(f"Peak Bus Bandwidth:  {number(peak, 2, 'GB/s')}{where}")
+    peak = result.peak_bus_bandwidth_g_bps
+    where = next((r for t in tables for r in t.rows if r.out_of_place.bus_bw_g_bps == peak), None)
+    at = f" at {human_bytes(where.size_bytes)}" if where is not None else ""
+    lines.append(f"Peak Bus Bandwidth:       {number(peak, 2, 'GB/s')}{at} (raw maximum)")
     return lines
 
 
-def _training_lines(group: GroupReport) -> list[str]:
-    result = group.megatron
-    if result is None:
-        return []
-    steps = result.steps
-    lines = [f"Training:   profile {group.megatron_profile}, warmupSteps {result.warmup_steps}"]
-    if steps:
-        total = f" of {result.train_iters}" if result.train_iters else ""
-        measured = sum(a.productive for a in result.accounting)
-        lines.append(
-            f"Iterations:      {steps[0].iteration}-{result.last_iteration}{total} "
-            f"({len(steps)} step lines, {measured} measured iterations)"
-        )
-    lines.append(f"Avg Step Time:   {seconds(result.avg_step_time_s)}")
-    if result.checkpoint_saves or result.checkpoint_restores:
-        lines.append(
-            f"Checkpoints:     {result.checkpoint_saves} saved, "
-            f"{result.checkpoint_restores} restored"
-        )
-    lines.append(f"Avg TFLOPs/GPU:  {number(result.avg_tflops, 1)}")
-    lines.append(f"Tokens/s:        {number(result.avg_tokens_per_second, 1)}")
-    if result.goodput is not None:
-        lines.append(f"Goodput:         {ratio(result.goodput)}")
-    elif result.goodput_problem is not None:
-        lines.append("Goodput:         - (timestamps inconsistent with the step lines; see notes)")
-    elif result.goodput_estimate is not None:
-        lines.append(
-            f"Goodput:         - (not measured; estimate {ratio(result.goodput_estimate)} "
-            "from step times)"
-        )
-    else:
-        lines.append("Goodput:         -")
-    return lines
-
-
-def _group_lines(group: GroupReport) -> list[str]:
-    spec = group.spec
-    nodes = f"{len(spec.nodes)} nodes: {', '.join(spec.nodes)}" if spec.nodes else "nodes unknown"
-    if not spec.nodes and spec.num_nodes:
-        nodes = f"{spec.num_nodes} nodes, unpinned"
+def _training_lines(result: Training) -> list[str]:
     lines = [
-        f"{spec.group} ({nodes})",
-        f"  TrainJob:   {spec.trainjob}",
-        f"  Status:     {group.status}",
+        f"Training:   {result.format}, profile {result.log_profile}, warmupSteps "
+        f"{result.warmup_steps}"
     ]
-    for source in group.log_sources or ["- (none found)"]:
-        lines.append(f"  Log:        {source}")
+    if result.step_lines:
+        total = f" of {result.train_iterations}" if result.train_iterations else ""
+        lines.append(
+            f"Iterations:      {result.first_iteration}-{result.last_iteration}{total} "
+            f"({result.step_lines} step lines, {result.measured_iterations} measured)"
+        )
+    label = " (warm-up only: no step is measured)" if result.warmup_only else ""
+    lines.append(f"Avg Step Time:   {seconds(result.avg_step_time_seconds)}{label}")
+    if saved := result.checkpoint_saves + result.checkpoint_restores:
+        restored = result.checkpoint_restores
+        lines.append(f"Checkpoints:     {saved - restored} saved, {restored} restored")
+    lines.append(f"Avg TFLOPs/GPU:  {number(result.avg_tflops_per_gpu, 1)}{label}")
+    lines.append(f"Tokens/s:        {number(result.tokens_per_second, 1)}")
+    if result.tokens_per_second_per_gpu is not None:
+        lines.append(f"Tokens/s/GPU:    {number(result.tokens_per_second_per_gpu, 1)}")
+    lines.append(f"Last Loss:       {number(result.last_loss, 4)}")
+    goodput = ratio(result.goodput)
+    if result.goodput is None and result.goodput_problem is not None:
+        goodput = "- (cannot be computed; see notes)"
+    elif result.goodput is None and result.goodput_estimate is not None:
+        goodput = f"- (not measured; estimate {ratio(result.goodput_estimate)} from step times)"
+    return [*lines, f"Goodput:         {goodput}"]
+
+
+def _verdict_lines(group: GroupReport) -> list[str]:
     body: list[str] = []
-    if group.nccl is not None and any(t.rows for t in group.nccl.tables):
-        body.extend(_bandwidth_lines(group, group.nccl))
-    body.extend(_training_lines(group))
     if group.thresholds:
         body.append("Thresholds:")
         key_w = max(len(t.key) for t in group.thresholds)
@@ -146,71 +133,85 @@ def _group_lines(group: GroupReport) -> list[str]:
         for f in group.failures:
             where = f" [{f.source}:{f.line}]" if f.source and f.line else ""
             times = f" (x{f.count})" if f.count > 1 else ""
-            hosts = f.hosts or ((f.host,) if f.host else ())
+            hosts = f.hosts or ([f.host] if f.host else [])
             host = f" host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}:" if hosts else ""
             body.append(f"  {f.reason}:{host} {f.message}{times}{where}")
     if group.notes:
         body.append("Notes:")
         body.extend(f"  - {note}" for note in group.notes)
-    if group.suggestion:
-        body.append(
-            "Next grouping to isolate the bad node: "
-            + " ".join(f"[{', '.join(g)}]" for g in group.suggestion)
-        )
-    lines.extend(f"  {line}" for line in body)
-    return lines
+    if group.suggested_groups:
+        groups = " ".join(f"[{', '.join(g)}]" for g in group.suggested_groups)
+        body.append(f"Next grouping to isolate the bad node: {groups}")
+    return body
+
+
+def _group_lines(group: GroupReport) -> list[str]:
+    if group.nodes:
+        nodes = f"{len(group.nodes)} nodes: {', '.join(group.nodes)}"
+    else:
+        nodes = f"{group.num_nodes} nodes, unpinned" if group.num_nodes else "nodes unknown"
+    lines = [
+        f"{group.name} ({nodes})",
+        f"  TrainJob:   {group.train_job}",
+        f"  Status:     {group.status}",
+    ]
+    lines.extend(f"  Log:        {source}" for source in group.logs or ["- (none found)"])
+    body = _bandwidth_lines(group.bandwidth) if group.bandwidth and group.bandwidth.measured else []
+    body += _training_lines(group.training) if group.training else []
+    body += _verdict_lines(group)
+    return lines + [f"  {line}" for line in body]
+
+
+def _summary(report: Report) -> _Section:
+    """The one-line-per-group table the report opens with, and the result."""
+    rows = [list(SUMMARY_COLUMNS)]
+    several = len(report.workload_runs) > 1
+    for run in report.workload_runs:
+        for group in run.groups:
+            cells = summary_row(group)
+            cells[0] = f"{run.name}/{cells[0]}" if several else cells[0]
+            rows.append(cells)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(SUMMARY_COLUMNS))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    groups = report.summary
+    lines.append(f"Result: {report.result} ({groups.passed_groups}/{groups.groups} groups passed)")
+    return _Section("Summary", lines)
 
 
 def _run_sections(run: RunReport) -> list[_Section]:
-    info = _Section(
-        "",
-        [
-            f"Name:      {run.name}",
-            f"Namespace: {run.namespace}",
-            f"Platform:  {run.platform or '-'}",
-            f"GPU:       {run.gpu or '-'}",
-            f"Nodes:     {run.node_count}",
-        ],
-    )
     body = _Section(
         f"workloadrun/{run.name}",
         [
-            f"Result:    {'PASSED' if run.passed else 'FAILED'}",
+            f"Namespace: {run.namespace}",
+            f"Platform:  {run.platform or '-'}",
+            f"GPU:       {run.gpu or '-'}",
+            f"Nodes:     {run.node_count or '?'}",
+            f"Result:    {run.result}",
             f"Groups:    {run.passed_groups}/{len(run.groups)} passed",
         ],
     )
     for group in run.groups:
         body.lines.append("")
         body.lines.extend(_group_lines(group))
-    return [info, body]
+    return [body]
 
 
-def _summary(report: Report) -> _Section:
-    groups = [g for run in report.runs for g in run.groups]
-    passed = sum(g.status == "Passed" for g in groups)
-    lines = [f"Groups:       {passed}/{len(groups)} passed"]
-    failed = [n for run in report.runs for n in run.failed_nodes]
-    if not failed:
-        lines.append("Failed Nodes: none")
-    else:
-        lines.append("Failed Nodes:")
-        for node in failed:
-            name = node.node or f"(nodes of {node.trainjob} unknown)"
-            lines.append(f"  {name} ({node.run}/{node.group}): {node.reason}: {node.message}")
-    for log in report.unmatched_logs:
-        lines.append(f"Unmatched log: {log}")
-    lines.append(f"Result:       {'PASSED' if report.passed else 'FAILED'}")
-    return _Section("Summary", lines)
+def _failed_nodes(report: Report) -> _Section:
+    lines = []
+    for run in report.workload_runs:
+        for failed in run.failed_nodes:
+            names = ", ".join(failed.nodes) or f"(nodes of {failed.train_job} unknown)"
+            lines.append(f"{names} ({run.name}/{failed.group}): {failed.reason}: {failed.message}")
+    lines.extend(f"Unmatched log: {log}" for log in report.unmatched_logs)
+    lines.append(f"Result: {report.result}")
+    return _Section("Failed Nodes" if len(lines) > 1 else "Failed Nodes: none", lines)
 
 
 def _plain(sections: list[_Section]) -> str:
     out = ["WorkloadRun Report", ""]
     for section in sections:
-        if section.title:
-            out.append(section.title)
-            out.extend(section.lines)
-        else:
-            out.extend(f"  {line}" for line in section.lines)
+        out.append(section.title)
+        out.extend(section.lines)
         out.append("")
     return "\n".join(out)
 
@@ -221,12 +222,7 @@ def _wrap(line: str, width: int) -> list[str]:
         return [line]
     indent = " " * (len(line) - len(line.lstrip()) + 2)
     return textwrap.wrap(
-        line,
-        width,
-        subsequent_indent=indent,
-        break_long_words=True,
-        break_on_hyphens=False,
-        drop_whitespace=True,
+        line, width, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False
     ) or [line[:width]]
 
 
@@ -235,18 +231,13 @@ def _boxed(sections: list[_Section]) -> str:
         [len(line) + 4 for s in sections for line in s.lines] + [len(s.title) + 6 for s in sections]
     )
     width = max(_MIN_WIDTH, min(longest, _MAX_WIDTH))
-    title = "WorkloadRun Report"
     out = [
         "╔" + "═" * width + "╗",
-        "║" + title.center(width) + "║",
+        "║" + "WorkloadRun Report".center(width) + "║",
         "╚" + "═" * width + "╝",
         "",
     ]
     for section in sections:
-        if not section.title:
-            out.extend(f"  {line}" for line in section.lines)
-            out.append("")
-            continue
         out.append("┌" + "─" * width + "┐")
         out.append("│  " + section.title[: width - 2].ljust(width - 2) + "│")
         out.append("├" + "─" * width + "┤")
@@ -258,19 +249,10 @@ def _boxed(sections: list[_Section]) -> str:
 
 
 def render_text(report: Report, *, boxed: bool = False) -> str:
-    """The report as text.
-
-    Args:
-        report: the evaluated report.
-        boxed: draw box frames (for a terminal); plain ASCII otherwise.
-
-    Returns:
-        The text, ending with a newline.
-
-    """
-    sections: list[_Section] = []
-    for run in report.runs:
+    """The report as text, ending with a newline; ``boxed`` draws frames (for a terminal)."""
+    sections = [_summary(report)]
+    for run in report.workload_runs:
         sections.extend(_run_sections(run))
-    sections.append(_summary(report))
+    sections.append(_failed_nodes(report))
     text = _boxed(sections) if boxed else _plain(sections)
     return text.rstrip("\n") + "\n"

@@ -40,36 +40,20 @@ class LayoutError(ValueError):
     """A Go time layout cannot be used to read timestamps."""
 
 
-# Go layout tokens, longest first where one is a prefix of another.
 _TOKENS: list[tuple[str, str]] = [
-    ("January", r"(?P<month_name>[A-Z][a-z]+)"),
-    ("Monday", r"[A-Z][a-z]+"),
-    ("2006", r"(?P<year>\d{4})"),
-    ("Z07:00", r"(?P<zone>Z|[+-]\d{2}:\d{2})"),
-    ("Z0700", r"(?P<zone>Z|[+-]\d{4})"),
-    ("Z07", r"(?P<zone>Z|[+-]\d{2})"),
-    ("-07:00", r"(?P<zone>[+-]\d{2}:\d{2})"),
-    ("-0700", r"(?P<zone>[+-]\d{4})"),
-    ("-07", r"(?P<zone>[+-]\d{2})"),
-    ("MST", r"[A-Z]{3,5}"),
-    ("Jan", r"(?P<month_abbr>[A-Z][a-z]{2})"),
-    ("Mon", r"[A-Z][a-z]{2}"),
-    ("01", r"(?P<month>\d{2})"),
-    ("02", r"(?P<day>\d{2})"),
-    ("_2", r"\s?(?P<day>\d{1,2})"),
-    ("15", r"(?P<hour>\d{2})"),
-    ("03", r"(?P<hour12>\d{2})"),
-    ("04", r"(?P<minute>\d{2})"),
-    ("05", r"(?P<second>\d{2})"),
-    ("06", r"(?P<year2>\d{2})"),
-    ("PM", r"(?P<ampm>AM|PM)"),
-    ("pm", r"(?P<ampm>am|pm)"),
-    ("1", r"(?P<month>\d{1,2})"),
-    ("2", r"(?P<day>\d{1,2})"),
-    ("3", r"(?P<hour12>\d{1,2})"),
-    ("4", r"(?P<minute>\d{1,2})"),
-    ("5", r"(?P<second>\d{1,2})"),
-]
+    ("January", r"(?P<month_name>[A-Z][a-z]+)"), ("Monday", r"[A-Z][a-z]+"),
+    ("2006", r"(?P<year>\d{4})"), ("Z07:00", r"(?P<zone>Z|[+-]\d{2}:\d{2})"),
+    ("Z0700", r"(?P<zone>Z|[+-]\d{4})"), ("Z07", r"(?P<zone>Z|[+-]\d{2})"),
+    ("-07:00", r"(?P<zone>[+-]\d{2}:\d{2})"), ("-0700", r"(?P<zone>[+-]\d{4})"),
+    ("-07", r"(?P<zone>[+-]\d{2})"), ("MST", r"[A-Z]{3,5}"),
+    ("Jan", r"(?P<month_abbr>[A-Z][a-z]{2})"), ("Mon", r"[A-Z][a-z]{2}"),
+    ("01", r"(?P<month>\d{2})"), ("02", r"(?P<day>\d{2})"), ("_2", r"\s?(?P<day>\d{1,2})"),
+    ("15", r"(?P<hour>\d{2})"), ("03", r"(?P<hour12>\d{2})"), ("04", r"(?P<minute>\d{2})"),
+    ("05", r"(?P<second>\d{2})"), ("06", r"(?P<year2>\d{2})"), ("PM", r"(?P<ampm>AM|PM)"),
+    ("pm", r"(?P<ampm>am|pm)"), ("1", r"(?P<month>\d{1,2})"), ("2", r"(?P<day>\d{1,2})"),
+    ("3", r"(?P<hour12>\d{1,2})"), ("4", r"(?P<minute>\d{1,2})"), ("5", r"(?P<second>\d{1,2})"),
+]  # fmt: skip
+"""Go layout tokens, longest first where one is a prefix of another."""
 _FRACTION_RE = re.compile(r"[.,](0+|9+)(?![0-9])")
 
 
@@ -85,31 +69,14 @@ def _zone(text: str | None) -> timezone:
 
 @dataclass(frozen=True)
 class GoLayout:
-    """A Go reference-time layout compiled to a regular expression.
-
-    Attributes:
-        layout: the Go layout, e.g. ``2006-01-02 15:04:05.999999``.
-        pattern: the compiled expression that finds a timestamp in that layout.
-
-    """
+    """A Go reference-time layout (``2006-01-02 15:04:05.999999``) as a regular expression."""
 
     layout: str
     pattern: re.Pattern[str]
 
     @classmethod
     def compile(cls, layout: str) -> GoLayout:
-        """Translate a Go layout.
-
-        Args:
-            layout: a Go ``time`` layout string.
-
-        Returns:
-            The compiled layout.
-
-        Raises:
-            LayoutError: the layout is empty or lacks year, month, day, hour or minute.
-
-        """
+        """Translate a Go layout; ``LayoutError`` when it lacks year, month, day, hour or minute."""
         if not layout.strip():
             raise LayoutError("timestamp layout is empty")
         parts: list[str] = []
@@ -151,16 +118,7 @@ class GoLayout:
         return cls(layout, re.compile("".join(parts)))
 
     def search(self, text: str) -> datetime | None:
-        """Find and read the first timestamp in ``text``.
-
-        Args:
-            text: a log line or a captured ``timestamp`` group.
-
-        Returns:
-            The timestamp (timezone-aware), or ``None`` when none is found or it is not a
-            valid date.
-
-        """
+        """The first timestamp of the layout in ``text`` (timezone-aware), or ``None``."""
         match = self.pattern.search(text)
         if match is None:
             return None
@@ -181,21 +139,14 @@ class GoLayout:
                     hour += 12
             fraction = fields.get("fraction") or ""
             micro = int((fraction + "000000")[:6]) if fraction else 0
+            day, minute, second = (int(fields[k] or 0) for k in ("day", "minute", "second"))
             return datetime(
-                year,
-                month,
-                int(fields["day"]),
-                hour,
-                int(fields["minute"]),
-                int(fields.get("second") or 0),
-                micro,
-                tzinfo=_zone(fields.get("zone")),
+                year, month, day, hour, minute, second, micro, _zone(fields.get("zone"))
             )
         except (ValueError, KeyError, TypeError):
             return None
 
 
-# Full date and time, ISO-like, with "T" or space, optional fraction ("." or ",") and zone.
 _GENERIC_RE = re.compile(
     r"(?<![\d-])(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})"
     r"(?:[.,](?P<fraction>\d{1,9}))?(?P<zone>Z|[+-]\d{2}:?\d{2})?(?!\d)"
@@ -203,31 +154,21 @@ _GENERIC_RE = re.compile(
 
 
 def find_timestamp(text: str) -> datetime | None:
-    """Find the first full date-and-time in a line, in any of the common log forms.
+    """The first full date-and-time of a line (UTC without a zone), or ``None``.
 
-    Recognised: ``[2024-10-24 09:49:45]`` and ``[2024-10-24 09:49:45.123456]`` (Megatron-LM),
-    ``[2023-11-29 08:52:27,711]`` (Python logging, DeepSpeed), ``datetime: 2024-07-16 22:14:01``
-    (Megatron-LM start markers) and RFC 3339 prefixes (``kubectl logs --timestamps``).
-
-    Args:
-        text: a log line.
-
-    Returns:
-        The timestamp (UTC when the line has no zone), or ``None``.
-
+    Recognised: ``[2024-10-24 09:49:45]``, ``[2024-10-24 09:49:45.123456]`` (Megatron-LM),
+    ``[2023-11-29 08:52:27,711]`` (Python logging), ``datetime: 2024-07-16 22:14:01`` and RFC
+    3339 (``kubectl logs --timestamps``, ``[2025-11-20T14:55:23+08:00]``).
     """
     match = _GENERIC_RE.search(text)
     if match is None:
         return None
-    fraction = match.group("fraction") or ""
-    zone = match.group("zone")
+    date, time, fraction, zone = match.group("date", "time", "fraction", "zone")
     if zone is not None and zone != "Z" and ":" not in zone:
         zone = f"{zone[:3]}:{zone[3:]}"
+    micro = int((fraction + "000000")[:6]) if fraction else 0
     try:
-        base = datetime.strptime(
-            f"{match.group('date')} {match.group('time')}", "%Y-%m-%d %H:%M:%S"
-        )
+        y, mo, d, h, mi, sec = (int(x) for x in (*date.split("-"), *time.split(":")))
+        return datetime(y, mo, d, h, mi, sec, micro, _zone(zone))
     except ValueError:
         return None
-    micro = int((fraction + "000000")[:6]) if fraction else 0
-    return base.replace(microsecond=micro, tzinfo=_zone(zone))

@@ -72,7 +72,7 @@ def test_report_prints_the_table_and_writes_the_plot(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Groups:    4/4 passed" in proc.stdout
     # nccl-tests#309 log, footer line "# Avg bus bandwidth    : 107.51 "
-    assert "Avg Bus Bandwidth:   107.51 GB/s" in proc.stdout
+    assert "Avg Bus Bandwidth:        107.51 GB/s" in proc.stdout
     assert ET.parse(plot).getroot().tag.endswith("svg")
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from krm_fn.report.detect_failures import Finding, detect_failures
+from krm_fn.report.detect_failures import detect_failures
 from krm_fn.report.loglines import LogSource
+from krm_fn.report.model import Failure
 
 from .conftest import MEGATRON_LOGS, NCCL_LOGS, logs_in, nccl_log, source
 
 
-def findings(name: str) -> list[Finding]:
+def findings(name: str) -> list[Failure]:
     return detect_failures(source(nccl_log(name)).lines)
 
 

@@ -121,12 +121,12 @@ def test_missing_profile_ref_defaults_to_the_builtin() -> None:
         ),
         pytest.param(
             trainjob_yaml(bandwidth='{"testType": "All-Reduce"}'),
-            "testType must be a collective",
+            "testType 'All-Reduce' must be a collective name such as all_reduce",
             id="bad-test-type",
         ),
         pytest.param(
             trainjob_yaml(goodput='{"sampleInterval": "soon"}'),
-            "not a duration",
+            "sampleInterval 'soon' must be a duration such as 60s",
             id="bad-sample-interval",
         ),
         pytest.param(

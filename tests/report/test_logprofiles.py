@@ -31,6 +31,7 @@ def test_builtin_profile_names() -> None:
         "megatron-training",
         "nccl-bandwidth",
         "nccl-loopback",
+        "nemo2-training",
     ]
 
 

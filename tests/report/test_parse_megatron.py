@@ -1,4 +1,4 @@
-"""Megatron-LM parser on every real log in shared/fixtures/megatron-logs.
+"""The Megatron-LM step syntax on every real log in shared/fixtures/megatron-logs.
 
 Expected numbers were read by hand from the fixture; the comment names the line (line 1 of
 every fixture is its `# SOURCE:` line).
@@ -10,9 +10,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from krm_fn.report.formats.megatron import SYNTAX
+from krm_fn.report.formats.training import TrainingLog, parse_training, summarize
 from krm_fn.report.loglines import LogSource
 from krm_fn.report.logprofiles import BUILTIN_PROFILES, LogProfile, compile_profile
-from krm_fn.report.parse_megatron import MegatronResult, parse_megatron
+from krm_fn.report.model import Training
 
 from .conftest import MEGATRON_LOGS, logs_in, megatron_log, source
 
@@ -43,8 +45,12 @@ DEEPSPEED = "microsoft-superbenchmark_megatron-deepspeed_iterations_tflops.txt"
 MOE = "unattributed_megatron-core-moe-ep8_iterations_tflops-per-gpu.txt"
 
 
-def parse(name: str, profile: LogProfile = TRAINING) -> MegatronResult:
-    return parse_megatron(source(megatron_log(name)).lines, profile)
+def parse(name: str, profile: LogProfile = TRAINING) -> TrainingLog:
+    return parse_training(source(megatron_log(name)).lines, SYNTAX, profile)
+
+
+def summary(name: str, profile: LogProfile = TRAINING) -> Training:
+    return summarize(parse(name, profile))
 
 
 def test_every_megatron_fixture_is_covered() -> None:
@@ -127,33 +133,34 @@ def test_loss_skipped_and_prefixes() -> None:
     ranked = parse(RANKED)
     # lines 2 and 4: "lm loss: 1.086954E+01" ... "lm loss: 1.087129E+01"
     assert ranked.steps[0].loss == pytest.approx(10.86954)
-    assert ranked.last_loss == pytest.approx(10.87129)
-    assert {s.rank for s in ranked.steps} == {"1"}
+    assert summarize(ranked).last_loss == pytest.approx(10.87129)
     eks = parse(EKS)
     # lines 2-4: "number of skipped iterations:   1" on each (fp16 loss-scale warm-up)
     assert [s.skipped for s in eks.steps] == [1, 1, 1]
-    assert eks.skipped_iterations == 3
-    assert eks.last_loss is None
+    assert summarize(eks).skipped_iterations == 3
+    assert summarize(eks).last_loss is None
     assert {s.host for s in parse(DEEPSPEED).steps} == {"vm-07-14"}
-    assert {s.rank for s in parse(FLAGAI).steps} == {"0"}
 
 
 def test_moe_goodput_from_timestamps() -> None:
     result = parse(MOE)
+    totals = summarize(result)
     # line 8 09:49:45 is the first timestamp, line 18 09:51:57 the last: 132 s of wall time
-    assert result.first_timestamp == datetime(2024, 10, 24, 9, 49, 45, tzinfo=UTC)
-    assert result.last_timestamp == datetime(2024, 10, 24, 9, 51, 57, tzinfo=UTC)
+    assert totals.first_timestamp == "2024-10-24T09:49:45+00:00"
+    assert totals.last_timestamp == "2024-10-24T09:51:57+00:00"
     assert result.wall_time_s == 132.0
     # line 8's work happened before its timestamp: outside the window. Lines 15-18 cover 20
     # iterations each: 20 x (1688.1 + 1646.4 + 1646.4 + 1623.0) ms = 132.078 s
     assert [a.in_window for a in result.accounting] == [False, True, True, True, True]
     assert result.productive_time_s == pytest.approx(132.078)
-    assert result.goodput_uncapped == pytest.approx(132.078 / 132)
-    assert result.goodput == 1.0  # capped: one-second timestamps
+    assert totals.goodput_capped_from == pytest.approx(132.078 / 132)
+    assert totals.goodput == 1.0  # capped: one-second timestamps
     # warmupSteps 10 removes iterations 1-10 from line 8's 20
     assert [a.productive for a in result.accounting] == [10, 20, 20, 20, 20]
-    assert result.avg_step_time_s == pytest.approx((10 * 3.3676 + 20 * 6.6039) / 90)
-    assert result.avg_tflops == pytest.approx((10 * 5.8 + 20 * (11.5 + 11.8 + 11.8 + 12.0)) / 90)
+    assert totals.avg_step_time_seconds == pytest.approx((10 * 3.3676 + 20 * 6.6039) / 90)
+    assert totals.avg_tflops_per_gpu == pytest.approx(
+        (10 * 5.8 + 20 * (11.5 + 11.8 + 11.8 + 12.0)) / 90
+    )
     assert [s.matched_by for s in result.steps] == ["profile"] * 5
     assert not result.finished  # iteration 100 of 40000
 
@@ -165,21 +172,26 @@ def test_deepspeed_goodput_tokens_and_completion() -> None:
     assert result.wall_time_s == pytest.approx(376.611)
     elapsed = [76015.3, 75254.0, 75249.6, 75182.4, 74494.9]
     assert result.productive_time_s == pytest.approx(sum(elapsed) / 1000)
-    assert result.goodput == pytest.approx(sum(elapsed) / 1000 / 376.611)
+    totals = summarize(result)
+    assert totals.goodput == pytest.approx(sum(elapsed) / 1000 / 376.611)
     # "global batch size: 2048 | ... | actual seqlen: 2048": 4194304 tokens per iteration
-    assert result.avg_tokens_per_second == pytest.approx(
-        sum(4194304 / (e / 1000) for e in elapsed) / 5
+    assert totals.tokens_per_second == pytest.approx(sum(4194304 / (e / 1000) for e in elapsed) / 5)
+    assert totals.avg_tflops_per_gpu == pytest.approx(
+        (147.61 + 149.10 + 149.11 + 149.24 + 150.62) / 5
     )
-    assert result.avg_tflops == pytest.approx((147.61 + 149.10 + 149.11 + 149.24 + 150.62) / 5)
     assert result.finished  # line 18: iteration 5/ 5
 
 
-def test_warmup_only_runs_have_no_measured_iterations() -> None:
+def test_warmup_only_runs_report_their_warmup_figures_labelled() -> None:
     result = parse(DEEPSPEED)  # megatron-training: warmupSteps 10, the run has 5 iterations
     assert result.measured == []
-    assert result.avg_step_time_s is None and result.avg_tflops is None
-    assert result.goodput is None
-    assert result.goodput_estimate is None
+    totals = summarize(result)
+    # lines 6-18: every iteration is warm-up; its figures are shown as such, never measured
+    assert totals.warmup_only and totals.measured_iterations == 0
+    elapsed = [76015.3, 75254.0, 75249.6, 75182.4, 74494.9]
+    assert totals.avg_step_time_seconds == pytest.approx(sum(elapsed) / 5000)
+    assert totals.avg_tflops_per_gpu == pytest.approx(149.136)
+    assert totals.goodput is None and totals.goodput_estimate is None
 
 
 def test_skipped_iterations_are_not_productive() -> None:
@@ -188,17 +200,13 @@ def test_skipped_iterations_are_not_productive() -> None:
 
 
 def test_without_two_timestamps_goodput_is_only_an_estimate() -> None:
-    ranked = parse(RANKED)  # no timestamp at all
+    ranked = summary(RANKED)  # no timestamp at all
     assert ranked.goodput is None
     assert ranked.goodput_estimate == pytest.approx(1.0)
-    startup = parse(STARTUP, NO_WARMUP)
+    startup = summary(STARTUP, NO_WARMUP)
     # line 21: the only timestamp, "[after megatron is initialized] datetime: 2024-07-16 22:14:01"
-    assert (
-        startup.first_timestamp
-        == startup.last_timestamp
-        == datetime(2024, 7, 16, 22, 14, 1, tzinfo=UTC)
-    )
-    assert startup.wall_time_s is None and startup.goodput is None
+    assert startup.first_timestamp == startup.last_timestamp == "2024-07-16T22:14:01+00:00"
+    assert startup.wall_time_seconds is None and startup.goodput is None
 
 
 def test_flagai_line_matches_the_builtin_regex() -> None:
@@ -214,7 +222,7 @@ def test_restart_repeats_are_not_counted_twice() -> None:
         f"1000.0 | number of skipped iterations: 0 | number of nan iterations: 0 |"
         for minute, it in enumerate([20, 30, 20, 30, 40])
     )
-    result = parse_megatron(LogSource.from_text("restart.log", text).lines, NO_WARMUP)
+    result = parse_training(LogSource.from_text("restart.log", text).lines, SYNTAX, NO_WARMUP)
     assert result.repeated_lines == 2
     assert [a.new for a in result.accounting] == [10, 10, 0, 0, 10]
 
@@ -234,6 +242,6 @@ def test_elapsed_time_unit_of_a_user_profile_is_applied() -> None:
         "input",
     )
     lines = LogSource.from_text("custom.log", "step 1 took 2.5s\nstep 2 took 2.0s").lines
-    result = parse_megatron(lines, profile)
+    result = parse_training(lines, SYNTAX, profile)
     assert [s.elapsed_ms for s in result.steps] == [2500.0, 2000.0]
     assert result.train_iters is None

@@ -10,15 +10,16 @@ from dataclasses import dataclass
 
 import pytest
 
+from krm_fn.report.formats.nccl_tests import parse_nccl
 from krm_fn.report.logprofiles import BUILTIN_PROFILES
-from krm_fn.report.parse_nccl import NcclResult, parse_nccl
+from krm_fn.report.model import Bandwidth
 
 from .conftest import NCCL_LOGS, logs_in, nccl_log, source
 
 PROFILE = BUILTIN_PROFILES["nccl-bandwidth"]
 
 
-def parse(name: str) -> NcclResult:
+def parse(name: str) -> Bandwidth:
     return parse_nccl(source(nccl_log(name)).lines, PROFILE)
 
 
@@ -177,7 +178,12 @@ def test_table_rows_and_footer_match_the_log(expected: Expected) -> None:
         (table.rows[0], expected.first_row),
         (table.rows[-1], expected.last_row),
     ):
-        assert (row.line, row.size, row.out_of_place.algbw, row.out_of_place.busbw) == (
+        assert (
+            row.line,
+            row.size_bytes,
+            row.out_of_place.alg_bw_g_bps,
+            row.out_of_place.bus_bw_g_bps,
+        ) == (
             line,
             size,
             pytest.approx(algbw),
@@ -188,12 +194,14 @@ def test_table_rows_and_footer_match_the_log(expected: Expected) -> None:
     assert table.out_of_bounds == expected.out_of_bounds
     if expected.avg is not None:
         assert table.avg_source == "footer"
-        assert table.avg_bus_bandwidth == pytest.approx(expected.avg)
+        assert table.avg_bus_bandwidth_g_bps == pytest.approx(expected.avg)
     else:
         # nccl-tests' own formula: the mean busbw of every out-of-place and in-place row.
-        values = [r.out_of_place.busbw for r in table.rows] + [r.in_place.busbw for r in table.rows]
+        values = [r.out_of_place.bus_bw_g_bps for r in table.rows] + [
+            r.in_place.bus_bw_g_bps for r in table.rows
+        ]
         assert table.avg_source == "computed"
-        assert table.avg_bus_bandwidth == pytest.approx(sum(values) / len(values))
+        assert table.avg_bus_bandwidth_g_bps == pytest.approx(sum(values) / len(values))
     profile_rows = sum(r.matched_by == "profile" for r in table.rows)
     assert profile_rows == (
         expected.rows if expected.profile_rows is None else expected.profile_rows
@@ -226,7 +234,7 @@ def test_builtin_regex_misreads_integer_time_rows_and_the_columns_win() -> None:
     assert table.regex_disagreements == [590, 591, 592, 593, 594]
     row = next(r for r in table.rows if r.line == 590)
     # line 590: "268435456 67108864 float sum 13233 20.29 38.04 5e-07 ..."
-    assert (row.out_of_place.algbw, row.out_of_place.busbw) == (
+    assert (row.out_of_place.alg_bw_g_bps, row.out_of_place.bus_bw_g_bps) == (
         pytest.approx(20.29),
         pytest.approx(38.04),
     )
@@ -235,9 +243,9 @@ def test_builtin_regex_misreads_integer_time_rows_and_the_columns_win() -> None:
 def test_new_format_rows_carry_root_and_in_place_values() -> None:
     row = parse("lessizzmore-create-a3mega_gce-a3-mega-vm-2node_all_reduce.txt").tables[0].rows[-1]
     # line 55: "8589934592 2147483648 float sum -1 47535 180.71 338.82 0 47743 179.92 337.35 0"
-    assert (row.count, row.dtype, row.root) == (2147483648, "float", -1)
+    assert (row.count, row.type, row.root) == (2147483648, "float", -1)
     assert (row.out_of_place.time_us, row.in_place.time_us) == (47535.0, 47743.0)
-    assert (row.in_place.algbw, row.in_place.busbw, row.in_place.wrong) == (
+    assert (row.in_place.alg_bw_g_bps, row.in_place.bus_bw_g_bps, row.in_place.wrong) == (
         pytest.approx(179.92),
         pytest.approx(337.35),
         0,
@@ -268,16 +276,17 @@ def test_validation_off_is_recognised_from_na() -> None:
     )
 
 
-def test_peak_busbw_is_the_highest_out_of_place_row() -> None:
+def test_peak_is_the_highest_row_and_sustained_the_highest_two_adjacent_sizes_reach() -> None:
     table = parse("coreweave-nccl-tests_gb200-nvl72-single-rack_all_reduce.txt").tables[0]
-    # line 10: 4294967296 ... busbw 839.16 beats line 11's 834.57
-    assert table.peak_busbw == pytest.approx(839.16)
-    assert table.peak_algbw == pytest.approx(425.49)
+    # line 10: 4294967296 ... algbw 425.49 busbw 839.16 beats line 11's 423.16 / 834.57
+    assert table.peak_bus_bandwidth_g_bps == pytest.approx(839.16)
+    assert table.sustained_bus_bandwidth_g_bps == pytest.approx(834.57)
+    assert table.sustained_alg_bandwidth == pytest.approx(423.16)
 
 
 def test_header_facts_of_nccl_tests_2_17_9() -> None:
     result = parse("oci-hpc-oke_bm-gpu-b4-8-2node-slinky_all_reduce_v2.17.9.txt")
-    assert result.tests_version == "2.17.9"  # line 7
+    assert result.nccl_tests_version == "2.17.9"  # line 7
     assert (
         result.collective == "all_reduce"
     )  # line 8: "# Collective test starting: all_reduce_perf"
@@ -323,7 +332,7 @@ def test_rank_lines_give_hosts_and_gpus(name: str, hosts: list[str], gpu: str) -
 
 def test_full_launcher_log_keeps_transport_and_nccl_version() -> None:
     result = parse("aws-efa-eks_p4d-24xlarge-2node-eks_all_reduce_full-launcher-log.txt")
-    assert result.transports == [
+    assert result.network_transports == [
         "AWS Libfabric"
     ]  # line 35: "NCCL INFO Using network AWS Libfabric"
     assert result.nccl_version == "2.9.9+cuda11.2"  # line 36
@@ -332,7 +341,7 @@ def test_full_launcher_log_keeps_transport_and_nccl_version() -> None:
 
 def test_socket_fallback_transport_is_recorded() -> None:
     result = parse("WARN_gnosia93-training-on-eks_p4d-aws-ofi-nccl-init-failed_fallback-socket.txt")
-    assert result.transports == ["Socket"]  # lines 71, 74, 75
+    assert result.network_transports == ["Socket"]  # lines 71, 74, 75
 
 
 def test_elision_is_counted() -> None:
@@ -371,4 +380,4 @@ def test_user_profile_regex_is_the_row_matcher() -> None:
     rows = parse_nccl(source(nccl_log(name)).lines, profile).tables[0].rows
     # line 7 is 536870912 (9 digits); lines 8-11 are 1073741824 and up
     assert [r.matched_by for r in rows] == ["fallback", "profile", "profile", "profile", "profile"]
-    assert rows[-1].out_of_place.busbw == pytest.approx(834.57)
+    assert rows[-1].out_of_place.bus_bw_g_bps == pytest.approx(834.57)

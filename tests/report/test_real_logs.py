@@ -17,11 +17,12 @@ import pytest
 from krm_fn.report.collect_logs import collect_logs
 from krm_fn.report.detect_failures import detect_failures
 from krm_fn.report.evaluate import evaluate
+from krm_fn.report.formats.megatron import SYNTAX
+from krm_fn.report.formats.nccl_tests import parse_nccl
+from krm_fn.report.formats.training import TrainingLog, parse_training, summarize
 from krm_fn.report.load_rendered import load_rendered
 from krm_fn.report.logprofiles import BUILTIN_PROFILES
-from krm_fn.report.model import GroupReport, Report
-from krm_fn.report.parse_megatron import MegatronResult, parse_megatron
-from krm_fn.report.parse_nccl import NcclResult, parse_nccl
+from krm_fn.report.model import Bandwidth, GroupReport, Report
 from krm_fn.report.plot_svg import CHAR_W, plot_report
 from krm_fn.report.render_text import render_text
 
@@ -49,17 +50,17 @@ ELIDED = real_log("rocm-blogs_megablocks-gpt2-125m-8gpu_megatron_elided.txt")
 BW_ALL_REDUCE = '{"testType": "all_reduce", "logProfileRef": "nccl-bandwidth"}'
 
 
-def nccl(path: Path, text: str | None = None) -> NcclResult:
+def nccl(path: Path, text: str | None = None) -> Bandwidth:
     return parse_nccl(source(path, text).lines, NCCL)
 
 
-def megatron(path: Path, text: str | None = None) -> MegatronResult:
-    return parse_megatron(source(path, text).lines, MEGATRON)
+def megatron(path: Path, text: str | None = None) -> TrainingLog:
+    return parse_training(source(path, text).lines, SYNTAX, MEGATRON)
 
 
 def one_group(text: str, **job: object) -> GroupReport:
     report = judge(trainjob_yaml(**job), {"run-group-0": text})  # type: ignore[arg-type]
-    (group,) = report.runs[0].groups
+    (group,) = report.workload_runs[0].groups
     return group
 
 
@@ -90,12 +91,12 @@ def test_mpi_build_log_passes_the_testtype_of_its_collective() -> None:
 def test_datatype_all_restarts_the_sweep_per_type_without_missing_rows() -> None:
     (table,) = nccl(DTYPE_ALL).tables
     assert table.problems == []
-    assert [s[0].dtype for s in table.sweeps] == [
+    assert [s[0].type for s in table.sweeps] == [
         "int8", "uint8", "int32", "uint32", "int64", "uint64",
         "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2",
     ]  # fmt: skip
     # line 60: 21474836480 float, out-of-place busbw 487.34; line 75: avg 433.477
-    assert (table.peak_busbw, table.avg_bus_bandwidth) == (487.34, 433.477)
+    assert (table.peak_bus_bandwidth_g_bps, table.avg_bus_bandwidth_g_bps) == (487.34, 433.477)
 
 
 def test_datatype_all_log_passes_a_covered_group() -> None:
@@ -119,10 +120,10 @@ def test_goodput_from_consistent_timestamps_is_measured() -> None:
     # elapsed time, less the 5 skipped iterations of line 350 (iteration 20); line 349
     # (iteration 10) lies within warmupSteps=10.
     result = megatron(GPT2)
-    assert result.goodput_problem is None
+    assert result.goodput_problem() is None
     assert result.wall_time_s == 94.0
     assert result.productive_time_s == pytest.approx(71.3915)
-    assert result.goodput == pytest.approx(71.3915 / 94.0)
+    assert summarize(result).goodput == pytest.approx(71.3915 / 94.0)
 
 
 def test_goodput_from_timestamps_that_stop_early_is_no_value_and_fails_closed() -> None:
@@ -130,7 +131,7 @@ def test_goodput_from_timestamps_that_stop_early_is_no_value_and_fails_closed() 
     # and 19:37:43, so wall time is 1 s against 73 s of step time.
     lines = GPT2.read_text().splitlines()
     cut = "\n".join(lines[:398]) + "\n"
-    result = megatron(GPT2, cut)
+    result = summarize(megatron(GPT2, cut))
     assert result.goodput is None
     assert result.goodput_problem is not None
     assert "exceeds the wall time 1 s" in result.goodput_problem
@@ -247,11 +248,11 @@ def test_saved_log_shapes_read_like_the_plain_log(
     result = parse_nccl(log.lines, NCCL)
     (table,) = result.tables
     # lines 21-28: 8 rows 1 MiB..128 MiB; line 30: avg 1.57614
-    assert (len(table.rows), table.avg_bus_bandwidth, table.problems) == (8, 1.57614, [])
+    assert (len(table.rows), table.avg_bus_bandwidth_g_bps, table.problems) == (8, 1.57614, [])
     assert (result.collective, [r.host for r in result.ranks]) == ("all_reduce", ["lab", "lab"])
     rendered = trainjob_yaml(nodes="lab", num_nodes=1, gpus_per_node=1, bandwidth=BW_ALL_REDUCE)
     report = evaluate(load_rendered(rendered), index)
-    assert report.runs[0].groups[0].status == "Passed"
+    assert report.workload_runs[0].groups[0].status == "Passed"
 
 
 def test_corrupt_gzip_is_a_read_error_not_an_empty_log(tmp_path: Path) -> None:
@@ -317,13 +318,13 @@ def test_identical_failures_of_several_hosts_are_counted_once() -> None:
     # lines 8, 10, 12, 14: the same "Test NCCL failure common.cu:1204" from HCA-128, HCA-108,
     # HCA-107 and HCA-108 again
     (finding,) = detect_failures(source(SAME_FAILURES).lines)
-    assert (finding.count, finding.hosts, finding.line) == (4, ("HCA-128", "HCA-108", "HCA-107"), 8)
+    assert (finding.count, finding.hosts, finding.line) == (4, ["HCA-128", "HCA-108", "HCA-107"], 8)
     report = judge(
         trainjob_yaml(nodes="HCA-128,HCA-108", bandwidth=BW_ALL_REDUCE),
         {"run-group-0": SAME_FAILURES.read_text()},
     )
     text = render_text(report)
-    assert text.count("Test NCCL failure at common.cu:1204") == 3  # group, and one per node
+    assert text.count("Test NCCL failure at common.cu:1204") == 2  # group, both nodes at once
     assert "hosts HCA-128, HCA-108, HCA-107: Test NCCL failure at common.cu:1204" in text
     assert "(x4)" in text
 
@@ -333,8 +334,8 @@ def test_failed_node_lines_name_the_workload_run() -> None:
         trainjob_yaml(nodes="HCA-128,HCA-108", bandwidth=BW_ALL_REDUCE),
         {"run-group-0": SAME_FAILURES.read_text()},
     )
-    summary = render_text(report).split("Summary", 1)[1]
-    assert "  HCA-128 (run/group-0): WorkloadFailed: Test NCCL failure" in summary
+    failed = render_text(report).split("\nFailed Nodes\n", 1)[1]
+    assert "HCA-128, HCA-108 (run/group-0): WorkloadFailed: Test NCCL failure" in failed
 
 
 # --- item 7: the plot ---------------------------------------------------------------------------
@@ -416,7 +417,10 @@ def test_plot_draws_one_monotonic_line_per_datatype_of_a_datatype_all_group() ->
 def test_real_log_fixtures_cite_their_source_on_line_one() -> None:
     for path in sorted(real_log("README.md").parent.glob("*.txt")):
         first = path.read_text().splitlines()[0]
-        assert re.match(r"# SOURCE: (https://github\.com/\S+|public Markdown guide )", first), path
+        assert re.match(
+            r"# SOURCE: (https://github\.com/\S+|public Markdown guide |search index file \d+ )",
+            first,
+        ), path
 
 
 def test_four_hosts_cover_a_four_node_group_but_not_a_two_node_one() -> None:

@@ -1,4 +1,4 @@
-"""Outputs: JSON (validated against the schema), text, Markdown, SVG."""
+"""Outputs: JSON (validated against the schema generated from the model), text, Markdown, SVG."""
 
 from __future__ import annotations
 
@@ -9,18 +9,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from krm_fn.report.model import Report
-from krm_fn.report.plot_svg import Series, plot_report, render_svg
-from krm_fn.report.render_json import report_to_dict
+from krm_fn.report.model import Report, report_json_schema
+from krm_fn.report.plot_svg import Series, plot_report, render_svg, threshold_lines
 from krm_fn.report.render_md import render_md
 from krm_fn.report.render_text import render_text
 
 from .conftest import DATA, judge, megatron_log, nccl_log, real_log, trainjob_yaml
 
-SCHEMA_PATH = (
-    Path(__file__).resolve().parents[2] / "krm_fn" / "report" / "schema" / "report.schema.json"
-)
-SCHEMA = json.loads(SCHEMA_PATH.read_text())
+SCHEMA = report_json_schema()
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -69,38 +65,33 @@ def test_json_validates_against_the_schema(case: str) -> None:
             "aws-awsome-distributed-training_slurm-gpt3_megatron-lm_iterations_rank-prefixed.txt"
         ).read_text()
         report = judge(trainjob_yaml(goodput="{}"), {"run-group-0": text})
-    data = report_to_dict(report)
-    VALIDATOR.validate(json.loads(json.dumps(data)))
+    VALIDATOR.validate(json.loads(report.model_dump_json()))
 
 
-def test_schema_rejects_a_passed_group_with_failures() -> None:
-    data = report_to_dict(sample_report())
-    group = data["workloadRuns"][0]["groups"][0]
-    assert group["status"] == "Passed"
-    group["failures"] = [
-        {
-            "reason": "WorkloadFailed",
-            "kind": "x",
-            "message": "m",
-            "host": None,
-            "peer": None,
-            "source": None,
-            "line": None,
-            "count": 1,
-            "hosts": [],
-        }
-    ]
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda g: g.pop("status"), id="a-missing-key"),
+        pytest.param(lambda g: g.update(extra=1), id="an-unknown-key"),
+        pytest.param(lambda g: g.update(status="Unknown"), id="a-status-that-does-not-exist"),
+        pytest.param(lambda g: g["failures"].append({"reason": "Oops"}), id="a-bad-failure"),
+    ],
+)
+def test_schema_rejects_a_damaged_report(damage: object) -> None:
+    data = sample_report().model_dump(mode="json")
+    damage(data["workloadRuns"][0]["groups"][0])  # type: ignore[operator]
     with pytest.raises(jsonschema.ValidationError):
         VALIDATOR.validate(data)
 
 
 def test_json_content_of_the_sample() -> None:
-    data = report_to_dict(sample_report())
+    data = sample_report().model_dump(mode="json")
     assert data["result"] == "FAILED"
     assert data["summary"] == {"groups": 4, "passedGroups": 2, "failedNodes": 6}
     pairs, training = data["workloadRuns"]
     group0, group1, overflow = pairs["groups"]
     assert group0["bandwidth"]["peakBusBandwidthGBps"] == pytest.approx(485.66)
+    assert group0["bandwidth"]["sustainedBusBandwidthGBps"] == pytest.approx(485.57)
     assert group0["bandwidth"]["tables"][0]["rows"][-1]["sizeBytes"] == 17179869184
     assert group1["status"] == "Failed"
     assert group1["suggestedGroups"] == [
@@ -109,7 +100,7 @@ def test_json_content_of_the_sample() -> None:
     ]
     assert overflow["overflow"] is True and overflow["failures"][0]["kind"] == "no-log"
     train = training["groups"][0]["training"]
-    assert train["goodputSource"] == "timestamps"
+    assert train["goodput"] == pytest.approx(0.999, abs=0.001)
     assert train["finished"] is True
     assert train["avgTflopsPerGPU"] == pytest.approx(149.136)
     assert training["result"] == "PASSED"
@@ -121,18 +112,18 @@ def test_plain_text_is_ascii_and_has_the_report_sections() -> None:
     assert own.isascii()
     assert text.startswith("WorkloadRun Report\n")
     for expected in [
-        "Name:      nccl-pairs",
         "Platform:  aws",
         "workloadrun/nccl-pairs",
         "Groups:    1/3 passed",
         "    16 GiB      259.02      485.66            0",  # spectrum-x float line 57
-        "Avg Bus Bandwidth:   178.22 GB/s",
-        "Peak Bus Bandwidth:  485.66 GB/s at 16 GiB",
-        "busBandwidthGBps     value >= 400  PASS  485.66 GB/s",
+        "Avg Bus Bandwidth:        178.22 GB/s",
+        "Sustained Bus Bandwidth:  485.57 GB/s",  # line 56: 8 GiB
+        "Peak Bus Bandwidth:       485.66 GB/s at 16 GiB (raw maximum)",
+        "busBandwidthGBps     value >= 400  PASS  485.57 GB/s",
         "Next grouping to isolate the bad node: [gpu-node-03, gpu-node-04] [gpu-node-05, gpu-node-06]",
-        "gpu-node-07 (nccl-pairs/group-2-overflow): WorkloadFailed: no log found",
+        "gpu-node-07, gpu-node-08 (nccl-pairs/group-2-overflow): WorkloadFailed: no log found",
         "Avg TFLOPs/GPU:  149.1",
-        "Result:       FAILED",
+        "Result: FAILED",
     ]:
         assert expected in text, expected
 
@@ -148,7 +139,7 @@ def test_markdown_summary() -> None:
     text = render_md(sample_report())
     assert text.startswith("# WorkloadRun report\n")
     assert "**Result: FAILED**" in text
-    assert "| group-0 | gpu-node-01, gpu-node-02 | ✅ Passed | 178.22 | 485.66 |" in text
+    assert "| group-0 | gpu-node-01, gpu-node-02 | ✅ Passed | 178.22 | 485.57 |" in text
     assert "| group-1 | gpu-node-03, gpu-node-04, gpu-node-05, gpu-node-06 | ❌ Failed |" in text
     assert "- **HardwareFailureDetected**: nccl-tests found 108 out-of-bounds values" in text
 
@@ -188,3 +179,30 @@ def test_svg_x_axis_is_log2() -> None:
     circles = [float(c.get("cx", "nan")) for c in root.iter(f"{SVG}circle")]
     # 8 -> 64 -> 512 are equal steps of 3 doublings: equally spaced
     assert circles[1] - circles[0] == pytest.approx(circles[2] - circles[1])
+
+
+@pytest.mark.parametrize(
+    ("expression", "lines"),
+    [
+        pytest.param("value >= 300", [300.0], id="one-bound"),
+        pytest.param("value >= 400 && value < 2000", [400.0, 2000.0], id="two-bounds"),
+        pytest.param("value > 5 || value < 1", [1.0, 5.0], id="outside-a-band"),
+        pytest.param("value != 0", [0.0], id="only-zero-fails"),
+    ],
+)
+def test_threshold_lines_sit_where_the_verdict_flips(expression: str, lines: list[float]) -> None:
+    assert threshold_lines(expression, 4000.0) == pytest.approx(lines, abs=1e-3)
+
+
+def test_svg_draws_the_busbw_threshold_above_the_data() -> None:
+    svg = render_svg([Series("s", ((8, 1.0), (16, 2.0)))], "t", ["value >= 300"])
+    root = ET.fromstring(svg)
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    assert "busBandwidthGBps: value >= 300" in texts
+    assert "300" in texts  # the y axis reaches the threshold
+
+
+def test_checked_in_schema_is_the_one_generated_from_the_model() -> None:
+    # Regenerate with: workloadrun-fn report --json-schema > krm_fn/report/schema/report.schema.json
+    checked_in = Path(__file__).resolve().parents[2] / "krm_fn/report/schema/report.schema.json"
+    assert json.loads(checked_in.read_text()) == SCHEMA

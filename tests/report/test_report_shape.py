@@ -33,5 +33,5 @@ def test_no_function_of_the_report_is_longer_than_60_lines(path: Path) -> None:
 
 def test_the_check_covers_the_parsers_the_verdicts_and_the_plot() -> None:
     names = {p.stem for p in REPORT_MODULES}
-    assert {"parse_nccl", "parse_megatron", "detect_failures", "evaluate", "plot_svg"} <= names
-    assert {"render_text", "render_json", "render_md", "command"} <= names
+    assert {"nccl_tests", "training", "megatron", "nemo2", "detect_failures", "evaluate"} <= names
+    assert {"plot_svg", "render_text", "render_md", "model", "command"} <= names

@@ -48,11 +48,11 @@ def replaced(lines: list[str], number: int, text: str | None) -> str:
 
 
 def nccl_group(text: str) -> GroupReport:
-    return judge(NCCL_JOB, {"run-group-0": text}).runs[0].groups[0]
+    return judge(NCCL_JOB, {"run-group-0": text}).workload_runs[0].groups[0]
 
 
 def training_group(text: str) -> GroupReport:
-    return judge(TRAINING_JOB, {"run-group-0": text}).runs[0].groups[0]
+    return judge(TRAINING_JOB, {"run-group-0": text}).workload_runs[0].groups[0]
 
 
 def kinds(group: GroupReport) -> set[str]:
@@ -127,8 +127,8 @@ def test_cut_or_garbled_nccl_log_fails(text: str, expected_kinds: set[str]) -> N
 def test_cut_nccl_log_without_thresholds_is_never_passed() -> None:
     job = trainjob_yaml(bandwidth='{"logProfileRef": "nccl-bandwidth"}')
     report = judge(job, {"run-group-0": upto(NCCL_LINES, 21)})
-    assert report.runs[0].groups[0].status == "NoData"
-    assert not report.passed
+    assert report.workload_runs[0].groups[0].status == "NoData"
+    assert report.result == "FAILED"
 
 
 @pytest.mark.parametrize(
