@@ -187,7 +187,7 @@ def test_svg_x_axis_is_log2() -> None:
         pytest.param("value >= 300", [300.0], id="one-bound"),
         pytest.param("value >= 400 && value < 2000", [400.0, 2000.0], id="two-bounds"),
         pytest.param("value > 5 || value < 1", [1.0, 5.0], id="outside-a-band"),
-        pytest.param("value != 0", [0.0], id="only-zero-fails"),
+        pytest.param("value != 0.0", [0.0], id="only-zero-fails"),
     ],
 )
 def test_threshold_lines_sit_where_the_verdict_flips(expression: str, lines: list[float]) -> None:
