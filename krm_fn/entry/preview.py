@@ -39,19 +39,9 @@ def preview(
     gpu_arch: str | None,
     fmt: str,
 ) -> tuple[int, str, list[str]]:
-    """Render ``files``; returns (exit code, stdout text, stderr lines).
-
-    The fast reader's grammar check runs in its helper process while the render runs; only
-    once it agrees is the result returned. When it finds a misread item, everything is
-    read again with the check waited for, and rendered again.
-    """
+    """Render ``files``; returns (exit code, stdout text, stderr lines)."""
     stdin = sys.stdin.buffer.read() if "-" in files else None
-    for deferred in (True, False):
-        loaded = Loaded()
-        got = _preview(files, stdin, config_file, platform, gpu_arch, fmt, loaded, deferred)
-        if loaded.confirm():
-            return got
-    raise AssertionError("unreachable: the second pass confirms every input as it reads it")
+    return _preview(files, stdin, config_file, platform, gpu_arch, fmt, Loaded())
 
 
 _Outcome = tuple[int, str, list[str]]
@@ -68,9 +58,8 @@ def _preview(
     gpu_arch: str | None,
     fmt: str,
     loaded: Loaded,
-    deferred: bool,
 ) -> _Outcome:
-    """One pass of :func:`preview`: read into ``loaded``, take the options, render.
+    """:func:`preview`: read into ``loaded``, take the options, render.
 
     Args:
         files: The files to read (``-`` is ``stdin``).
@@ -79,14 +68,13 @@ def _preview(
         platform: The ``--platform`` override.
         gpu_arch: The ``--gpu-arch`` override.
         fmt: ``json`` or ``yaml``.
-        loaded: What was read (the caller confirms it with the fast reader's check).
-        deferred: Whether the fast reader's check runs in the background.
+        loaded: Where what is read goes.
 
     Returns:
         The exit code, standard output and standard error lines.
 
     """
-    fc = _read_preview_inputs(files, stdin, config_file, loaded, deferred)
+    fc = _read_preview_inputs(files, stdin, config_file, loaded)
     if isinstance(fc, tuple):
         return fc
     try:
@@ -103,7 +91,7 @@ def _preview(
 
 
 def _read_preview_inputs(
-    files: list[str], stdin: bytes | None, config_file: str | None, loaded: Loaded, deferred: bool
+    files: list[str], stdin: bytes | None, config_file: str | None, loaded: Loaded
 ) -> dict[str, Any] | _Outcome | None:
     """Read ``files`` and ``stdin`` into ``loaded``, and find the function config.
 
@@ -113,7 +101,6 @@ def _read_preview_inputs(
         config_file: The function config's file; without it, the first function config
             among the inputs.
         loaded: Where the items and Nodes go.
-        deferred: Whether the fast reader's check runs in the background.
 
     Returns:
         The function config (``None``: there is none), or the failed outcome when an input
@@ -122,9 +109,9 @@ def _read_preview_inputs(
     """
     try:
         paths = [p for p in files if p != "-"]
-        load_files(expand_paths(paths), deferred=deferred, into=loaded)
+        load_files(expand_paths(paths), into=loaded)
         if stdin is not None:
-            add_input(loaded, stdin, "<stdin>", deferred)
+            add_input(loaded, stdin, "<stdin>")
         if not config_file:
             fcs = [o for o, _ in loaded.items if is_function_config(o)]
             return fcs[0] if fcs else None

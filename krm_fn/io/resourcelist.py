@@ -22,10 +22,8 @@ Invariants:
       kinds local-config when asked to.
     * Every malformed document is reported at once, with its index, and nothing is returned
       for a malformed input.
-    * Output is returned only once the fast reader's check of the items is in
-      (:meth:`FunctionInput.confirm`, awaited after the text is built so that the check
-      overlaps the writing); a failed check raises :class:`StaleInput` and the caller
-      recomputes from the corrected items.
+    * What :func:`parse_input` returns is final: the fast reader's checks are done and every
+      item but the Nodes is parsed, so nothing read later can change or refuse it.
 """
 
 from __future__ import annotations
@@ -68,23 +66,6 @@ class InputError(ValueError):
         super().__init__("; ".join(r.message for r in results))
         self.results = results
         self.echo = echo
-
-
-class StaleInput(Exception):
-    """The fast reader's check found items it must read again: recompute, then write.
-
-    Attributes:
-        full: The items cannot be read one by one: read the whole input with PyYAML.
-        refusal: An item crosses a bound of :mod:`krm_fn.io.limits`: the input is refused
-            with this message (reading it again would only cross it again).
-
-    """
-
-    def __init__(self, full: bool, refusal: str | None = None) -> None:
-        """Say whether the whole input must be read again."""
-        super().__init__("input items changed after the fast reader's check")
-        self.full = full
-        self.refusal = refusal
 
 
 @dataclass
@@ -192,42 +173,11 @@ class FunctionInput:
         return out
 
     def load(self, entry: Entry) -> dict[str, Any]:
-        """The entry's dict (parsed from its text if it was never needed before).
-
-        Raises:
-            StaleInput: With ``full=True`` when the item's text is not what the fast
-                reader took it for (the full reader then reports the problem).
-
-        """
+        """The entry's dict (a Node's is parsed from its text, which passed the grammar)."""
         if entry.obj is None:
             assert self.fast_list is not None and entry.fast is not None
-            from krm_fn.io import fastio
-
-            try:
-                entry.obj = self.fast_list.load(entry.fast, self.source)
-            except yamlio.YAMLLimitError as exc:
-                raise StaleInput(full=True, refusal=str(exc)) from None
-            except (fastio.Irregular, yamlio.YAMLInputError, RecursionError):
-                raise StaleInput(full=True) from None
+            entry.obj = self.fast_list.load(entry.fast, self.source)
         return entry.obj
-
-    def confirm(self) -> None:
-        """Make sure the fast reader's check agrees with what was read.
-
-        Raises:
-            StaleInput: Some items were misread on the fast path; they have been read
-                again (``full=False``: recompute from :meth:`entries`), or cannot be
-                (``full=True``: read the whole input with the full reader).
-
-        """
-        if self.fast_list is None:
-            return
-        verdict = self.fast_list.confirm()
-        if verdict is True:
-            return
-        self._entries = None
-        self._items = None
-        raise StaleInput(full=verdict is None)
 
 
 def parse_input(
@@ -332,6 +282,12 @@ def _parse_fast(
     fl = fastio.read(text, meanwhile, documents)
     if isinstance(fl, fastio.Fallback):
         return fl.reason
+    try:  # every item but the Nodes (and an edit PyYAML's marks must place) is needed anyway
+        for it in fl.items:
+            if not (it.nodes or it.generated) or (documents and it.input_kind and not it.edit):
+                fl.load(it, source)
+    except (fastio.Irregular, yamlio.YAMLInputError, RecursionError) as exc:
+        return f"an item cannot be read on its own ({exc or 'not a mapping'})"
     if fl.stream or fl.list_doc:
         return FunctionInput(form="stream", fast_list=fl, source=source)
     head = fl.header
@@ -342,7 +298,6 @@ def _parse_fast(
         or api_version not in RL_API_VERSIONS
         or (fc is not None and not isinstance(fc, dict))
     ):
-        fl.abandon()
         return "the ResourceList header is not a regular one"  # the full reader says why
     return FunctionInput(
         function_config=fc,
@@ -522,23 +477,7 @@ def write_output_chunks(
         results: Results (ResourceList form only).
         mark: Mark consumed kinds (:attr:`Entry.input_kind`) local-config.
 
-    Raises:
-        StaleInput: See :meth:`FunctionInput.confirm` (checked before the pieces are
-            returned).
-
     """
-    chunks = _write(inp, entries, generated, results, mark)
-    inp.confirm()
-    return chunks
-
-
-def _write(
-    inp: FunctionInput,
-    entries: Sequence[Entry],
-    generated: Sequence[dict[str, Any]],
-    results: list[Result],
-    mark: bool,
-) -> list[Chunk]:
     from krm_fn.io import fastdump
 
     fl = inp.fast_list

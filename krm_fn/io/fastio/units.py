@@ -12,8 +12,9 @@ Invariants:
       ``apiVersion: v1`` first line and a ``kind: List`` (or ``NodeList``) line, and its
       block starts with an entry; the strict grammar of every part (:meth:`Units.check`)
       is what makes the cut exact.
-    * A List whose head or any entry is not a regular Node is read by PyYAML as a whole,
-      as it would be unsplit (:meth:`Units.finish`).
+    * A unit is used only once it passed the strict grammar (:meth:`Units.read`); the item
+      of a unit that did not is read by PyYAML, a ``v1 List`` as a whole, as it would be
+      unsplit (:meth:`Units.finish`).
 """
 
 from __future__ import annotations
@@ -92,11 +93,6 @@ class Units:
         self.owners.append(owner)
         self.spans.append((s, e))
 
-    def owner_starts(self) -> list[int]:
-        """Per unit, the start of its item (how a failed check names the item)."""
-        items = self.fast.items
-        return [items[i].start for i in self.owners]
-
     def classify(self, k: int) -> Any:
         """Read unit ``k`` (setting its item's fields); what the other process needs of it."""
         kind = self.kinds[k]
@@ -121,9 +117,31 @@ class Units:
         elif kind != LIST_TAIL:
             _apply(self.fast.items[self.owners[k]], state)
 
-    def finish(self) -> None:
-        """Give each split ``v1 List`` its Nodes, or hand it to PyYAML as a whole."""
+    def read(self, k: int) -> tuple[Any, bool]:
+        """Classify unit ``k`` (:meth:`classify`) and check its grammar; both for the other process.
+
+        A unit the classification already handed to PyYAML (an irregular item, a List entry
+        that is not a regular Node) is not checked: its text is not used.
+        """
+        state = self.classify(k)
+        kind = self.kinds[k]
+        if kind == LIST_ENTRY and state is None:
+            return state, True
+        if kind in (WHOLE, LIST_HEAD) and not self.fast.items[self.owners[k]].regular:
+            return state, True
+        s, e = self.spans[k]
+        if kind in (WHOLE, LIST_HEAD):
+            return state, strict_ok(self.fast.text, s, e)
+        return state, strict_lines_ok(self.fast.text, s, e)
+
+    def finish(self, failed: list[int]) -> None:
+        """Hand the items of ``failed`` units to PyYAML; give each split ``v1 List`` its Nodes.
+
+        A List whose head or any entry is not a regular Node is read by PyYAML as a whole.
+        """
         items = self.fast.items
+        for k in failed:
+            _reset(items[self.owners[k]])
         for i, entry_units in self.lists.items():
             it = items[i]
             nodes = [self.nodes.get(k) for k in entry_units]
@@ -131,14 +149,3 @@ class Units:
                 _reset(it)
             else:
                 it.nodes = [n for n in nodes if n is not None]
-
-    def check(self, k: int) -> bool:
-        """Whether unit ``k`` passes the strict grammar."""
-        s, e = self.spans[k]
-        if self.kinds[k] in (WHOLE, LIST_HEAD):
-            return strict_ok(self.fast.text, s, e)
-        return strict_lines_ok(self.fast.text, s, e)
-
-    def check_all(self) -> list[int]:
-        """The units failing the strict grammar."""
-        return [k for k in range(len(self.kinds)) if not self.check(k)]
