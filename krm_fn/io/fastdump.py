@@ -26,8 +26,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import yaml
-
 from krm_fn.io import yamlio
 
 __all__ = ["dump", "dump_all", "dump_item", "scalar_value"]
@@ -46,24 +44,18 @@ class _Unsupported(Exception):
 
 _VALUES: dict[str, str] = {}
 _KEYS: dict[str, str] = {}
-_RESOLVER = yaml.resolver.Resolver()
 _ONLY_STR = {str}
-
-
-def _resolves_to_str(text: str) -> bool:
-    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
-    return bool(tag == _STR_TAG)
 
 
 def _simple_spelling(text: str) -> str:
     """How PyYAML writes a :data:`_SIMPLE` string: plain, or single-quoted.
 
     Single-quoted when plain would read back as another type (a number, a boolean,
-    ``null``, a date, ...). Such a string has no character that rules out single quotes (no quote, space, line
+    ``null``, a date, ...) in YAML 1.1 or 1.2 (:class:`krm_fn.io.yamlio.OutputResolver`). Such a string has no character that rules out single quotes (no quote, space, line
     break or non-printable character), so PyYAML's emitter picks single quotes, the first
     style it tries after plain.
     """
-    return text if _resolves_to_str(text) else f"'{text}'"
+    return text if yamlio.plain_is_str(text) else f"'{text}'"
 
 
 def _value(text: str) -> str:

@@ -28,6 +28,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
@@ -230,9 +231,15 @@ def parse_input(
     return FunctionInput(items=check_items(docs, source), form="stream", notes=notes)
 
 
+_JSON_START = re.compile(r"\ufeff?[ \t\r\n]*+\{")
+_JSON_START_BYTES = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*+\{")
+
+
 def _looks_like_json(text: str | bytes) -> bool:
-    head = text[:64].lstrip()
-    return head[:1] in ("{", b"{")
+    """Whether the input starts like a JSON object (after any whitespace and a BOM)."""
+    if isinstance(text, bytes):
+        return _JSON_START_BYTES.match(text) is not None
+    return _JSON_START.match(text) is not None
 
 
 class _DuplicateKey(ValueError):
@@ -445,7 +452,8 @@ def write_chunks(chunks: Sequence[Chunk], out: BinaryIO) -> None:
     batch: list[bytes | memoryview] = []
     size = 0
     for chunk in chunks:
-        piece = chunk.encode("utf-8", "surrogatepass") if isinstance(chunk, str) else chunk
+        # a lone surrogate (JSON's "\ud800") goes out as that escape: the output is UTF-8
+        piece = chunk.encode("utf-8", "backslashreplace") if isinstance(chunk, str) else chunk
         batch.append(piece)
         size += len(piece)
         if size >= _BATCH_BYTES:

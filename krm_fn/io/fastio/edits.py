@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from krm_fn.io import yamlio
-from krm_fn.io.fastio.grammar import _FLAT
+from krm_fn.io.fastio.grammar import _ENTRY, _FLAT
 from krm_fn.io.fastio.model import _LOCAL_LINE, LOCAL_CONFIG, Item, _load_item
 from krm_fn.io.fastio.scalars import Irregular, _decode
 
@@ -72,12 +72,18 @@ def _insert_regular(
         if raw == "{}" and s3 == e3:
             return ann.start(2) - 1, ann.end(3), "\n      " + _LOCAL_LINE
         raise _EditFallback
+    if _ENTRY[6].match(text, s3, e3) is None:
+        raise _EditFallback  # not a block mapping at 6 (a sequence, a null): PyYAML's marks
     at = text.find("\n      " + LOCAL_CONFIG + ":", s3 - 1, e3)
     if at < 0:
         return e3, e3, "      " + _LOCAL_LINE
     line = _FLAT[6].match(text, at, e3)
-    if line is None or line.group(1) != LOCAL_CONFIG:
-        raise _EditFallback
+    if (
+        line is None
+        or line.group(1) != LOCAL_CONFIG
+        or text.find(text[at : line.start(2)], line.end(), e3) >= 0
+    ):
+        raise _EditFallback  # not one line, or the key twice (PyYAML refuses that)
     if text.startswith("       ", line.end() + 1):
         raise _EditFallback  # the value spans lines
     try:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from krm_fn.io.fastio.edits import _edit_or_none
-from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _SEQFLAT, _Patterns
+from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _KEY, _SEQFLAT, _Patterns
 from krm_fn.io.fastio.model import Item, _reset
 from krm_fn.io.fastio.scalars import _KEY_CACHE, _STR_CACHE, Irregular, _any, _key, _str
 from krm_fn.io.nodes import NodeInfo, collect_nodes, node_problems
@@ -177,11 +177,15 @@ def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
         if raw == "[]" and s == e:
             return []
         raise Irregular
-    if not text.startswith("\n" + " " * b + "- ", s - 1):
+    dash_line = "\n" + " " * b + "- "
+    if not text.startswith(dash_line, s - 1):
         raise Irregular
     out: list[dict[str, Any]] = []
     entry: dict[str, Any] = {}
-    for dash, k1, v1, d1, k2, v2, d2 in _COND_LINE[b].findall(text, s - 1, e):
+    lines = _COND_LINE[b].findall(text, s - 1, e)
+    if sum(1 for line in lines if line[0]) != text.count(dash_line, s - 1, e):
+        raise Irregular  # an entry that is not a mapping (``- Ready``)
+    for dash, k1, v1, d1, k2, v2, d2 in lines:
         if dash:
             entry = {}
             out.append(entry)
@@ -203,7 +207,7 @@ def _cond_line(b: int) -> re.Pattern[str]:
     then the same for a key line at ``b + 2``.
     """
     key = rf"(type|status):( [^\n]*+)?(?=\n(\ {{{b + 3}}})?)"
-    return re.compile(rf"\n{' ' * b}(?:(- )(?:{key})?|\ \ {key})")
+    return re.compile(rf"\n{' ' * b}(?:(- )(?:{key}|(?={_KEY}:[ \n]))|\ \ {key})")
 
 
 _COND_LINE = _Patterns(_cond_line)

@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_KEY = r"[A-Za-z0-9_.][A-Za-z0-9_./-]*+"
+_KEY = r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,1023}+"
+"""A plain key as the grammar accepts it: at most 1,024 characters, YAML's simple-key limit."""
 _KEYC = "[A-Za-z0-9_.]"
 
 

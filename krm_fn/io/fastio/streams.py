@@ -6,8 +6,9 @@ each document it writes back is its input text again.
 
 Invariants:
     * :func:`stream_as_items` indents every line of a document by two and leads its first
-      line with ``- ``; comment and blank lines before a document stay at column 0 (its
-      prefix), empty lines stay empty; empty documents are left out.
+      line with ``- ``; empty lines stay empty; the comment and blank lines before a
+      document are left out (between items, a blank line would join the previous item's
+      ``|+`` scalar), and so are empty documents.
     * :attr:`StreamItems.spans` holds, per item written, where its document's text lies
       in the input (``text[start:end]``, its last newline included).
     * :func:`document_pieces` joined equals :func:`_reindented` (the item's text with the
@@ -78,23 +79,22 @@ def _bounds(text: str) -> tuple[list[int], list[int]] | str:
     return [0, *(at + 1 for at in separators), len(text)], blanks
 
 
-def _bodies(text: str, bounds: list[int]) -> list[tuple[int, int, int]]:
-    """Per non-empty document: start of its prefix, start of its first line, its end."""
+def _bodies(text: str, bounds: list[int]) -> list[tuple[int, int]]:
+    """Per non-empty document: the start of its first line that is not a comment, its end."""
     out = []
-    for a, b in itertools.pairwise(bounds):
-        if text.startswith("---\n", a):
-            a += 4
-        body = a
+    for body, b in itertools.pairwise(bounds):
+        if text.startswith("---\n", body):
+            body += 4
         while body < b and text[body] in "#\n":
             nl = text.find("\n", body, b)
             body = b if nl < 0 else nl + 1
         if body < b:  # else an empty document (comments only): nothing to read
-            out.append((a, body, b))
+            out.append((body, b))
     return out
 
 
 def _stream_as_items_by_document(
-    text: str, docs: list[tuple[int, int, int]], blanks: list[int]
+    text: str, docs: list[tuple[int, int]], blanks: list[int]
 ) -> tuple[str, list[tuple[int, int, int] | None]]:
     """The rewrite, one document at a time.
 
@@ -104,8 +104,7 @@ def _stream_as_items_by_document(
     """
     out = ["items:\n"]
     spans: list[tuple[int, int, int] | None] = []
-    for a, body, b in docs:
-        out.append(text[a:body])
+    for body, b in docs:
         doc = text[body : b - 1].replace("\n", "\n  ")
         i = bisect.bisect_left(blanks, body)
         clean = i == len(blanks) or blanks[i] >= b - 1  # no empty line in text[body:b-1]
