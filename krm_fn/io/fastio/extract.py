@@ -1,8 +1,8 @@
 """Extraction: the fields the render reads, straight from an item's text.
 
 For each regular item: ``apiVersion``, ``kind``, ``metadata`` by their lines; for a Node,
-``name``, ``labels``, ``providerID``, ``unschedulable``, ``taints``, ``status.allocatable``
-and the conditions' ``type``/``status``, decoded as PyYAML would (:mod:`.scalars`).
+the fields of its view (:data:`krm_fn.io.nodes.NODE_FIELDS`), each by the reader of its
+shape, decoded as PyYAML would (:mod:`.scalars`).
 
 Invariants:
     * Sound only together with the strict grammar (:func:`krm_fn.io.fastio.grammar.strict_ok`),
@@ -16,14 +16,20 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from krm_fn.io.fastio.edits import _edit_or_none
-from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _KEY, _SEQFLAT, _Patterns
+from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _KEY, _SEQFLAT
 from krm_fn.io.fastio.model import Item, _reset
 from krm_fn.io.fastio.scalars import _KEY_CACHE, _STR_CACHE, Irregular, _any, _key, _str
-from krm_fn.io.nodes import NodeInfo, collect_nodes, node_problems
+from krm_fn.io.nodes import (
+    FIELDS_BY_SECTION,
+    NodeInfo,
+    collect_nodes,
+    node_problems,
+    node_record,
+)
 from krm_fn.keys import LABEL_MANAGED_BY, MANAGER, is_workloadrun_kind
 
 if TYPE_CHECKING:
@@ -164,12 +170,14 @@ def _seq_of_maps(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
     return out
 
 
-def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
-    """``type`` and ``status`` of each entry of a compact sequence (``-`` at ``b``).
+def _kept_entries(
+    text: str, m: re.Match[str], b: int, keep: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """The ``keep`` keys of each entry of a compact sequence (``-`` at ``b``): conditions.
 
     Other keys are not read: the strict grammar guarantees that their lines (including
     multi-line messages) are deeper than ``b + 2`` or are other ``key:`` lines at ``b + 2``.
-    One scan finds every entry start (``- ``) and every ``type``/``status`` line.
+    One scan finds every entry start (``- ``) and every line of a kept key.
     """
     raw = m.group(2)
     s, e = m.span(3)
@@ -182,7 +190,7 @@ def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
         raise Irregular
     out: list[dict[str, Any]] = []
     entry: dict[str, Any] = {}
-    lines = _COND_LINE[b].findall(text, s - 1, e)
+    lines = _kept_line(b, keep).findall(text, s - 1, e)
     if sum(1 for line in lines if line[0]) != text.count(dash_line, s - 1, e):
         raise Irregular  # an entry that is not a mapping (``- Ready``)
     for dash, k1, v1, d1, k2, v2, d2 in lines:
@@ -200,17 +208,21 @@ def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
     return out
 
 
-def _cond_line(b: int) -> re.Pattern[str]:
-    """An entry start (``- `` at ``b``, maybe on a ``type``/``status`` line) or such a line.
+_KEPT_LINES: dict[tuple[int, tuple[str, ...]], re.Pattern[str]] = {}
+
+
+def _kept_line(b: int, keep: tuple[str, ...]) -> re.Pattern[str]:
+    """An entry start (``- `` at ``b``, maybe on a kept key's line) or a kept key's line.
 
     Groups: the dash, then (key, `` value``, deeper next line) for a key on the dash line,
-    then the same for a key line at ``b + 2``.
+    then the same for a key line at ``b + 2``. Compiled on first use.
     """
-    key = rf"(type|status):( [^\n]*+)?(?=\n(\ {{{b + 3}}})?)"
-    return re.compile(rf"\n{' ' * b}(?:(- )(?:{key}|(?={_KEY}:[ \n]))|\ \ {key})")
-
-
-_COND_LINE = _Patterns(_cond_line)
+    pattern = _KEPT_LINES.get((b, keep))
+    if pattern is None:
+        key = rf"({'|'.join(map(re.escape, keep))}):( [^\n]*+)?(?=\n(\ {{{b + 3}}})?)"
+        pattern = re.compile(rf"\n{' ' * b}(?:(- )(?:{key}|(?={_KEY}:[ \n]))|\ \ {key})")
+        _KEPT_LINES[b, keep] = pattern
+    return pattern
 
 
 def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
@@ -265,9 +277,6 @@ def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
         it.workloadrun = it.input_kind = True
         it.edit = _edit_or_none(text, it, meta_m, meta)
         fast.load(it)
-
-
-_STATUS_KEYS = ("allocatable", "conditions")
 
 
 def _find_entries(
@@ -345,8 +354,9 @@ def _node(
 ) -> NodeInfo:
     """The NodeInfo of a regular Node whose keys sit at ``b`` (``meta``: its metadata keys).
 
-    Three calls per Node, one per section read (metadata, spec, status), each filling its
-    part of the Node's view, the dict the full path would see of the fields read.
+    Its view holds the fields of :data:`krm_fn.io.nodes.NODE_FIELDS`, each read by the
+    reader of its shape (:data:`_SHAPE_READERS`). ``status`` is most of a Node (its images):
+    only the wanted keys are located there, not every key walked.
 
     Raises:
         Irregular: A field the render reads is not in the regular shape, or the Node has no
@@ -354,124 +364,44 @@ def _node(
 
     """
     view: dict[str, Any] = {"apiVersion": api, "kind": kind}
-    name, labels = _node_metadata(text, top, meta, b, view)
-    provider, unsched, taints = _node_spec(text, top.get("spec"), b, view)
-    ready, gpus = _node_status(text, top.get("status"), b, view)
+    for section, fields in FIELDS_BY_SECTION.items():
+        m = top.get(section)
+        if m is None:
+            continue
+        if section == "metadata":
+            found = meta
+        elif section == "status":
+            found = _find_entries(text, m, b + 2, tuple(fields))
+        else:
+            found = _items_of(text, m, b + 2)
+        sub = view[section] = {}
+        for key, f in fields.items():
+            entry = found.get(key) if found else None
+            if entry is not None:
+                sub[key] = _SHAPE_READERS[f.shape](text, entry, b, f.keep)
+    name = view.get("metadata", {}).get("name")
     if type(name) is not str or not name:
         raise Irregular  # the full path reports a Node without a usable name
-    return NodeInfo(
-        name=str(name),
-        labels=labels,
-        provider_id=str(provider or ""),
-        unschedulable=bool(unsched),
-        ready=ready,
-        taints=tuple(t for t in (taints or ()) if isinstance(t, Mapping)),
-        allocatable_gpus=gpus,
-        raw=view,
-    )
+    return node_record(view, string_labels=True)
 
 
-def _node_metadata(
-    text: str,
-    top: Mapping[str, re.Match[str]],
-    meta: Mapping[str, re.Match[str]] | None,
-    b: int,
-    view: dict[str, Any],
-) -> tuple[Any, dict[str, str]]:
-    """Read a Node's ``metadata.name`` and ``metadata.labels``.
-
-    Args:
-        text: The input text.
-        top: The Node's top-level keys.
-        meta: Its metadata keys (``None``: an inline ``{}``).
-        b: The indentation of the Node's keys.
-        view: The Node's view; gets ``metadata`` when the Node has that key.
-
-    Returns:
-        The name as decoded (``""`` when absent) and the labels.
-
-    """
-    name: Any = ""
-    labels: dict[str, str] = {}
-    if "metadata" in top:
-        mview: dict[str, Any] = {}
-        if meta:
-            for k, sub in meta.items():
-                if k == "name":
-                    name = mview["name"] = _any(_inline_only(text, sub))
-                elif k == "labels":
-                    labels = mview["labels"] = _flat_map(text, sub, b + 4, strings=True)
-        view["metadata"] = mview
-    return name, labels
+def _scalar(text: str, m: re.Match[str], b: int, keep: tuple[str, ...]) -> Any:
+    return _any(_inline_only(text, m))
 
 
-def _node_spec(
-    text: str, spec_m: re.Match[str] | None, b: int, view: dict[str, Any]
-) -> tuple[Any, Any, Any]:
-    """Read a Node's ``spec.providerID``, ``spec.unschedulable`` and ``spec.taints``.
-
-    Args:
-        text: The input text.
-        spec_m: The Node's ``spec`` entry, if any.
-        b: The indentation of the Node's keys.
-        view: The Node's view; gets ``spec`` when the Node has that key.
-
-    Returns:
-        ``(providerID, unschedulable, taints)`` as decoded, each ``None`` when absent.
-
-    """
-    provider: Any = None
-    unsched: Any = None
-    taints: Any = None
-    if spec_m is not None:
-        spec = _items_of(text, spec_m, b + 2)
-        sview: dict[str, Any] = {}
-        if spec:
-            for k, sub in spec.items():
-                if k == "providerID":
-                    provider = sview["providerID"] = _any(_inline_only(text, sub))
-                elif k == "unschedulable":
-                    unsched = sview["unschedulable"] = _any(_inline_only(text, sub))
-                elif k == "taints":
-                    taints = sview["taints"] = _seq_of_maps(text, sub, b + 2)
-        view["spec"] = sview
-    return provider, unsched, taints
+def _entries_of(text: str, m: re.Match[str], b: int, keep: tuple[str, ...]) -> Any:
+    return _kept_entries(text, m, b + 2, keep) if keep else _seq_of_maps(text, m, b + 2)
 
 
-def _node_status(
-    text: str, status_m: re.Match[str] | None, b: int, view: dict[str, Any]
-) -> tuple[bool | None, int | None]:
-    """Read a Node's Ready condition and its allocatable GPUs.
-
-    Args:
-        text: The input text.
-        status_m: The Node's ``status`` entry, if any.
-        b: The indentation of the Node's keys.
-        view: The Node's view; gets ``status`` (allocatable, conditions) when the Node has it.
-
-    Returns:
-        Whether the Ready condition is ``True`` (``None``: no Ready condition) and the
-        ``nvidia.com/gpu`` allocatable count (``None``: absent or not an integer).
-
-    """
-    ready: bool | None = None
-    alloc: Any = None
-    if status_m is not None:
-        stview: dict[str, Any] = {}
-        for k, sub in _find_entries(text, status_m, b + 2, _STATUS_KEYS).items():
-            if k == "allocatable":
-                alloc = stview["allocatable"] = _flat_map(text, sub, b + 4, strings=False)
-            else:
-                conds = stview["conditions"] = _conditions(text, sub, b + 2)
-                for c in conds:
-                    if c.get("type") == "Ready":
-                        ready = str(c.get("status")) == "True"
-        view["status"] = stview
-    gpu = alloc.get("nvidia.com/gpu") if isinstance(alloc, dict) else None
-    try:
-        return ready, int(str(gpu)) if gpu is not None else None
-    except ValueError:
-        return ready, None
+_SHAPE_READERS: Mapping[str, Callable[[str, re.Match[str], int, tuple[str, ...]], Any]] = {
+    "scalar": _scalar,
+    "strings": lambda text, m, b, keep: _flat_map(text, m, b + 4, strings=True),
+    "mapping": lambda text, m, b, keep: _flat_map(text, m, b + 4, strings=False),
+    "entries": _entries_of,
+}
+"""Per shape of :data:`krm_fn.io.nodes.NODE_FIELDS`, how the fast reader reads such a field
+(whose key sits at ``b + 2``; entries that keep some keys skip every other line).
+"""
 
 
 def _node_list(text: str, top: Mapping[str, re.Match[str]]) -> list[NodeInfo] | None:
