@@ -109,11 +109,6 @@ class NodeInfo:
     allocatable_gpus: int | None
     raw: Mapping[str, Any]  # node_view() of the Node
 
-    @property
-    def gpu_product(self) -> str:
-        """The GPU Feature Discovery product label, or ``""``."""
-        return self.labels.get(GPU_PRODUCT_LABEL, "")
-
 
 def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}

@@ -36,9 +36,11 @@ if TYPE_CHECKING:
     from krm_fn.io.fastio.reader import FastList
 
 
-def _classify_or_reset(fast: FastList, it: Item, split_list: bool = False) -> None:
+def _classify_or_reset(
+    fast: FastList, it: Item, split_list: bool = False, checked: list[tuple[int, int]] | None = None
+) -> None:
     try:
-        _classify(fast, it, split_list)
+        _classify(fast, it, split_list, checked)
     except Irregular:
         _reset(it)
 
@@ -111,10 +113,10 @@ def _flat_map(text: str, m: re.Match[str], b: int, strings: bool) -> dict[str, A
     """
     raw = m.group(2)
     s, e = m.span(3)
-    if raw is not None:
+    if raw is not None or s == e:
         if raw == "{}" and s == e:
             return {}
-        raise Irregular
+        raise Irregular  # a scalar, or null: PyYAML says what it is
     n = text.count("\n", s, e)
     if strings:
         parts = text[s - 1 : e - 1].replace(_LINE_START[b], ": ").split(": ")
@@ -225,11 +227,13 @@ def _kept_line(b: int, keep: tuple[str, ...]) -> re.Pattern[str]:
     return pattern
 
 
-def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
+def _classify(
+    fast: FastList, it: Item, split_list: bool = False, checked: list[tuple[int, int]] | None = None
+) -> None:
     """Read a regular item (``- `` at column 0, keys at 2).
 
     ``split_list``: for a ``v1 List``, only its own fields are read here; its Nodes are
-    read one by one (:func:`_list_entry`) and set by the caller.
+    read one by one (:func:`_list_entry`) and set by the caller. ``checked``: see :func:`_node`.
     """
     text = fast.text
     top: dict[str, re.Match[str]] = {}
@@ -244,7 +248,7 @@ def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
     meta_m = top.get("metadata")
     meta = _items_of(text, meta_m, 4) if meta_m is not None else None
     if api == "v1" and kind == "Node":
-        node = _node(text, top, meta, 2, api, kind)
+        node = _node(text, top, meta, 2, api, kind, checked)
         it.generated = node.labels.get(LABEL_MANAGED_BY) == MANAGER
         it.input_kind = True
         if not it.generated:
@@ -351,12 +355,14 @@ def _node(
     b: int,
     api: str,
     kind: str,
+    checked: list[tuple[int, int]] | None = None,
 ) -> NodeInfo:
     """The NodeInfo of a regular Node whose keys sit at ``b`` (``meta``: its metadata keys).
 
     Its view holds the fields of :data:`krm_fn.io.nodes.NODE_FIELDS`, each read by the
     reader of its shape (:data:`_SHAPE_READERS`). ``status`` is most of a Node (its images):
-    only the wanted keys are located there, not every key walked.
+    only the wanted keys are located there, not every key walked. ``checked`` gets the
+    blocks whose every line a reader checked (labels, allocatable): the grammar need not.
 
     Raises:
         Irregular: A field the render reads is not in the regular shape, or the Node has no
@@ -364,21 +370,23 @@ def _node(
 
     """
     view: dict[str, Any] = {"apiVersion": api, "kind": kind}
-    for section, fields in FIELDS_BY_SECTION.items():
+    for section, fields in _READERS:
         m = top.get(section)
         if m is None:
             continue
         if section == "metadata":
             found = meta
         elif section == "status":
-            found = _find_entries(text, m, b + 2, tuple(fields))
+            found = _find_entries(text, m, b + 2, _STATUS_KEYS)
         else:
             found = _items_of(text, m, b + 2)
         sub = view[section] = {}
-        for key, f in fields.items():
+        for key, read, keep, whole in fields:
             entry = found.get(key) if found else None
             if entry is not None:
-                sub[key] = _SHAPE_READERS[f.shape](text, entry, b, f.keep)
+                sub[key] = read(text, entry, b, keep)
+                if whole and checked is not None and entry.group(2) is None:
+                    checked.append(entry.span(3))  # (a block, not an inline {})
     name = view.get("metadata", {}).get("name")
     if type(name) is not str or not name:
         raise Irregular  # the full path reports a Node without a usable name
@@ -400,8 +408,20 @@ _SHAPE_READERS: Mapping[str, Callable[[str, re.Match[str], int, tuple[str, ...]]
     "entries": _entries_of,
 }
 """Per shape of :data:`krm_fn.io.nodes.NODE_FIELDS`, how the fast reader reads such a field
-(whose key sits at ``b + 2``; entries that keep some keys skip every other line).
-"""
+(whose key sits at ``b + 2``; entries that keep some keys skip every other line). The
+mapping readers check every line of their block."""
+
+_READERS = tuple(
+    (
+        section,
+        tuple(
+            (k, _SHAPE_READERS[f.shape], f.keep, f.shape in ("strings", "mapping"))
+            for k, f in fields.items()
+        ),
+    )
+    for section, fields in FIELDS_BY_SECTION.items()
+)
+_STATUS_KEYS = tuple(FIELDS_BY_SECTION["status"])
 
 
 def _node_list(text: str, top: Mapping[str, re.Match[str]]) -> list[NodeInfo] | None:
@@ -439,7 +459,9 @@ def list_entries(text: str, s: int, e: int) -> list[tuple[int, int]]:
     return out
 
 
-def _list_entry(text: str, s: int, e: int) -> NodeInfo | None:
+def _list_entry(
+    text: str, s: int, e: int, checked: list[tuple[int, int]] | None = None
+) -> NodeInfo | None:
     """The Node of one ``v1 List`` entry; ``None`` unless it is a regular, non-generated Node.
 
     Raises:
@@ -453,7 +475,7 @@ def _list_entry(text: str, s: int, e: int) -> NodeInfo | None:
         return None
     sub_meta_m = sub.get("metadata")
     sub_meta = _items_of(text, sub_meta_m, 6) if sub_meta_m is not None else None
-    node = _node(text, sub, sub_meta, 4, api, kind)
+    node = _node(text, sub, sub_meta, 4, api, kind, checked)
     if node.labels.get(LABEL_MANAGED_BY) == MANAGER:
         return None
     return node

@@ -15,6 +15,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable
@@ -148,11 +149,9 @@ def _says_resource_list(text: str) -> bool:
     Only a hint of which reading to try first (the parsed header decides); one regular
     expression search for those lines, as a plain stream has one per document.
     """
-    starts = [m.end() for m in _KIND_LINE.finditer(text)]
     first = _KIND_LINE.match("\n" + text[:16])
-    if first is not None:
-        starts.insert(0, first.end() - 1)
-    for at in starts:
+    head = [first.end() - 1] if first is not None else []
+    for at in itertools.chain(head, (m.end() for m in _KIND_LINE.finditer(text))):
         end = text.find("\n", at)
         if text.startswith(" ", end + 1):
             end = text.find("\n", end + 1)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from krm_fn.io.fastio.extract import _classify_or_reset, _list_entry, list_entries
-from krm_fn.io.fastio.grammar import strict_lines_ok, strict_ok
+from krm_fn.io.fastio.grammar import strict_ok
 from krm_fn.io.fastio.model import Item, _apply, _reset, _state
 from krm_fn.io.fastio.scalars import Irregular
 from krm_fn.io.nodes import NodeInfo
@@ -93,12 +93,15 @@ class Units:
         self.owners.append(owner)
         self.spans.append((s, e))
 
-    def classify(self, k: int) -> Any:
-        """Read unit ``k`` (setting its item's fields); what the other process needs of it."""
+    def classify(self, k: int, checked: list[tuple[int, int]] | None = None) -> Any:
+        """Read unit ``k`` (setting its item's fields); what the other process needs of it.
+
+        ``checked`` gets the blocks the extraction checked line by line (see :func:`_node`).
+        """
         kind = self.kinds[k]
         if kind == LIST_ENTRY:
             try:
-                node = _list_entry(self.fast.text, *self.spans[k])
+                node = _list_entry(self.fast.text, *self.spans[k], checked)
             except Irregular:
                 node = None
             self.nodes[k] = node
@@ -106,7 +109,7 @@ class Units:
         if kind == LIST_TAIL:
             return None
         it = self.fast.items[self.owners[k]]
-        _classify_or_reset(self.fast, it, split_list=kind == LIST_HEAD)
+        _classify_or_reset(self.fast, it, kind == LIST_HEAD, checked)
         return _state(it)
 
     def apply(self, k: int, state: Any) -> None:
@@ -123,16 +126,15 @@ class Units:
         A unit the classification already handed to PyYAML (an irregular item, a List entry
         that is not a regular Node) is not checked: its text is not used.
         """
-        state = self.classify(k)
+        checked: list[tuple[int, int]] = []
+        state = self.classify(k, checked)
         kind = self.kinds[k]
         if kind == LIST_ENTRY and state is None:
             return state, True
-        if kind in (WHOLE, LIST_HEAD) and not self.fast.items[self.owners[k]].regular:
+        whole = kind in (WHOLE, LIST_HEAD)
+        if whole and not self.fast.items[self.owners[k]].regular:
             return state, True
-        s, e = self.spans[k]
-        if kind in (WHOLE, LIST_HEAD):
-            return state, strict_ok(self.fast.text, s, e)
-        return state, strict_lines_ok(self.fast.text, s, e)
+        return state, strict_ok(self.fast.text, *self.spans[k], checked, lines=not whole)
 
     def finish(self, failed: list[int]) -> None:
         """Hand the items of ``failed`` units to PyYAML; give each split ``v1 List`` its Nodes.
