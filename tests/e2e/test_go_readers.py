@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -74,7 +75,7 @@ def _package(root: Path) -> Path:
     return root
 
 
-def _env(docs: list[dict]) -> dict[str, object]:
+def _env(docs: list[dict[str, Any]]) -> dict[str, object]:
     job = next(d for d in docs if d["kind"] == "TrainJob")
     out: dict[str, object] = {}
     for step in job["spec"].get("podTemplateOverrides", []) or []:
