@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from krm_fn.io import yamlio
+from krm_fn.io.fastio.model import Item
 from krm_fn.io.results import Result, Results
 from krm_fn.keys import is_workloadrun_kind
 
 if TYPE_CHECKING:
-    from krm_fn.io.fastio import FastList, Item
-    from krm_fn.io.nodes import NodeInfo
+    from krm_fn.io.fastio import FastList
 
 RL_KIND = "ResourceList"
 RL_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
@@ -69,27 +68,11 @@ class InputError(ValueError):
         self.echo = echo
 
 
-@dataclass
-class Entry:
-    """One input item as the pipeline sees it.
-
-    Attributes:
-        obj: The item's dict; ``None`` for an item the fast reader never had to parse
-            (Nodes, pass-through kinds) until :meth:`FunctionInput.load` asks for it.
-        nodes: The Nodes the item contributes (a Node: one; a Node ``List``: all of them).
-        generated: The item is one of ours from an earlier run (it is replaced).
-        input_kind: A WorkloadRun, Node or Node list (marked local-config on output).
-        workloadrun: A WorkloadRun (its ``obj`` is always set).
-        fast: The fast reader's record of the item (its text), or ``None``.
-
-    """
-
-    obj: dict[str, Any] | None
-    nodes: list[NodeInfo] = field(default_factory=list)
-    generated: bool = False
-    input_kind: bool = False
-    workloadrun: bool = False
-    fast: Item | None = None
+Entry = Item
+"""One input item as the pipeline sees it: the fast reader's :class:`~krm_fn.io.fastio.Item`
+(its text and what classification found), or the same record of an item the full reader
+read (``start`` -1, no text). ``obj`` is ``None`` for a Node the fast reader read until
+:meth:`FunctionInput.load` asks for it; a WorkloadRun's is always set."""
 
 
 class FunctionInput:
@@ -144,17 +127,7 @@ class FunctionInput:
 
     def _make_entries(self) -> list[Entry]:
         if self.fast_list is not None:
-            return [
-                Entry(
-                    obj=it.obj,
-                    nodes=it.nodes,
-                    generated=it.generated,
-                    input_kind=it.input_kind,
-                    workloadrun=it.workloadrun,
-                    fast=it,
-                )
-                for it in self.fast_list.items
-            ]
+            return self.fast_list.items
         from krm_fn.io.nodes import collect_nodes
         from krm_fn.io.output import is_generated, is_input_kind
 
@@ -163,7 +136,9 @@ class FunctionInput:
             gen = is_generated(obj)
             api = obj.get("apiVersion")
             out.append(
-                Entry(
+                Item(
+                    start=-1,
+                    end=-1,
                     obj=obj,
                     nodes=[] if gen else collect_nodes([obj]),
                     generated=gen,
@@ -176,8 +151,8 @@ class FunctionInput:
     def load(self, entry: Entry) -> dict[str, Any]:
         """The entry's dict (a Node's is parsed from its text, which passed the grammar)."""
         if entry.obj is None:
-            assert self.fast_list is not None and entry.fast is not None
-            entry.obj = self.fast_list.load(entry.fast, self.source)
+            assert self.fast_list is not None
+            entry.obj = self.fast_list.load(entry, self.source)
         return entry.obj
 
 
@@ -414,8 +389,7 @@ def _fast_items(fl: FastList, entries: Sequence[Entry], mark: bool, out: list[Ch
     text = fl.text_slice
     seg = end = -1
     for e in entries:
-        it = e.fast
-        assert it is not None
+        it = e
         start = it.start - len(it.prefix)
         if start != end:  # a gap: items were dropped in between
             if seg >= 0:
@@ -493,8 +467,8 @@ def write_output_chunks(
         return _write_json(inp, entries, generated, results, mark)
     if inp.form == "stream":
         docs: list[list[Chunk]] = [
-            fl.document_pieces(e.fast, mark and e.input_kind)
-            if fl is not None and e.fast is not None
+            fl.document_pieces(e, mark and e.input_kind)
+            if fl is not None and e.start >= 0
             else [fastdump.dump(_loaded(inp, e, mark))]
             for e in entries
         ]

@@ -23,13 +23,7 @@ from krm_fn.io.fastio.edits import _edit_or_none
 from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _KEY, _SEQFLAT
 from krm_fn.io.fastio.model import Item, _reset
 from krm_fn.io.fastio.scalars import _KEY_CACHE, _STR_CACHE, Irregular, _any, _key, _str
-from krm_fn.io.nodes import (
-    FIELDS_BY_SECTION,
-    NodeInfo,
-    collect_nodes,
-    node_problems,
-    node_record,
-)
+from krm_fn.io.nodes import FIELDS_BY_SECTION, NodeInfo, collect_nodes, node_record
 from krm_fn.keys import LABEL_MANAGED_BY, MANAGER, is_workloadrun_kind
 
 if TYPE_CHECKING:
@@ -271,10 +265,8 @@ def _classify(
         it.input_kind = it.workloadrun = is_run
         return
     if api == "v1" and kind in ("List", "NodeList"):
-        nodes = [] if split_list else _node_list(text, top)
-        if nodes is None:
-            raise Irregular  # not a list of regular Nodes: PyYAML reads it
-        it.nodes = nodes
+        if not split_list:
+            raise Irregular  # not in the shape Units cuts into Nodes: PyYAML reads it
         it.input_kind = True
         it.edit = _edit_or_none(text, it, meta_m, meta)
     elif is_run:
@@ -424,26 +416,6 @@ _READERS = tuple(
 _STATUS_KEYS = tuple(FIELDS_BY_SECTION["status"])
 
 
-def _node_list(text: str, top: Mapping[str, re.Match[str]]) -> list[NodeInfo] | None:
-    """The Nodes of a regular ``v1 List``; ``None`` unless every entry is a regular Node."""
-    m = top.get("items")
-    if m is None:
-        return None
-    raw = m.group(2)
-    s, e = m.span(3)
-    if raw is not None:
-        return None
-    if not text.startswith("  - ", s):
-        return None
-    out: list[NodeInfo] = []
-    for sub_start, sub_end in list_entries(text, s, e):
-        node = _list_entry(text, sub_start, sub_end)
-        if node is None:
-            return None
-        out.append(node)
-    return out
-
-
 def list_entries(text: str, s: int, e: int) -> list[tuple[int, int]]:
     """The spans of the entries (``  - `` at column 2) of a ``v1 List`` item's ``items`` block.
 
@@ -482,35 +454,17 @@ def _list_entry(
 
 
 def _classify_loaded(fast: FastList, it: Item) -> None:
-    """Classify an item PyYAML read (the same rules as the full path)."""
+    """Classify an item PyYAML read (the same rules and checks as the full path)."""
     from krm_fn.io.output import is_generated, is_input_kind
+    from krm_fn.io.resourcelist import InputError, check_items
 
     obj = fast.load(it)
-    api, kind = obj.get("apiVersion"), obj.get("kind")
-    if not isinstance(api, str) or not isinstance(kind, str):
-        raise Irregular  # the full path reports it
-    meta = obj.get("metadata")
-    if meta is not None and not isinstance(meta, dict):
-        raise Irregular
-    if api == "v1" and (
-        (kind == "Node" and node_problems(obj))
-        or (kind in ("List", "NodeList") and not _usable_node_list(obj))
-    ):
-        raise Irregular  # the full path reports the Node by name and item index
-    it.api_version, it.kind = api, kind
+    try:
+        check_items([obj], "")
+    except InputError:
+        raise Irregular from None  # the full path reports it, with the item's index
+    it.api_version, it.kind = api, kind = obj["apiVersion"], obj["kind"]
     it.generated = is_generated(obj)
     it.input_kind = is_input_kind(obj)
     it.workloadrun = is_workloadrun_kind(api, kind)
     it.nodes = [] if it.generated else collect_nodes([obj])
-
-
-def _usable_node_list(obj: dict[str, Any]) -> bool:
-    subs = obj.get("items")
-    if subs is None:
-        return True
-    if not isinstance(subs, list):
-        return False
-    return not any(
-        isinstance(sub, dict) and sub.get("kind", "Node") == "Node" and node_problems(sub)
-        for sub in subs
-    )
