@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
@@ -38,8 +38,7 @@ from krm_fn.io import yamlio
 from tests.builders import IMAGE, MPI, node, wr
 
 SETTINGS = settings(
-    max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
-    phases=[Phase.generate],
+    max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
 )
 
 # --------------------------------------------------------------------------- Go's reading

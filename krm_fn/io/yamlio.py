@@ -18,7 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -161,18 +161,10 @@ _BlockDumper.add_representer(str, _represent_str)
 
 
 def load_all(text: str | bytes, source: str = "<stdin>") -> list[Any]:
-    """Parse every document of a YAML stream.
+    """Every document of a YAML stream (``None`` for empty ones).
 
-    Args:
-        text: The YAML text (bytes must be UTF-8).
-        source: Name of the input used in error messages.
-
-    Returns:
-        The documents, ``None`` for empty ones.
-
-    Raises:
-        YAMLInputError: On malformed YAML, non-UTF-8 bytes or duplicate keys.
-
+    ``YAMLInputError`` on malformed YAML, non-UTF-8 bytes, duplicate keys or a limit
+    crossed; ``source`` names the input in the message.
     """
     if isinstance(text, bytes):
         try:
@@ -200,36 +192,20 @@ def _check_limits(text: str, source: str) -> None:
 
 
 def compose_and_load(text: str) -> tuple[yaml.Node | None, Any]:
-    """Parse a single-document stream, keeping the node graph (with its marks) too.
-
-    Args:
-        text: The YAML text.
-
-    Returns:
-        The root node (``None`` for an empty stream) and the data built from it, with the
-        same strict rules as :func:`load_all`.
-
-    Raises:
-        YAMLInputError: On malformed YAML, more than one document or duplicate keys.
-
-    """
+    """A one-document stream's root node (``None``: empty) and its data, as :func:`load_all`."""
+    loader = None
     try:
         _check_limits(text, "<input>")
-    except yaml.YAMLError as exc:
-        raise YAMLInputError(f"malformed YAML: {_describe(exc, text)}") from None
-    except RecursionError:
-        raise YAMLInputError("YAML nested too deeply") from None
-    loader = _StrictLoader(text)
-    try:
+        loader = _StrictLoader(text)
         node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        return node, loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise YAMLInputError(f"malformed YAML: {_describe(exc, text)}") from None
     except RecursionError:
         raise YAMLInputError("YAML nested too deeply") from None
     finally:
-        loader.dispose()
-    return node, data
+        if loader is not None:
+            loader.dispose()
 
 
 def _describe(exc: yaml.YAMLError, text: str) -> str:
@@ -271,9 +247,4 @@ def dump(doc: Any) -> str:
 
 def dump_all(docs: Iterable[Any]) -> str:
     """Serialise documents as a ``---``-separated stream."""
-    return "".join(_iter_docs(docs))
-
-
-def _iter_docs(docs: Iterable[Any]) -> Iterator[str]:
-    for i, doc in enumerate(docs):
-        yield ("---\n" if i else "") + dump(doc)
+    return "".join(("---\n" if i else "") + dump(doc) for i, doc in enumerate(docs))

@@ -35,31 +35,23 @@ from krm_fn.io.fastio.units import Units
 from krm_fn.io.limits import MAX_INPUT_BYTES
 
 FAST_MAX_INPUT_BYTES = MAX_INPUT_BYTES
-"""Larger inputs go to the full path, which refuses them (:data:`krm_fn.io.limits.MAX_INPUT_BYTES`).
-
-The fast reader needs about 5 times its input in memory (parent and helper together), so
-this keeps a run near the 1 GiB the function is allowed.
-"""
+"""Larger inputs go to the full path, which refuses them (the reader needs ~5x its input)."""
 
 
 @dataclass
 class FastList:
-    """A ResourceList read by :func:`read_resource_list`.
+    """A ResourceList (or plain stream) read by :func:`read`.
 
     Attributes:
-        text: The whole input text (item texts are slices of it); for a plain stream, the
-            stream rewritten as the items of a ResourceList
-            (:func:`krm_fn.io.fastio.streams.stream_as_items`).
+        text: The input text (items are slices of it); a plain stream's rewritten as items.
         header: The document without its items (``items`` is ``None`` in it).
         items: The items, in input order.
         stream: The input was a plain multi-document stream (each document an item).
-        list_doc: The input is one ``v1 List`` document of Nodes read in place (no
-            rewriting): its entries are the items (see :func:`read`, ``documents``).
-        text_bytes: :attr:`text` itself as bytes, when the input is ASCII (offsets in one
-            are offsets in the other): the output is written from slices of it, not copies.
+        list_doc: The input is one ``v1 List`` of Nodes read in place: its entries are
+            the items (:func:`read`, ``documents``).
+        text_bytes: :attr:`text` as bytes, when ASCII: the output is sliced from it.
         documents: A plain stream's items (by start) with where each document lies in
-            :attr:`source` (:attr:`krm_fn.io.fastio.streams.StreamItems.spans`), when
-            each document became one item.
+            :attr:`source` (:attr:`.streams.StreamItems.spans`).
         source: A plain stream's input bytes, when ASCII (see :meth:`document_pieces`).
 
     """
@@ -93,13 +85,7 @@ class FastList:
         return item.obj
 
     def edit(self, item: Item) -> tuple[int, int, str]:
-        """The edit that adds ``config.kubernetes.io/local-config: "true"`` to an item.
-
-        Returns:
-            ``(a, b, new)``: replace ``text[a:b]`` (absolute offsets, within the item) by
-            ``new``; ``(a, a, "")`` when the annotation is already there.
-
-        """
+        """``(a, b, new)``: ``text[a:b]`` becomes ``new`` to mark the item local-config."""
         if item.regular and item.edit is not None:
             return item.edit
         old = self.item_text(item)
@@ -165,25 +151,14 @@ def read(
     meanwhile: Callable[[], object] | None = None,
     documents: bool = True,
 ) -> FastList | Fallback:
-    """Read a YAML ResourceList or plain stream in the regular shape.
+    """Read a YAML ResourceList or plain stream in the regular shape; or why not.
 
     A ResourceList is read as it is (its header parsed by PyYAML); any other input is read as
     a plain stream, each document one item (:func:`krm_fn.io.fastio.streams.stream_as_items`).
-
-    Args:
-        data: The raw input.
-        meanwhile: Work for this process while a helper reads items (e.g. importing the
-            render); called at most once, never when the input is not regular. The helper's
-            share of the work adapts to however long it takes (see
-            :class:`krm_fn.io.fastio.helper._Helper`).
-        documents: The caller writes the documents back. When not (``render`` files, the
-            inventory option), a single ``v1 List`` document of Nodes (``kubectl get nodes
-            -o yaml``) is read in place, its entries as the items, without rewriting it.
-
-    Returns:
-        The header and the items, Nodes already extracted and every item checked, or why
-        the full reader must read the input.
-
+    ``meanwhile``: work for this process while the helper reads (importing the render),
+    called at most once. ``documents=False`` (the caller writes nothing back: ``render``
+    files, the inventory option): a single ``v1 List`` of Nodes (``kubectl get nodes -o
+    yaml``) is read in place, its entries as the items.
     """
     if len(data) > FAST_MAX_INPUT_BYTES:
         return Fallback(f"the input is over the fast reader's {FAST_MAX_INPUT_BYTES // _MIB} MiB")
@@ -253,18 +228,9 @@ def _read_items(
     meanwhile: Callable[[], object] | None,
     stream: bool,
 ) -> FastList | Fallback:
-    """Cut ``text`` into its items, read the header, and classify every item.
+    """Cut ``text`` (a ResourceList's, or a stream rewritten as one) into items, read them all.
 
-    Args:
-        text: The ResourceList's text (a plain stream already rewritten as one).
-        raw: The input bytes (the helper process checks their characters).
-        big: Whether the input is large enough for a helper process.
-        meanwhile: Work for this process while the helper classifies items.
-        stream: Whether the input was a plain stream.
-
-    Returns:
-        The read list, every item checked, or why the full reader must read it.
-
+    ``raw``: the input bytes, whose characters the helper checks when ``big``.
     """
     if text.startswith("items:\n"):
         items_line = 0
@@ -364,23 +330,11 @@ def _cut_items(text: str, items_start: int) -> tuple[list[Item], int]:
 
 
 def _read_units(fast: FastList, units: Units, child: helper._Helper | None, raw: bytes) -> bool:
-    """Read every unit here and in the helper; hand the others and the failures to PyYAML.
+    """Read every unit (here and in the helper); hand the others and the failures to PyYAML.
 
-    Args:
-        fast: The list being read.
-        units: Its regular items, as units of work.
-        child: The helper process, which reads the units past its split (``None``: every
-            unit is read here).
-        raw: The input bytes (their characters are checked here when the helper failed).
-
-    Returns:
-        Whether the input's characters are clean (the helper checks them for a large one).
-
-    Raises:
-        Irregular: An item is not a Kubernetes object in the regular shape.
-        yamlio.YAMLInputError: An item PyYAML cannot read.
-        RecursionError: An item nested too deep.
-
+    Returns whether the input's characters are clean (the helper checks a large one's).
+    Raises :class:`Irregular`, ``YAMLInputError`` or ``RecursionError`` for an item that
+    PyYAML cannot read on its own.
     """
     count = len(units.sizes)
     split = count if child is None else child.split()
