@@ -1,12 +1,10 @@
 """Write plain data as block YAML exactly as :func:`krm_fn.io.yamlio.dump` does, several times faster.
 
-The job: serialise the function's output objects (thousands of TrainJobs for a large fleet)
-without running PyYAML's representer, serializer and emitter over every node. The layout
-rules of PyYAML's block style (``default_flow_style=False``, indent 2, sequences inside
-mappings not indented, empty collections as ``{}``/``[]``) are reproduced here; the spelling
-of each distinct scalar is either proven by a strict test (plain, or single-quoted for a
-simple string the resolver would read as another type, such as ``'8'`` or ``'true'``) or
-asked from :mod:`krm_fn.io.yamlio` once and cached.
+The output objects (thousands of TrainJobs for a large fleet) are written without PyYAML's
+representer, serializer and emitter: its block layout (indent 2, sequences in mappings not
+indented, ``{}``/``[]``) is reproduced here, and each distinct scalar's spelling is proven by
+a strict test (plain, or single-quoted when a reader would take it for another type:
+``'8'``, ``'1e3'``) or asked from :mod:`krm_fn.io.yamlio` once and cached.
 
 Invariants:
     * ``dump(doc) == yamlio.dump(doc)``, ``dump_item(obj) == yamlio.dump([obj])`` and
@@ -34,7 +32,6 @@ __all__ = ["dump", "dump_all", "dump_item", "scalar_value"]
 # ":", can be written plain by libyaml whenever the resolver reads it back as a string
 # (",", ":" and "@" inside a scalar only matter in flow context; there are no spaces).
 _SIMPLE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./,=+@:-]*")
-_STR_TAG = "tag:yaml.org,2002:str"
 _MAX_SIMPLE_KEY = 100  # libyaml writes keys up to 128 characters as simple keys
 
 

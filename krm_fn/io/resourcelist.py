@@ -163,20 +163,12 @@ def parse_input(
     meanwhile: Callable[[], object] | None = None,
     documents: bool = True,
 ) -> FunctionInput:
-    """Parse an input in any form into a :class:`FunctionInput`.
+    """Parse an input in any form (ResourceList or stream, YAML or JSON): a final answer.
 
-    Args:
-        text: The raw input: a ResourceList or a plain stream, YAML or JSON.
-        source: Name used in messages.
-        fast: Try the fast reader (YAML) or ``json`` (JSON) first.
-        meanwhile: Work to overlap with the fast reader's helper process (see
-            :func:`krm_fn.io.fastio.read`); not called on the full path.
-        documents: The input items will be written back (see :func:`krm_fn.io.fastio.read`).
-
-    Raises:
-        InputError: With one result per problem found.
-        yamlio.YAMLInputError: When the YAML (or JSON) itself is malformed or over a limit.
-
+    ``source`` names it in messages; ``fast``: try the fast reader or ``json`` first;
+    ``meanwhile`` and ``documents``: see :func:`krm_fn.io.fastio.read`. Raises
+    :class:`InputError` (one result per problem) or ``yamlio.YAMLInputError`` (malformed,
+    or over a limit).
     """
     from krm_fn.io import limits
 
@@ -448,17 +440,9 @@ def write_output_chunks(
 ) -> list[Chunk]:
     """Serialise the output in the form the input came in, as pieces to write in order.
 
-    At fleet size the output is over 100 MB: writing the pieces one after the other
-    saves joining them into one string and encoding that string in one piece (two full
-    copies, and on these machines fresh memory costs more than the copying itself).
-
-    Args:
-        inp: The input (its form, ResourceList version and fast reader's text).
-        entries: The input items to write back, in order.
-        generated: New objects, written after the input items.
-        results: Results (ResourceList form only).
-        mark: Mark consumed kinds (:attr:`Entry.input_kind`) local-config.
-
+    ``entries`` (the input items to write back) then ``generated``, ``results`` in the
+    ResourceList form; ``mark`` marks consumed kinds local-config. Pieces, not one string:
+    at fleet size joining and encoding 100 MB costs two full copies.
     """
     from krm_fn.io import fastdump
 

@@ -35,15 +35,10 @@ PICKLE_COST = 0.09
 class _Helper:
     """A forked child that shares the reading (classification and grammar) with us.
 
-    A large input is worth two cores. The child reads the units of work (items, or the
-    Nodes of a ``v1 List``) from the last one down, publishing how far it got in shared
-    memory, while this process does other work (importing the render); when this process
-    turns to the job it reads the child's progress, tells the child where to stop (about
-    half of what is left, by size: :meth:`split`) and reads the units below that point
-    itself. The child then sends what it found (pickled: the strings the states share are
-    sent once). So the split adapts to however long the other work took.
-
-    Shared memory (two 64-bit counters): the lowest unit read, where to stop reading.
+    The child reads the units (items, the Nodes of a ``v1 List``) from the last one down,
+    publishing the lowest it read in shared memory, while this process imports the render;
+    then this process tells it where to stop (:meth:`split`), reads the units below, and
+    takes what the child sends (pickled once). The split adapts to how long we were busy.
     """
 
     _DONE, _STOP = range(2)

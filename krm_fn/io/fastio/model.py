@@ -28,7 +28,7 @@ class Item:
     """One item of the ResourceList as read from its text.
 
     Attributes:
-        start: Offset of the item's ``- `` in the input text.
+        start: Offset of the item's ``- `` in the input text (-1: the full reader read it).
         end: Offset just past the item (its last line's newline).
         prefix: Comment and blank lines at column 0 just before the item, verbatim.
         regular: Whether the fast reader understood the item (else PyYAML read it).
@@ -39,8 +39,8 @@ class Item:
         generated: Labelled ``app.kubernetes.io/managed-by: workloadrun-fn``.
         input_kind: A WorkloadRun, a v1 Node or a v1 ``List``/``NodeList`` of Nodes.
         workloadrun: A WorkloadRun.
-        edit: For regular consumed kinds: the local-config edit ``(a, b, new)`` worked out
-            from the line structure (``None``: use PyYAML's marks instead).
+        edit: For consumed kinds: the local-config edit ``(a, b, new)`` from the line
+            structure (``None``: PyYAML's marks place it).
 
     """
 

@@ -284,16 +284,10 @@ def _anchor_twice(fast: FastList, *header: tuple[int, int]) -> bool:
 
 
 def _cut_items(text: str, items_start: int) -> tuple[list[Item], int]:
-    """Cut the ``items:`` list into items, by their top-level keys (one pass, no call per line).
+    """The items from ``items_start`` (the line after ``items:``), cut by their top-level keys.
 
-    Args:
-        text: The ResourceList's text.
-        items_start: Where the line after ``items:`` starts.
-
-    Returns:
-        The items in input order (those not in the regular shape marked so, spanning to the
-        next column-0 line), and where the list ends (the rest of the header starts).
-
+    Also where the list ends. An item not in the regular shape is marked so and spans to
+    the next column-0 line.
     """
     pos = prefix_start = items_start
     n = len(text)

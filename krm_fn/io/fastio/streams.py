@@ -153,14 +153,10 @@ def _to_document(text: str, start: int, p: int) -> int | None:
 def _dedent(new: str, at_line_start: bool) -> str | None:
     """Inserted item text as document text; ``None`` when a line is not two columns deep."""
     lines = new.split("\n")
-    first = 0 if at_line_start else 1
-    for i in range(first, len(lines)):
-        line = lines[i]
-        if line and not line.startswith("  "):
-            return None
-        if line:
-            lines[i] = line[2:]
-    return "\n".join(lines)
+    rest = lines[0 if at_line_start else 1 :]
+    if any(line and not line.startswith("  ") for line in rest):
+        return None
+    return "\n".join(lines[: len(lines) - len(rest)] + [line[2:] for line in rest])
 
 
 def document_pieces(
@@ -173,19 +169,10 @@ def document_pieces(
 ) -> list[str | memoryview]:
     """The document an item was (``text[start:end]``), ``edit`` applied, as output pieces.
 
-    Slices of the input's bytes where the item is exactly its document's lines, each two
-    columns deeper (ASCII input, no empty line, the item as long as the rewrite made it:
-    an item read by PyYAML may reach past its document, over the next one's comments);
-    else the item's text with the indentation taken off (:func:`_reindented`).
-
-    Args:
-        text: The rewritten stream (:attr:`StreamItems.text`).
-        start: The item's offset in ``text``.
-        end: Just past the item.
-        edit: ``(a, b, new)``: ``text[a:b]`` replaced by ``new`` (absolute offsets).
-        source: The input's bytes when they are ASCII (offsets are character offsets).
-        span: The item's document in ``source`` (:attr:`StreamItems.spans`).
-
+    ``text`` is the rewritten stream; ``source`` the input's bytes when ASCII, ``span``
+    the item's document in it (:attr:`StreamItems.spans`). Slices of those bytes where the
+    item is exactly its document's lines, each two columns deeper (no empty line, the item
+    as long as the rewrite made it); else the item's text with the indentation taken off.
     """
     if source is not None and span is not None and end - start == span[2]:
         doc_start, doc_end, _ = span

@@ -10,11 +10,10 @@ Invariants:
       its own text only (:meth:`Units.classify` may run in either process).
     * A ``v1 List`` is split only when its ``items`` line is exactly ``  items:`` after an
       ``apiVersion: v1`` first line and a ``kind: List`` (or ``NodeList``) line, and its
-      block starts with an entry; the strict grammar of every part (:meth:`Units.check`)
-      is what makes the cut exact.
+      block starts with an entry (any other List is read by PyYAML); the strict grammar of
+      every part is what makes the cut exact.
     * A unit is used only once it passed the strict grammar (:meth:`Units.read`); the item
-      of a unit that did not is read by PyYAML, a ``v1 List`` as a whole, as it would be
-      unsplit (:meth:`Units.finish`).
+      of one that did not is read by PyYAML, a ``v1 List`` as a whole (:meth:`Units.finish`).
 """
 
 from __future__ import annotations
