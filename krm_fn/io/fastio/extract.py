@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from krm_fn.io.fastio.edits import _edit_or_none
-from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _KEY, _SEQFLAT
+from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _KEY, _SEQFLAT, _Patterns
 from krm_fn.io.fastio.model import Item, _reset
 from krm_fn.io.fastio.scalars import _KEY_CACHE, _STR_CACHE, Irregular, _any, _key, _str
 from krm_fn.io.nodes import FIELDS_BY_SECTION, NodeInfo, collect_nodes, node_record
@@ -230,12 +230,7 @@ def _classify(
     read one by one (:func:`_list_entry`) and set by the caller. ``checked``: see :func:`_node`.
     """
     text = fast.text
-    top: dict[str, re.Match[str]] = {}
-    for m in it.top:
-        k = _key(m.group(1))
-        if k in top:
-            raise Irregular  # duplicate key
-        top[k] = m
+    top = _top_entries(text, it.start, it.end, 2)
     api = _str(_need_inline(text, top, "apiVersion"))
     kind = _str(_need_inline(text, top, "kind"))
     it.api_version, it.kind = api, kind
@@ -370,6 +365,13 @@ def _node(
             found = meta
         elif section == "status":
             found = _find_entries(text, m, b + 2, _STATUS_KEYS)
+            images = found.get("images")
+            if (
+                images is not None
+                and checked is not None
+                and _IMAGES[b].fullmatch(text, *images.span(3))
+            ):
+                checked.append(images.span(3))
         else:
             found = _items_of(text, m, b + 2)
         sub = view[section] = {}
@@ -413,7 +415,16 @@ _READERS = tuple(
     )
     for section, fields in FIELDS_BY_SECTION.items()
 )
-_STATUS_KEYS = tuple(FIELDS_BY_SECTION["status"])
+_STATUS_KEYS = (*FIELDS_BY_SECTION["status"], "images")
+_IMAGES = _Patterns(
+    lambda b: re.compile(
+        rf"(?:{' ' * (b + 2)}- names:\n(?:{' ' * (b + 4)}- [A-Za-z0-9_][A-Za-z0-9_./@:+-]*+(?<!:)\n)++"
+        rf"{' ' * (b + 4)}sizeBytes: [0-9]++\n)++"
+    )
+)
+"""The images kubelet reports (``- names: [...]``, ``sizeBytes``), most of a Node's text:
+a block of exactly that shape is checked by this one pattern (each name a plain scalar
+with no space) instead of by the grammar."""
 
 
 def list_entries(text: str, s: int, e: int) -> list[tuple[int, int]]:

@@ -136,12 +136,15 @@ def strict_ok(
     ``lines``: the span is indented lines of an item (the parts of a ``v1 List`` item: each
     Node entry ``  - ...``, the keys after ``items``); at ``end`` a lookahead sees nothing,
     which can only refuse more. ``checked``: blocks whose lines the extraction already
-    checked one by one (a stricter rule than this grammar's); only their first line is
-    matched here, against the line before it.
+    checked with a stricter rule than this grammar's; only their first lines (up to one
+    that is not an opener ``key:``) are matched here, against the line before them.
     """
     pattern, at = _STRICT[lines], start
     for s, e in sorted(checked):
-        if pattern.fullmatch(text, at, text.index("\n", s) + 1) is None:
+        cut = text.index("\n", s) + 1
+        while text[cut - 2] == ":" and cut < e:  # an opener needs its next line in view
+            cut = text.index("\n", cut) + 1
+        if pattern.fullmatch(text, at, cut) is None:
             return False
         pattern, at = _STRICT[1], e
     return at >= end or pattern.fullmatch(text, at, end) is not None

@@ -72,12 +72,13 @@ class _Helper:
             code = 1
             try:
                 os.close(rfd)
-                clean, results = _clean_chars(raw), []
-                for k in range(n - 1, -1, -1) if clean else ():
+                results = []
+                for k in range(n - 1, -1, -1):
                     if k < counters[cls._STOP]:
                         break
                     results.append((k, *units.read(k)))
                     counters[cls._DONE] = k
+                clean = _clean_chars(raw)  # last: reading first gets the split going
                 _send(wfd, pickle.dumps((clean, results), protocol=pickle.HIGHEST_PROTOCOL))
                 code = 0
             finally:

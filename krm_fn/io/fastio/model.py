@@ -10,7 +10,6 @@ Invariants:
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,7 +55,6 @@ class Item:
     input_kind: bool = False
     workloadrun: bool = False
     edit: tuple[int, int, str] | None = None
-    top: list[re.Match[str]] = field(default_factory=list)
 
 
 def _load_item(text: str) -> dict[str, Any]:
@@ -89,10 +87,9 @@ def _apply(it: Item, state: _State) -> None:
     """Set what the helper found about an item (see :data:`_STATE_FIELDS`)."""
     for name, value in zip(_STATE_FIELDS, state, strict=True):
         setattr(it, name, value)
-    it.top = []
 
 
 def _reset(it: Item) -> None:
     it.regular = False
-    it.obj, it.nodes, it.edit, it.top = None, [], None, []
+    it.obj, it.nodes, it.edit = None, [], None
     it.generated = it.input_kind = it.workloadrun = False

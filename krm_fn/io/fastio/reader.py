@@ -28,7 +28,7 @@ from krm_fn.io import yamlio
 from krm_fn.io.fastio import helper, streams
 from krm_fn.io.fastio.edits import insert_local_config
 from krm_fn.io.fastio.extract import _classify_loaded
-from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _clean_chars
+from krm_fn.io.fastio.grammar import _clean_chars
 from krm_fn.io.fastio.model import Item, _load_item
 from krm_fn.io.fastio.scalars import Irregular
 from krm_fn.io.fastio.units import Units
@@ -284,36 +284,29 @@ def _anchor_twice(fast: FastList, *header: tuple[int, int]) -> bool:
 
 
 def _cut_items(text: str, items_start: int) -> tuple[list[Item], int]:
-    """The items from ``items_start`` (the line after ``items:``), cut by their top-level keys.
+    """The items from ``items_start`` (the line after ``items:``), and where the list ends.
 
-    Also where the list ends. An item not in the regular shape is marked so and spans to
-    the next column-0 line.
+    Only the boundaries: an item runs from its ``- `` at column 0 to the next column-0 line
+    that is neither blank nor a comment, less the comment lines at its end (and what
+    follows them), which are the next item's prefix. Its keys are read by
+    :func:`~krm_fn.io.fastio.extract._classify`, in either process.
     """
     pos = prefix_start = items_start
     n = len(text)
     items: list[Item] = []
-    first = _FIRST[2].match
-    entry = _ENTRY[2].match
     while pos < n:
         c = text[pos]
         if c == "-" and text.startswith("- ", pos):
-            m = first(text, pos)
-            end = m.end() if m is not None else pos
-            top = []
-            if m is not None:
-                top.append(m)
-                while True:
-                    m2 = entry(text, end)
-                    if m2 is None:
-                        break
-                    top.append(m2)
-                    end = m2.end()
-            item = Item(start=pos, end=end, prefix=text[prefix_start:pos], top=top)
-            if end == pos or (end < n and text[end] == " "):
-                item.regular = False
-                nxt = _NEXT_TOP.search(text, pos)
-                item.end = end = nxt.end() if nxt is not None else n
-            items.append(item)
+            nxt = _NEXT_TOP.search(text, pos)
+            end = stop = nxt.end() if nxt is not None else n
+            while True:  # back over the blank and comment lines at the end
+                line = text.rfind("\n", pos, stop - 1) + 1
+                if line <= pos or text[line] not in "#\n":
+                    break
+                stop = line
+                if text[line] == "#":
+                    end = line
+            items.append(Item(start=pos, end=end, prefix=text[prefix_start:pos]))
             pos = prefix_start = end
         elif c in "#\n":
             nl = text.find("\n", pos)

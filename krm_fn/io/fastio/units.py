@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from krm_fn.io.fastio.extract import _classify_or_reset, _list_entry, list_entries
+from krm_fn.io.fastio.extract import _classify_or_reset, _list_entry, _top_entries, list_entries
 from krm_fn.io.fastio.grammar import strict_ok
 from krm_fn.io.fastio.model import Item, _apply, _reset, _state
 from krm_fn.io.fastio.scalars import Irregular
@@ -34,15 +34,26 @@ _LIST_KINDS = ("List", "NodeList")
 
 
 def _list_parts(text: str, it: Item) -> tuple[int, list[tuple[int, int]], int] | None:
-    """``(end of the head, entry spans, start of the tail)`` of a splittable ``v1 List`` item."""
-    top = it.top
-    if len(top) < 3 or top[0].group(1) != "apiVersion" or top[0].group(2) != "v1":
+    """``(end of the head, entry spans, start of the tail)`` of a splittable ``v1 List`` item.
+
+    Only an item whose second line is not a ``kind`` of another kind has its keys read
+    here (before the helper starts): a Node's is ``  kind: Node``.
+    """
+    if not text.startswith("- apiVersion: v1\n", it.start):
         return None
-    by_key = {m.group(1): m for m in top}
+    second = it.start + len("- apiVersion: v1\n")
+    if text.startswith("  kind: ", second) and not text.startswith(
+        ("  kind: List\n", "  kind: NodeList\n"), second
+    ):
+        return None
+    try:
+        by_key = _top_entries(text, it.start, it.end, 2)
+    except Irregular:
+        return None
     kind, items = by_key.get("kind"), by_key.get("items")
-    if kind is None or kind.group(2) not in _LIST_KINDS or items is None or items is top[0]:
+    if kind is None or kind.group(2) not in _LIST_KINDS or items is None:
         return None
-    if items.group(2) is not None or len(by_key) != len(top):
+    if items.group(2) is not None:
         return None
     s, e = items.span(3)
     if not text.startswith("  - ", s):
