@@ -1,13 +1,10 @@
 """Read the function's input (ResourceList or plain stream) and write its output in the same form.
 
-One entry point (:func:`parse_input`) reads every form: a ResourceList, a plain
-multi-document stream (function stdin, the kustomize legacy plugin, files given to
-``render``), a ``v1 List`` anywhere in them, in YAML or JSON. Three readers give the same
-items: the fast reader (:mod:`krm_fn.io.fastio`, YAML in the regular shape kpt, kubectl and
-kustomize write: Nodes are never turned into Python objects and every item keeps its text),
-``json`` for JSON (never through YAML), and the full reader (PyYAML over the whole input,
-for anything else; its reason is an info result once the input is large enough for the
-difference to show, :data:`FALLBACK_NOTE_BYTES`).
+One entry point (:func:`parse_input`) reads every form (a ResourceList, a plain stream, a
+``v1 List`` anywhere in them; YAML or JSON). Three readers give the same items: the fast
+reader (:mod:`krm_fn.io.fastio`: Nodes never built as objects, every item keeps its text),
+``json`` for JSON, and the full reader (PyYAML over the whole input, for anything else; why,
+as an info result for large inputs, :data:`FALLBACK_NOTE_BYTES`).
 
 Invariants:
     * The input form decides the output form: a ``ResourceList`` is answered with a
@@ -54,11 +51,8 @@ inputs read as fast either way, and the note would only be noise)."""
 class InputError(ValueError):
     """The input cannot be read; ``results`` says why, for every document at once.
 
-    Attributes:
-        results: One result per problem.
-        echo: For a ResourceList whose items could be read but not used: the
-            ``apiVersion`` to answer with and the items to send back unchanged.
-
+    ``echo``: for a ResourceList whose items could be read but not used, the
+    ``apiVersion`` to answer with and the items to send back unchanged.
     """
 
     def __init__(self, results: list[Result], echo: tuple[str, list[Any]] | None = None) -> None:

@@ -44,22 +44,6 @@ def _blank(text: str, s: int, e: int) -> bool:
     return s == e or (text[s] == "\n" and text.count("\n", s, e) == e - s)
 
 
-def _inline(text: str, m: re.Match[str]) -> str | None:
-    """The one-line value of an entry (``"null"`` when empty); ``None`` when it has a block.
-
-    Raises:
-        Irregular: When the value spans lines (or has both a value and a block).
-
-    """
-    raw = m.group(2)
-    blank = _blank(text, *m.span(3))
-    if raw is not None:
-        if not blank:
-            raise Irregular
-        return raw
-    return "null" if blank else None
-
-
 def _entries(text: str, s: int, e: int, b: int) -> dict[str, re.Match[str]]:
     """The keys of a block mapping at indentation ``b`` spanning ``text[s:e]``."""
     out: dict[str, re.Match[str]] = {}
@@ -328,11 +312,11 @@ def _need_inline(text: str, top: Mapping[str, re.Match[str]], key: str) -> str:
 
 
 def _inline_only(text: str, m: re.Match[str]) -> str:
-    """:func:`_inline`, where a block value makes the item irregular."""
-    raw = _inline(text, m)
-    if raw is None:
-        raise Irregular
-    return raw
+    """The one-line value of an entry (``"null"`` when empty); Irregular for a block."""
+    raw, blank = m.group(2), _blank(text, *m.span(3))
+    if not blank:
+        raise Irregular  # a block, or a value spanning lines
+    return "null" if raw is None else raw
 
 
 def _node(
@@ -422,9 +406,8 @@ _IMAGES = _Patterns(
         rf"{' ' * (b + 4)}sizeBytes: [0-9]++\n)++"
     )
 )
-"""The images kubelet reports (``- names: [...]``, ``sizeBytes``), most of a Node's text:
-a block of exactly that shape is checked by this one pattern (each name a plain scalar
-with no space) instead of by the grammar."""
+"""kubelet's images (most of a Node's text): a block of this shape (each name a plain
+scalar without spaces) is checked by this one pattern instead of the grammar."""
 
 
 def list_entries(text: str, s: int, e: int) -> list[tuple[int, int]]:

@@ -68,17 +68,8 @@ def _load_item(text: str) -> dict[str, Any]:
 
 
 _State = tuple[Any, ...]
-_STATE_FIELDS = (
-    "regular",
-    "api_version",
-    "kind",
-    "obj",
-    "nodes",
-    "generated",
-    "input_kind",
-    "workloadrun",
-    "edit",
-)
+_STATE_FIELDS: tuple[str, ...] = ("regular", "api_version", "kind", "obj", "nodes")
+_STATE_FIELDS += ("generated", "input_kind", "workloadrun", "edit")
 """What classification finds about an item (sent from the helper to the parent)."""
 _state: Callable[[Item], _State] = operator.attrgetter(*_STATE_FIELDS)
 

@@ -51,9 +51,12 @@ def _list_parts(text: str, it: Item) -> tuple[int, list[tuple[int, int]], int] |
     except Irregular:
         return None
     kind, items = by_key.get("kind"), by_key.get("items")
-    if kind is None or kind.group(2) not in _LIST_KINDS or items is None:
-        return None
-    if items.group(2) is not None:
+    if (
+        kind is None
+        or kind.group(2) not in _LIST_KINDS
+        or items is None
+        or items.group(2) is not None
+    ):
         return None
     s, e = items.span(3)
     if not text.startswith("  - ", s):
