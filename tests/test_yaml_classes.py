@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from krm_fn.entry.run import RunOutcome, run_krm
@@ -235,6 +237,42 @@ def test_class8_a_string_yaml_1_2_reads_as_another_type_is_quoted(value: str) ->
     assert out.exit_code == 0, out.stderr
     assert f"value: '{value}'" in out.stdout
     assert fastdump.dump({"k": value}) == yamlio.dump({"k": value}) == f"k: '{value}'\n"
+
+
+# The implicit types of both specs, as the specs write them (not the writer's own table):
+# YAML 1.1, yaml.org/type/{bool,int,float,null,merge,value,timestamp}.html; YAML 1.2.2,
+# 10.3.2 "Tag Resolution" of the core schema.
+SPEC_NON_STRINGS = {
+    "1.1 bool": r"y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF",
+    "1.1 int": r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+    r"|[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+",
+    "1.1 float": r"[-+]?([0-9][0-9_]*)?\.[0-9.]*([eE][-+][0-9]+)?"
+    r"|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)",
+    "1.1 null": r"~|null|Null|NULL|",
+    "1.1 merge and value": r"<<|=",
+    "1.1 timestamp": r"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"
+    r"|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?([Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9]"
+    r"(\.[0-9]*)?(([ \t]*)Z|[-+][0-9][0-9]?(:[0-9][0-9])?)?",
+    "1.2 null": r"null|Null|NULL|~",
+    "1.2 bool": r"true|True|TRUE|false|False|FALSE",
+    "1.2 int": r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+",
+    "1.2 float": r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+    r"|[-+]?(\.inf|\.Inf|\.INF)|\.nan|\.NaN|\.NAN",
+}
+
+
+@pytest.mark.slow
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.sampled_from(sorted(SPEC_NON_STRINGS)).flatmap(
+        lambda t: st.from_regex(f"(?:{SPEC_NON_STRINGS[t]})", fullmatch=True)
+    )
+)
+def test_class8_every_string_either_spec_reads_as_another_type_is_quoted(value: str) -> None:
+    for written in (fastdump.dump({"k": value}), yamlio.dump({"k": value})):
+        assert written != f"k: {value}\n", "written plain"
+        assert yaml.safe_load(written) == {"k": value}
+        assert YAML(typ="safe", pure=True).load(written) == {"k": value}
 
 
 def test_class8_a_lone_surrogate_in_json_goes_out_as_its_escape_in_utf8() -> None:

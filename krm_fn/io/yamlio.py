@@ -109,12 +109,14 @@ for _tag, _pattern, _first in (
     ("bool", r"[yYnN]", "yYnN"),
     # integers: YAML 1.2 core (0o, 0x) and yaml.v3 (Go's base prefixes, leading zeros, "_")
     ("int", r"[-+]?(?:[0-9_]+|0[bB][01_]+|0[oO][0-7_]+|0[xX][0-9a-fA-F_]+)", "-+0123456789"),
-    # floats: YAML 1.2 core (an exponent without a dot, 1e3) and yaml.v3 ("_" anywhere)
+    # floats: YAML 1.2 core (an exponent without a dot, 1e3), yaml.v3 ("_" anywhere), and
+    # the YAML 1.1 spec's own pattern (yaml.org/type/float.html), which reads "1.2.3" too
     (
         "float",
         r"[-+]?(?:\.[0-9_]+|[0-9][0-9_]*(?:\.[0-9_]*)?)(?:[eE][-+]?[0-9_]+)?",
         "-+.0123456789",
     ),
+    ("float", r"[-+]?(?:[0-9][0-9_]*)?\.[0-9.]*(?:[eE][-+][0-9]+)?", "-+.0123456789"),
     # timestamps as yaml.v3 parses them (one-digit month, day and time fields too)
     (
         "timestamp",
