@@ -25,11 +25,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from krm_fn.entry.run import run_krm
-from krm_fn.fleet.inventory import collect_nodes
+from krm_fn.fleet.inventory import collect_nodes, node_view
 from krm_fn.io import fastio, limits, yamlio
 from krm_fn.io import resourcelist as rl
 from krm_fn.io.fastio import helper as fastio_helper
 from krm_fn.io.fastio import reader as fastio_reader
+from krm_fn.io.nodes import NODE_FIELDS, NodeField
 from krm_fn.io.output import is_generated
 from tests.builders import bench_generator, bench_inventory
 from tests.builders import rl as resource_list
@@ -383,3 +384,40 @@ def test_a_kubectl_list_file_is_read_in_place_when_not_written_back(
     )
     inp = rl.parse_input(mixed, documents=False)
     assert inp.fast_list is not None and not inp.fast_list.list_doc
+
+
+# --------------------------------------------------------------------------- final answers
+
+
+def test_nothing_above_the_reader_reads_again() -> None:
+    """The reader's answer is final: entry/ neither waits for a check nor renders twice."""
+    entry = Path(__file__).resolve().parents[1] / "krm_fn" / "entry"
+    for path in sorted(entry.glob("*.py")):
+        text = path.read_text()
+        assert "StaleInput" not in text and ".confirm(" not in text, path.name
+    assert not hasattr(fastio.FastList, "confirm")
+
+
+_FIELD_VALUES = {
+    "scalar": "x-1",
+    "strings": {"a.example.com/k": "v"},
+    "mapping": {"nvidia.com/gpu": "8", "cpu": "4"},
+    "entries": [
+        {"key": "k", "value": "v", "effect": "NoSchedule", "type": "Ready", "status": "True"}
+    ],
+}
+
+
+@pytest.mark.parametrize("field", NODE_FIELDS, ids=lambda f: f"{f.section}.{f.key}")
+def test_every_declared_node_field_is_read_alike_by_both_readers(field: NodeField) -> None:
+    """The Node view is one declaration: each field in it is in both readers' views."""
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}
+    obj.setdefault(field.section, {})[field.key] = _FIELD_VALUES[field.shape]
+    if field.key == "name":
+        obj["metadata"]["name"] = "x-1"
+    fast = fastio.read(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + go_item(obj)
+    )
+    assert isinstance(fast, fastio.FastList) and fast.items[0].regular
+    (node,) = fast.items[0].nodes
+    assert node.raw == node_view(obj) and field.key in node.raw[field.section]
