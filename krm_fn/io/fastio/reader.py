@@ -179,17 +179,18 @@ def read(
         if isinstance(got, FastList) and _node_list_doc(got):
             got.list_doc = True
             return _with_bytes(got, raw)
-    return _read_stream(text, raw, big, meanwhile)
+        del got
+    items = streams.stream_as_items(text)
+    del text  # (the rewrite is as large: one of them at a time)
+    return _read_stream(items, raw, big, meanwhile)
 
 
 def _read_stream(
-    text: str, raw: bytes, big: bool, meanwhile: Callable[[], object] | None
+    items: streams.StreamItems | str, raw: bytes, big: bool, meanwhile: Callable[[], object] | None
 ) -> FastList | Fallback:
-    """A plain stream read as the items of a ResourceList (see :func:`read`)."""
-    items = streams.stream_as_items(text)
+    """A plain stream, rewritten as the items of a ResourceList, read (see :func:`read`)."""
     if isinstance(items, str):
         return Fallback(items)
-    del text
     got = _read_items(items.text, raw, big, meanwhile, stream=True)
     if not isinstance(got, FastList):
         return got
