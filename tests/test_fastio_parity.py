@@ -266,19 +266,16 @@ def full_items(text: str) -> list[dict[str, Any]]:
 
 
 def check_parity(text: str, expect_fast: bool = False) -> fastio.FastList | None:
-    """The fast reader (after its verdict) gives what the full path gives."""
-    fast = fastio.read_resource_list(text)
+    """The fast reader gives what the full path gives (its answer is final)."""
+    got = fastio.read(text)
     try:
         full = full_items(text)
     except (rl.InputError, yamlio.YAMLInputError):
         full = None
-    if fast is None:
-        assert not expect_fast, "the fast reader refused a regular input"
+    if isinstance(got, fastio.Fallback):
+        assert not expect_fast, f"the fast reader refused a regular input: {got.reason}"
         return None
-    verdict = fast.confirm()
-    if verdict is None:
-        assert not expect_fast
-        return None
+    fast = got
     assert full is not None, "the fast reader accepted what PyYAML refuses"
     assert len(fast.items) == len(full)
     for it, obj in zip(fast.items, full, strict=True):
@@ -371,45 +368,35 @@ def test_the_helper_process_gives_the_same_answer(
 ) -> None:
     """However the work is shared (the parent busy for long or not at all), same result."""
     text = _helper_case()
-    inline = fastio.read_resource_list(text)
-    assert inline is not None and inline.confirm() is not None
+    inline = fastio.read(text)
+    assert isinstance(inline, fastio.FastList)
     monkeypatch.setattr(fastio_helper, "FORK_MIN_BYTES", 0)
     monkeypatch.setattr(fastio_helper, "_cpus", lambda: 2)
     meanwhile = None if busy is None else (lambda: __import__("time").sleep(busy))
-    forked = fastio.read_resource_list(text, meanwhile=meanwhile)
-    assert forked is not None and forked.confirm() is True
+    forked = fastio.read(text, meanwhile=meanwhile)
+    assert isinstance(forked, fastio.FastList)
     _assert_same_reading(inline, forked)
 
 
-@pytest.mark.parametrize("frame", [0, 1])
-def test_a_failing_helper_changes_nothing(monkeypatch: pytest.MonkeyPatch, frame: int) -> None:
-    """The child dies before sending its classification or its verdict: all done here."""
+@pytest.mark.parametrize("failure", ["no-frame", "short-frame"])
+def test_a_failing_helper_changes_nothing(monkeypatch: pytest.MonkeyPatch, failure: str) -> None:
+    """The child dies before sending what it read, or half way: all done here."""
     text = _helper_case()
-    inline = fastio.read_resource_list(text)
-    assert inline is not None and inline.confirm() is not None
+    inline = fastio.read(text)
+    assert isinstance(inline, fastio.FastList)
     monkeypatch.setattr(fastio_helper, "FORK_MIN_BYTES", 0)
     monkeypatch.setattr(fastio_helper, "_cpus", lambda: 2)
-    real_send, sent = fastio_helper._send, [0]
+    real_send = fastio_helper._send
 
     def send(fd: int, payload: bytes) -> None:  # runs in the child
-        if sent[0] == frame:
-            raise OSError("helper failure")
-        sent[0] += 1
-        real_send(fd, payload)
+        if failure == "short-frame":
+            real_send(fd, payload[: len(payload) // 2])
+        raise OSError("helper failure")
 
     monkeypatch.setattr(fastio_helper, "_send", send)
-    forked = fastio.read_resource_list(text, meanwhile=lambda: None)
-    assert forked is not None and forked.confirm() is True
+    forked = fastio.read(text, meanwhile=lambda: None)
+    assert isinstance(forked, fastio.FastList)
     _assert_same_reading(inline, forked)
-
-
-def test_an_abandoned_helper_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fastio_helper, "FORK_MIN_BYTES", 0)
-    monkeypatch.setattr(fastio_helper, "_cpus", lambda: 2)
-    forked = fastio.read_resource_list(_helper_case())
-    assert forked is not None
-    forked.abandon()
-    assert forked.confirm() is True  # nothing pending any more
 
 
 def test_node_view_is_what_both_paths_give() -> None:
@@ -540,7 +527,7 @@ def test_plain_scalars_of_other_types_are_read_as_pyyaml_reads_them(old: str, ne
 
 def test_crlf_input_goes_to_the_full_path() -> None:
     text = resource_list(WORKLOADRUN + PLAIN).replace("\n", "\r\n")
-    assert fastio.read_resource_list(text) is None
+    assert isinstance(fastio.read(text), fastio.Fallback)
     assert full_items(text)
 
 

@@ -25,11 +25,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from krm_fn.entry.run import run_krm
-from krm_fn.fleet.inventory import collect_nodes
+from krm_fn.fleet.inventory import collect_nodes, node_view
 from krm_fn.io import fastio, limits, yamlio
 from krm_fn.io import resourcelist as rl
 from krm_fn.io.fastio import helper as fastio_helper
 from krm_fn.io.fastio import reader as fastio_reader
+from krm_fn.io.nodes import NODE_FIELDS, NodeField
 from krm_fn.io.output import is_generated
 from tests.builders import bench_generator, bench_inventory
 from tests.builders import rl as resource_list
@@ -84,7 +85,6 @@ def check_stream(text: str) -> fastio.FastList | None:
         return None
     assert isinstance(fast, fastio.FastList), fast
     assert fast.stream
-    assert fast.confirm() is True
     assert len(fast.items) == len(docs)
     for it, obj in zip(fast.items, docs, strict=True):
         assert fast.load(it) == obj
@@ -184,7 +184,6 @@ def test_a_v1_list_item_is_cut_into_one_unit_per_node() -> None:
 
     units = Units(fast, [i for i, it in enumerate(fast.items) if it.regular])
     assert units.kinds.count(LIST_ENTRY) == 8
-    assert fast.confirm() is True
     lst = next(it for it in fast.items if it.kind == "List")
     assert len(lst.nodes) == 8
 
@@ -195,12 +194,12 @@ def test_the_helper_shares_a_v1_list_and_gives_the_same_reading(
 ) -> None:
     text = _list_rl([{}] * 40)
     inline = fastio.read(text)
-    assert isinstance(inline, fastio.FastList) and inline.confirm() is True
+    assert isinstance(inline, fastio.FastList)
     monkeypatch.setattr(fastio_helper, "FORK_MIN_BYTES", 0)
     monkeypatch.setattr(fastio_helper, "_cpus", lambda: 2)
     meanwhile = None if busy is None else (lambda: __import__("time").sleep(busy))
     forked = fastio.read(text, meanwhile=meanwhile)
-    assert isinstance(forked, fastio.FastList) and forked.confirm() is True
+    assert isinstance(forked, fastio.FastList)
     for a, b in zip(inline.items, forked.items, strict=True):
         assert (a.nodes, a.input_kind, a.regular, a.edit) == (
             b.nodes,
@@ -214,7 +213,7 @@ def test_the_helper_shares_a_v1_list_and_gives_the_same_reading(
 def test_a_helper_dying_on_a_v1_list_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     text = _list_rl([{}] * 30)
     inline = fastio.read(text)
-    assert isinstance(inline, fastio.FastList) and inline.confirm() is True
+    assert isinstance(inline, fastio.FastList)
     monkeypatch.setattr(fastio_helper, "FORK_MIN_BYTES", 0)
     monkeypatch.setattr(fastio_helper, "_cpus", lambda: 2)
 
@@ -223,7 +222,7 @@ def test_a_helper_dying_on_a_v1_list_changes_nothing(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(fastio_helper, "_send", send)
     forked = fastio.read(text, meanwhile=lambda: None)
-    assert isinstance(forked, fastio.FastList) and forked.confirm() is True
+    assert isinstance(forked, fastio.FastList)
     assert [it.nodes for it in forked.items] == [it.nodes for it in inline.items]
 
 
@@ -237,7 +236,6 @@ def test_a_bad_node_entry_in_a_split_list_is_read_by_pyyaml() -> None:
     )
     fast = fastio.read(bad)
     assert isinstance(fast, fastio.FastList)
-    fast.confirm()
     lst = next(it for it in fast.items if it.kind == "List")
     assert not lst.regular
     assert len(lst.nodes) == 4
@@ -378,7 +376,6 @@ def test_a_kubectl_list_file_is_read_in_place_when_not_written_back(
     text = kubectl_list(gpu_nodes)
     inp = rl.parse_input(text, documents=False)
     assert inp.fast_list is not None and inp.fast_list.list_doc
-    inp.confirm()
     got = [n for e in inp.entries() for n in e.nodes]
     assert got == collect_nodes(full_docs(text))
     # a List holding something else than Nodes is rewritten and read as one document
@@ -389,47 +386,38 @@ def test_a_kubectl_list_file_is_read_in_place_when_not_written_back(
     assert inp.fast_list is not None and not inp.fast_list.list_doc
 
 
-def test_render_keeps_nothing_computed_from_a_fast_read_its_deferred_check_refuses(
-    tmp_path: Path, gpu_nodes: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from krm_fn.entry import inputs
-    from krm_fn.entry.preview import preview
-
-    for n in gpu_nodes:
-        n["metadata"]["labels"]["nvidia.com/gpu.present"] = "true"
-    run = tmp_path / "run.yaml"
-    run.write_text(RUN_DOC)
-    (tmp_path / "nodes.yaml").write_text(kubectl_list(gpu_nodes))
-    args = ([str(run), str(tmp_path / "nodes.yaml")], None, None, None, "yaml")
-    expected = preview(*args)
-    assert expected[0] == 0, expected[2]
-
-    # A misreading fast reader: its deferred check (run while the render ran) refuses it.
-    read_input, passes = inputs.read_input, []
-
-    def misread(data: bytes, name: str, pending: Any = None) -> Any:
-        got = read_input(data, name, pending)
-        passes.append(pending is not None)
-        if pending is not None and name.endswith("nodes.yaml"):
-            entry = got[0][0]
-            entry.nodes = entry.nodes[:-1]  # one Node lost
-            pending[-1].confirm = _refuses
-        return got
-
-    def _refuses() -> None:
-        raise rl.StaleInput(full=False)
-
-    monkeypatch.setattr(inputs, "read_input", misread)
-    assert preview(*args) == expected
-    assert passes == [True, True, False, False]  # deferred, refused, read again confirmed
+# --------------------------------------------------------------------------- final answers
 
 
-def test_only_fast_reads_wait_for_a_deferred_check(gpu_nodes: list[dict[str, Any]]) -> None:
-    from krm_fn.entry.inputs import read_input
+def test_nothing_above_the_reader_reads_again() -> None:
+    """The reader's answer is final: entry/ neither waits for a check nor renders twice."""
+    entry = Path(__file__).resolve().parents[1] / "krm_fn" / "entry"
+    for path in sorted(entry.glob("*.py")):
+        text = path.read_text()
+        assert "StaleInput" not in text and ".confirm(" not in text, path.name
+    assert not hasattr(fastio.FastList, "confirm")
 
-    pending: list[rl.FunctionInput] = []
-    json_nodes = json.dumps({"apiVersion": "v1", "kind": "List", "items": gpu_nodes}).encode()
-    assert read_input(json_nodes, "nodes.json", pending)
-    assert pending == []  # read by json: nothing to confirm, nothing kept alive
-    assert read_input(kubectl_list(gpu_nodes).encode(), "nodes.yaml", pending)
-    assert len(pending) == 1 and pending[0].fast_list is not None
+
+_FIELD_VALUES = {
+    "scalar": "x-1",
+    "strings": {"a.example.com/k": "v"},
+    "mapping": {"nvidia.com/gpu": "8", "cpu": "4"},
+    "entries": [
+        {"key": "k", "value": "v", "effect": "NoSchedule", "type": "Ready", "status": "True"}
+    ],
+}
+
+
+@pytest.mark.parametrize("field", NODE_FIELDS, ids=lambda f: f"{f.section}.{f.key}")
+def test_every_declared_node_field_is_read_alike_by_both_readers(field: NodeField) -> None:
+    """The Node view is one declaration: each field in it is in both readers' views."""
+    obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}
+    obj.setdefault(field.section, {})[field.key] = _FIELD_VALUES[field.shape]
+    if field.key == "name":
+        obj["metadata"]["name"] = "x-1"
+    fast = fastio.read(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + go_item(obj)
+    )
+    assert isinstance(fast, fastio.FastList) and fast.items[0].regular
+    (node,) = fast.items[0].nodes
+    assert node.raw == node_view(obj) and field.key in node.raw[field.section]

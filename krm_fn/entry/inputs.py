@@ -6,12 +6,8 @@ Invariants:
     * Each object remembers the file and document index it came from, for error messages.
     * Files are read by the same reader as the function's input
       (:func:`krm_fn.io.resourcelist.parse_input`: every form, the fast reader, the same
-      limits); Nodes arrive as :class:`~krm_fn.fleet.inventory.NodeInfo` and are never built
-      as dicts.
-    * What the fast reader read is trusted only once its grammar check agreed: at once, or,
-      when the caller defers it (``deferred=True``), when the caller asks
-      :meth:`Loaded.confirm` before using any result; ``False`` there means "read again
-      without deferring" (the check runs in the fast reader's helper process meanwhile).
+      limits, a final answer); Nodes arrive as :class:`~krm_fn.fleet.inventory.NodeInfo`
+      and are never built as dicts.
 """
 
 from __future__ import annotations
@@ -23,9 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from krm_fn.fleet.inventory import NodeInfo
-from krm_fn.io import yamlio
 from krm_fn.io.output import INDEX_KEYS, PATH_KEYS
-from krm_fn.io.resourcelist import Entry, FunctionInput, StaleInput, parse_input
+from krm_fn.io.resourcelist import Entry, parse_input
 from krm_fn.io.results import FileRef
 
 if TYPE_CHECKING:
@@ -40,24 +35,6 @@ class Loaded:
 
     items: list[tuple[dict[str, Any], FileRef]] = field(default_factory=list)
     nodes: list[NodeInfo] = field(default_factory=list)
-    pending: list[FunctionInput] = field(default_factory=list)
-    """Inputs read fast whose grammar check is still running (``deferred=True``)."""
-
-    def confirm(self) -> bool:
-        """Whether the fast reader's deferred checks all agree with what was read.
-
-        Every pending check is finished (its helper process reaped) whatever the answer.
-        ``False``: something was misread; read the files again with ``deferred=False``
-        (that path re-reads a misread item, or the whole input, with the full reader).
-        """
-        ok = True
-        for inp in self.pending:
-            try:
-                inp.confirm()
-            except StaleInput:
-                ok = False
-        self.pending.clear()
-        return ok
 
 
 def expand_paths(paths: Iterable[str | Path], base: Path | None = None) -> list[Path]:
@@ -77,15 +54,13 @@ def expand_paths(paths: Iterable[str | Path], base: Path | None = None) -> list[
 def load_files(
     paths: Sequence[Path],
     display_base: Path | None = None,
-    deferred: bool = False,
     into: Loaded | None = None,
 ) -> Loaded:
     """Read every object of every file (``ResourceList`` items are unwrapped).
 
     Nodes (alone or in a ``v1 List``) go to :attr:`Loaded.nodes`; every other object to
-    :attr:`Loaded.items`. With ``deferred``, the fast reader's check is left running: call
-    :meth:`Loaded.confirm` before trusting anything computed from the result. ``into``:
-    add to this (the caller keeps it even when reading fails half way).
+    :attr:`Loaded.items`. ``into``: add to this (the caller keeps it even when reading
+    fails half way).
 
     Raises:
         FileNotFoundError: When a path does not exist.
@@ -98,49 +73,28 @@ def load_files(
         if display_base is not None:
             with contextlib.suppress(ValueError):
                 name = str(path.relative_to(display_base))
-        add_input(loaded, path.read_bytes(), name, deferred)
+        add_input(loaded, path.read_bytes(), name)
     return loaded
 
 
-def add_input(loaded: Loaded, data: bytes, name: str, deferred: bool = False) -> None:
+def add_input(loaded: Loaded, data: bytes, name: str) -> None:
     """Add the objects of one input (a file's bytes, stdin) to ``loaded`` (see :func:`load_files`)."""
-    pending = loaded.pending if deferred else None
-    for i, (entry, obj) in enumerate(read_input(data, name, pending)):
+    for i, (entry, obj) in enumerate(read_input(data, name)):
         if entry.nodes:
             loaded.nodes += entry.nodes
         elif obj is not None:
             loaded.items.append((obj, FileRef(name, i)))
 
 
-def read_input(
-    data: bytes, name: str, pending: list[FunctionInput] | None = None
-) -> list[tuple[Entry, dict[str, Any] | None]]:
-    """Every entry of an input with its dict (``None`` for Nodes), the fast reader's check done.
-
-    With ``pending``, the check is not waited for: the input is appended to ``pending``
-    instead, for the caller to confirm (:meth:`Loaded.confirm`).
+def read_input(data: bytes, name: str) -> list[tuple[Entry, dict[str, Any] | None]]:
+    """Every entry of an input with its dict (``None`` for Nodes).
 
     Raises:
         yamlio.YAMLInputError / resourcelist.InputError: On malformed content.
 
     """
-    inp: FunctionInput | None = None
-    for attempt in range(3):
-        if inp is None:
-            inp = parse_input(data, name, fast=attempt < 2, documents=False)
-        try:
-            if pending is None:
-                inp.confirm()
-            got = [(e, None if e.nodes else inp.load(e)) for e in inp.entries()]
-            if pending is not None and inp.fast_list is not None:
-                pending.append(inp)  # (anything else has nothing to confirm: let it go)
-            return got
-        except StaleInput as exc:
-            if exc.refusal is not None:
-                raise yamlio.YAMLLimitError(exc.refusal) from None
-            if exc.full:
-                inp = None
-    raise AssertionError("unreachable: the last attempt uses the full reader")
+    inp = parse_input(data, name, documents=False)
+    return [(e, None if e.nodes else inp.load(e)) for e in inp.entries()]
 
 
 def file_ref_of(item: dict[str, Any]) -> FileRef | None:

@@ -47,20 +47,11 @@ def preview(
 
     ``platform``, ``gpu_arch`` and ``flags`` (option name -> value: the run flags) replace
     the function config's options; an empty value is an option not given.
-
-    The fast reader's grammar check runs in its helper process while the render runs; only
-    once it agrees is the result returned. When it finds a misread item, everything is
-    read again with the check waited for, and rendered again.
     """
     stdin = sys.stdin.buffer.read() if "-" in files else None
-    for deferred in (True, False):
-        loaded = Loaded()
-        given = {"platform": platform or "", "gpuArch": gpu_arch or "", **(flags or {})}
-        given = {k: v for k, v in given.items() if v}
-        got = _preview(files, stdin, config_file, given, (fmt, verbose), loaded, deferred)
-        if loaded.confirm():
-            return got
-    raise AssertionError("unreachable: the second pass confirms every input as it reads it")
+    given = {"platform": platform or "", "gpuArch": gpu_arch or "", **(flags or {})}
+    given = {k: v for k, v in given.items() if v}
+    return _preview(files, stdin, config_file, given, (fmt, verbose), Loaded())
 
 
 _Outcome = tuple[int, str, list[str]]
@@ -76,9 +67,8 @@ def _preview(
     given: dict[str, str],
     output: tuple[str, bool],
     loaded: Loaded,
-    deferred: bool,
 ) -> _Outcome:
-    """One pass of :func:`preview`: read into ``loaded``, take the options, render.
+    """:func:`preview`: read into ``loaded``, take the options, render.
 
     Args:
         files: The files to read (``-`` is ``stdin``).
@@ -86,14 +76,13 @@ def _preview(
         config_file: The function config's file, if given.
         given: The options given on the command line (option name -> value).
         output: ``json`` or ``yaml``, and whether the summary lists every name (``--verbose``).
-        loaded: What was read (the caller confirms it with the fast reader's check).
-        deferred: Whether the fast reader's check runs in the background.
+        loaded: Where what is read goes.
 
     Returns:
         The exit code, standard output and standard error lines.
 
     """
-    fc = _read_preview_inputs(files, stdin, config_file, loaded, deferred)
+    fc = _read_preview_inputs(files, stdin, config_file, loaded)
     if isinstance(fc, tuple):
         return fc
     try:
@@ -108,7 +97,7 @@ def _preview(
 
 
 def _read_preview_inputs(
-    files: list[str], stdin: bytes | None, config_file: str | None, loaded: Loaded, deferred: bool
+    files: list[str], stdin: bytes | None, config_file: str | None, loaded: Loaded
 ) -> dict[str, Any] | _Outcome | None:
     """Read ``files`` and ``stdin`` into ``loaded``, and find the function config.
 
@@ -118,7 +107,6 @@ def _read_preview_inputs(
         config_file: The function config's file; without it, the first function config
             among the inputs.
         loaded: Where the items and Nodes go.
-        deferred: Whether the fast reader's check runs in the background.
 
     Returns:
         The function config (``None``: there is none), or the failed outcome when an input
@@ -127,9 +115,9 @@ def _read_preview_inputs(
     """
     try:
         paths = [p for p in files if p != "-"]
-        load_files(expand_paths(paths), deferred=deferred, into=loaded)
+        load_files(expand_paths(paths), into=loaded)
         if stdin is not None:
-            add_input(loaded, stdin, "<stdin>", deferred)
+            add_input(loaded, stdin, "<stdin>")
         if not config_file:
             fcs = [o for o, _ in loaded.items if is_function_config(o)]
             return fcs[0] if fcs else None

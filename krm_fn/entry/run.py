@@ -5,9 +5,8 @@ Invariants:
       input items unchanged (plus results, in ResourceList form), never a partial render.
     * Nothing printed (stdout, stderr, results) contains the registry password except the
       generated Secret's ``.dockerconfigjson``.
-    * The output does not depend on which reader read the input: when the fast reader's
-      check of its items fails after the render (:class:`StaleInput`), the run is redone
-      from the corrected items (or from the full reader) before anything is written.
+    * The output does not depend on which reader read the input: the reader's answer is
+      final (:func:`krm_fn.io.resourcelist.parse_input`), so each input is rendered once.
     * Heavy modules (the models, the render) are imported only once the input has been read.
 """
 
@@ -31,7 +30,6 @@ from krm_fn.io.resourcelist import (
     Entry,
     FunctionInput,
     InputError,
-    StaleInput,
     chunks_text,
     parse_input,
     write_output_chunks,
@@ -84,7 +82,6 @@ def _says_resource_list(stdin: bytes) -> bool:
     return False
 
 
-_MAX_ATTEMPTS = 3
 PLUGIN_CONFIG_KEYS = ("argsOneLiner", "argsFromFile")
 """Top-level keys kustomize's legacy exec-plugin protocol reads from the plugin config itself
 (to build argv); they are not part of the config (a WorkloadRun used as generator config)."""
@@ -114,35 +111,18 @@ def run_krm(
 
 
 def _run(stdin: bytes, config_path: str | None, cwd: Path | None, fast: bool) -> RunOutcome:
-    for attempt in range(_MAX_ATTEMPTS):
-        results = Results()
-        try:
-            inp = parse_input(
-                stdin,
-                fast=fast and attempt < _MAX_ATTEMPTS - 1,
-                meanwhile=_import_render,  # a no-op once imported
-            )
-        except (InputError, yamlio.YAMLInputError) as exc:
-            rs = exc.results if isinstance(exc, InputError) else []
-            if not rs:
-                results.error(str(exc))
-            else:
-                results.items.extend(rs)
-            echo = exc.echo if isinstance(exc, InputError) else None
-            return _failed(results, stdin, echo=echo)
-        while True:
-            try:
-                return _run_once(stdin, inp, results, config_path, cwd)
-            except StaleInput as exc:
-                if exc.refusal is not None:
-                    results = Results()
-                    results.error(exc.refusal)
-                    return _failed(results, stdin)
-                if exc.full:
-                    fast = False
-                    break
-                results = Results()  # the items were read again: recompute from them
-    raise AssertionError("unreachable: the last attempt uses the full reader")
+    results = Results()
+    try:
+        inp = parse_input(stdin, fast=fast, meanwhile=_import_render)
+    except (InputError, yamlio.YAMLInputError) as exc:
+        rs = exc.results if isinstance(exc, InputError) else []
+        if not rs:
+            results.error(str(exc))
+        else:
+            results.items.extend(rs)
+        echo = exc.echo if isinstance(exc, InputError) else None
+        return _failed(results, stdin, echo=echo)
+    return _run_once(stdin, inp, results, config_path, cwd)
 
 
 def _import_render() -> None:

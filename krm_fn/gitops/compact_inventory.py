@@ -6,12 +6,14 @@ this module keeps exactly those, so the committed inventory is small and a git d
 only real fleet changes.
 
 Invariants:
-    * Kept per Node: ``metadata.name``; the labels of :func:`label_kept` (sorted);
-      ``spec.providerID``; ``spec.unschedulable`` when true; ``spec.taints`` (``key``,
-      ``value``, ``effect``; ``timeAdded`` dropped; sorted); the ``Ready`` condition
-      (``type`` and ``status`` only); the extended resources of ``status.allocatable``
-      (keys with a ``/``: GPUs, NICs, RDMA devices; ``hugepages-*`` and the core resources
-      cpu, memory, pods, ephemeral-storage dropped).
+    * Nodes are read by the function's reader, as the render reads them: only their view
+      (:data:`krm_fn.io.nodes.NODE_FIELDS`) is seen here. Kept of it per Node:
+      ``metadata.name``; the labels of :class:`LabelPolicy` (sorted); ``spec.providerID``;
+      ``spec.unschedulable`` when true; ``spec.taints`` (``key``, ``value``, ``effect``;
+      ``timeAdded`` dropped; sorted); the ``Ready`` condition (``type`` and ``status``); the
+      extended resources of ``status.allocatable`` (keys with a ``/``: GPUs, NICs, RDMA
+      devices; ``hugepages-*`` and the core resources cpu, memory, pods, ephemeral-storage
+      dropped).
     * Every Node carries ``config.kubernetes.io/local-config: "true"``: kpt and kustomize-based
       engines use it as an input and never apply it to the cluster.
     * Output: one ``v1`` ``Node`` document per node, sorted by name; the same input (whatever
@@ -27,7 +29,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, HOSTNAME_LABEL
+from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, HOSTNAME_LABEL, NodeInfo
 from krm_fn.platforms import detect
 from krm_fn.platforms.catalog import Catalog, load_catalog
 
@@ -56,8 +58,6 @@ KEPT_LABEL_PREFIXES: tuple[str, ...] = (
     "cloud.google.com/gke-accelerator",  # GKE accelerator and its count
 )
 """Label families the render reads on every platform (zone, GPU description)."""
-
-CORE_RESOURCES = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
 
 
 def catalog_label_keys(catalog: Catalog | None = None) -> frozenset[str]:
@@ -106,91 +106,42 @@ class LabelPolicy:
 
 
 def _taint(t: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: t[k] for k in ("key", "value", "effect") if t.get(k) not in (None, "")}
-    return out
+    return {k: t[k] for k in ("key", "value", "effect") if t.get(k) not in (None, "")}
 
 
-def compact_node(node: Mapping[str, Any], policy: LabelPolicy) -> dict[str, Any]:
-    """The compact form of one Node (see the module invariants)."""
-    meta = node.get("metadata") if isinstance(node.get("metadata"), Mapping) else {}
-    spec = node.get("spec") if isinstance(node.get("spec"), Mapping) else {}
-    status = node.get("status") if isinstance(node.get("status"), Mapping) else {}
-    assert isinstance(meta, Mapping) and isinstance(spec, Mapping) and isinstance(status, Mapping)
-    labels = meta.get("labels") if isinstance(meta.get("labels"), Mapping) else {}
-    assert isinstance(labels, Mapping)
-    out_meta: dict[str, Any] = {"name": str(meta.get("name", ""))}
-    kept = {str(k): str(v) for k, v in labels.items() if policy.kept(str(k))}
+def compact_node(node: NodeInfo, policy: LabelPolicy) -> dict[str, Any]:
+    """The compact form of one Node, from what the reader read of it (its view)."""
+    meta: dict[str, Any] = {"name": node.name}
+    kept = {k: v for k, v in node.labels.items() if policy.kept(k)}
     if kept:
-        out_meta["labels"] = dict(sorted(kept.items()))
-    out_meta["annotations"] = {LOCAL_CONFIG: "true"}
-    out: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": out_meta}
-    out_spec: dict[str, Any] = {}
-    if spec.get("providerID"):
-        out_spec["providerID"] = str(spec["providerID"])
-    if spec.get("unschedulable"):
-        out_spec["unschedulable"] = True
-    taints = [_taint(t) for t in spec.get("taints") or [] if isinstance(t, Mapping)]
+        meta["labels"] = dict(sorted(kept.items()))
+    meta["annotations"] = {LOCAL_CONFIG: "true"}
+    out: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": meta}
+    spec: dict[str, Any] = {}
+    if node.provider_id:
+        spec["providerID"] = node.provider_id
+    if node.unschedulable:
+        spec["unschedulable"] = True
+    taints = sorted((_taint(t) for t in node.taints), key=lambda t: json.dumps(t, sort_keys=True))
     if taints:
-        out_spec["taints"] = sorted(taints, key=lambda t: json.dumps(t, sort_keys=True))
-    if out_spec:
-        out["spec"] = out_spec
-    out_status: dict[str, Any] = {}
-    alloc = status.get("allocatable")
+        spec["taints"] = taints
+    if spec:
+        out["spec"] = spec
+    status: dict[str, Any] = {}
+    view = node.raw.get("status")
+    view = view if isinstance(view, Mapping) else {}
+    alloc = view.get("allocatable")
     if isinstance(alloc, Mapping):
-        ext = {
-            str(k): str(v)
-            for k, v in alloc.items()
-            if "/" in str(k) and str(k) not in CORE_RESOURCES
-        }
+        ext = {str(k): str(v) for k, v in alloc.items() if "/" in str(k)}
         if ext:
-            out_status["allocatable"] = dict(sorted(ext.items()))
-    for cond in status.get("conditions") or []:
+            status["allocatable"] = dict(sorted(ext.items()))
+    for cond in view.get("conditions") or []:
         if isinstance(cond, Mapping) and cond.get("type") == "Ready":
-            out_status["conditions"] = [{"type": "Ready", "status": str(cond.get("status"))}]
+            status["conditions"] = [{"type": "Ready", "status": str(cond.get("status"))}]
             break
-    if out_status:
-        out["status"] = out_status
+    if status:
+        out["status"] = status
     return out
-
-
-def nodes_of(docs: Iterable[Any]) -> list[Mapping[str, Any]]:
-    """Every Node in the documents: single Nodes, ``v1`` ``List``/``NodeList`` items."""
-    out: list[Mapping[str, Any]] = []
-    for doc in docs:
-        if not isinstance(doc, Mapping):
-            continue
-        if doc.get("kind") == "Node":
-            out.append(doc)
-        elif doc.get("kind") in ("List", "NodeList"):
-            out.extend(
-                i
-                for i in doc.get("items") or []
-                if isinstance(i, Mapping) and i.get("kind", "Node") == "Node"
-            )
-    return out
-
-
-def parse(text: bytes, source: str) -> list[Any]:
-    """Documents of ``kubectl get nodes -o json`` or ``-o yaml`` (a List or a stream).
-
-    Raises:
-        ValueError: Malformed input, naming ``source``.
-
-    """
-    import yaml
-
-    stripped = text.lstrip()
-    if stripped[:1] in (b"{", b"["):
-        try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            raise ValueError(f"{source}: malformed JSON: {exc}") from None
-        return doc if isinstance(doc, list) else [doc]
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        return list(yaml.load_all(text, Loader=loader))
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{source}: malformed YAML: {exc}") from None
 
 
 def compact(
@@ -198,21 +149,24 @@ def compact(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The compact inventory of every Node in ``sources``; and the problems found.
 
-    Problems (a Node without a name, two Nodes with one name but different content) are all
-    reported; the caller writes nothing when there is one.
+    Each source is read by the function's own reader (every form, YAML or JSON; a Node it
+    cannot use is refused with its message, raised as a ``ValueError``). Two Nodes with one
+    name but different content are a problem; every problem is reported, and the caller
+    writes nothing when there is one.
     """
+    from krm_fn.io.resourcelist import parse_input
+
     problems: list[str] = []
     by_name: dict[str, dict[str, Any]] = {}
     for text, source in sources:
-        for i, node in enumerate(nodes_of(parse(text, source))):
-            c = compact_node(node, policy)
-            name = c["metadata"]["name"]
-            if not name:
-                problems.append(f"{source}: Node #{i} has no metadata.name")
-                continue
-            if name in by_name and by_name[name] != c:
-                problems.append(f"{source}: Node {name} appears twice with different content")
-            by_name.setdefault(name, c)
+        for entry in parse_input(text, source, documents=False).entries():
+            for node in entry.nodes:
+                c = compact_node(node, policy)
+                if node.name in by_name and by_name[node.name] != c:
+                    problems.append(
+                        f"{source}: Node {node.name} appears twice with different content"
+                    )
+                by_name.setdefault(node.name, c)
     if not by_name and not problems:
         problems.append("no Node in the input (expected kubectl get nodes -o yaml|json)")
     return [by_name[n] for n in sorted(by_name)], problems

@@ -1,12 +1,10 @@
 """Write plain data as block YAML exactly as :func:`krm_fn.io.yamlio.dump` does, several times faster.
 
-The job: serialise the function's output objects (thousands of TrainJobs for a large fleet)
-without running PyYAML's representer, serializer and emitter over every node. The layout
-rules of PyYAML's block style (``default_flow_style=False``, indent 2, sequences inside
-mappings not indented, empty collections as ``{}``/``[]``) are reproduced here; the spelling
-of each distinct scalar is either proven by a strict test (plain, or single-quoted for a
-simple string the resolver would read as another type, such as ``'8'`` or ``'true'``) or
-asked from :mod:`krm_fn.io.yamlio` once and cached.
+The output objects (thousands of TrainJobs for a large fleet) are written without PyYAML's
+representer, serializer and emitter: its block layout (indent 2, sequences in mappings not
+indented, ``{}``/``[]``) is reproduced here, and each distinct scalar's spelling is proven by
+a strict test (plain, or single-quoted when a reader would take it for another type:
+``'8'``, ``'1e3'``) or asked from :mod:`krm_fn.io.yamlio` once and cached.
 
 Invariants:
     * ``dump(doc) == yamlio.dump(doc)``, ``dump_item(obj) == yamlio.dump([obj])`` and
@@ -26,8 +24,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import yaml
-
 from krm_fn.io import yamlio
 
 __all__ = ["dump", "dump_all", "dump_item", "scalar_value"]
@@ -36,7 +32,6 @@ __all__ = ["dump", "dump_all", "dump_item", "scalar_value"]
 # ":", can be written plain by libyaml whenever the resolver reads it back as a string
 # (",", ":" and "@" inside a scalar only matter in flow context; there are no spaces).
 _SIMPLE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./,=+@:-]*")
-_STR_TAG = "tag:yaml.org,2002:str"
 _MAX_SIMPLE_KEY = 100  # libyaml writes keys up to 128 characters as simple keys
 
 
@@ -46,24 +41,18 @@ class _Unsupported(Exception):
 
 _VALUES: dict[str, str] = {}
 _KEYS: dict[str, str] = {}
-_RESOLVER = yaml.resolver.Resolver()
 _ONLY_STR = {str}
-
-
-def _resolves_to_str(text: str) -> bool:
-    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
-    return bool(tag == _STR_TAG)
 
 
 def _simple_spelling(text: str) -> str:
     """How PyYAML writes a :data:`_SIMPLE` string: plain, or single-quoted.
 
     Single-quoted when plain would read back as another type (a number, a boolean,
-    ``null``, a date, ...). Such a string has no character that rules out single quotes (no quote, space, line
+    ``null``, a date, ...) in YAML 1.1 or 1.2 (:class:`krm_fn.io.yamlio.OutputResolver`). Such a string has no character that rules out single quotes (no quote, space, line
     break or non-printable character), so PyYAML's emitter picks single quotes, the first
     style it tries after plain.
     """
-    return text if _resolves_to_str(text) else f"'{text}'"
+    return text if yamlio.plain_is_str(text) else f"'{text}'"
 
 
 def _value(text: str) -> str:

@@ -1,16 +1,11 @@
 """Bounds on the input, checked before any YAML is constructed into Python objects.
 
 A KRM function reads whatever the orchestrator hands it, and a package can hold files from
-anyone. Four kinds of input cost far more than their size suggests:
-
-* **Alias bombs** ("billion laughs"): ten anchors that each repeat the previous one nine times
-  are 1 KiB of text but 3.5 billion strings once expanded. PyYAML shares the aliased objects
-  while loading, so the blow-up happens later, when the output is dumped (aliases are written
-  out in full) or a model walks the data.
-* **Deep nesting**: every level costs Python stack in the constructor, the validators and the
-  dumper; aliases can stack nesting deeper than the text shows.
-* **Sheer size**: constructing YAML costs roughly 0.5 KiB of memory and 10 µs per node.
-* **Tiny input, huge output**: ``repeatCount: 10000000`` is one line and ten million TrainJobs.
+anyone. Inputs that cost far more than their size suggests: alias bombs ("billion laughs":
+1 KiB of anchors that expand to billions of nodes when dumped or walked), deep nesting (Python
+stack in the constructor, validators and dumper), sheer size (~0.5 KiB and 10 µs per node
+constructed). Tiny input asking for huge output (``repeatCount: 10000000``) is bounded where
+the groups are known (``krm_fn.render.MAX_TRAINJOBS``).
 
 Invariants:
     * Pure functions over the raw text or over a stream of ``yaml.Event`` objects: nothing is
@@ -18,22 +13,10 @@ Invariants:
     * Every refusal is a :class:`LimitExceeded` whose message names the limit, the position
       (line and column) where it was crossed, and what to do instead.
     * An input within the limits is never refused, and the checks never change the data.
-
-How ``krm_fn.io.yamlio.load_all`` is meant to call it (after decoding, before ``yaml.load_all``)::
-
-    try:
-        limits.check_yaml(text)      # size, then aliases/depth/nodes from the event stream
-    except limits.LimitExceeded as exc:
-        raise YAMLInputError(f"{source}: {exc}") from None
-
-``check_yaml`` raises ``yaml.YAMLError`` for malformed text, exactly as ``yaml.load_all``
-would, so the existing ``except yaml.YAMLError`` branch reports it unchanged. A reader that
-bypasses ``load_all`` for large inputs (``krm_fn.io.fastio``) must call ``check_size`` on the raw
-bytes first; its strict grammar already refuses anchors, aliases and flow collections, so
-only the items it hands to PyYAML need ``check_yaml`` (through ``load_all``).
-
-The fourth kind (a one-line ``repeatCount`` asking for millions of TrainJobs) is bounded where
-the groups are known: ``krm_fn.render.MAX_TRAINJOBS``.
+    * :func:`check_yaml` raises ``yaml.YAMLError`` for malformed text, as ``yaml.load_all``
+      would (:func:`krm_fn.io.yamlio.load_all` calls it before loading). The fast reader
+      calls :func:`check_size` on the raw bytes; its strict grammar has no anchors, aliases
+      or flow collections, so only what it hands to PyYAML goes through :func:`check_yaml`.
 """
 
 from __future__ import annotations
@@ -171,17 +154,6 @@ def check_events(events: Iterable[yaml.Event]) -> None:
 
 
 def _too_deep(event: yaml.Event) -> LimitExceeded:
-    """The refusal of a collection nested deeper than :data:`MAX_DEPTH` (raised by the caller).
-
-    Built only when the limit is crossed, so the event loop pays nothing for the wording.
-
-    Args:
-        event: The collection's start event.
-
-    Returns:
-        The error, naming the position.
-
-    """
     return LimitExceeded(
         f"YAML nested deeper than {MAX_DEPTH} levels{_where(event)}; "
         "Kubernetes objects do not nest this deep"
@@ -189,15 +161,6 @@ def _too_deep(event: yaml.Event) -> LimitExceeded:
 
 
 def _alias_bomb(event: yaml.Event) -> LimitExceeded:
-    """The refusal of aliases expanding past :data:`MAX_ALIAS_NODES` (raised by the caller).
-
-    Args:
-        event: The alias event that crossed the limit.
-
-    Returns:
-        The error, naming the position.
-
-    """
     return LimitExceeded(
         f"YAML aliases expand to more than {MAX_ALIAS_NODES} nodes{_where(event)}: "
         f"refusing a possible alias bomb ('billion laughs'); write the repeated "
@@ -206,15 +169,6 @@ def _alias_bomb(event: yaml.Event) -> LimitExceeded:
 
 
 def _alias_too_deep(event: yaml.AliasEvent) -> LimitExceeded:
-    """The refusal of an alias whose expansion nests past :data:`MAX_DEPTH` (raised by the caller).
-
-    Args:
-        event: The alias event.
-
-    Returns:
-        The error, naming the anchor and the position.
-
-    """
     return LimitExceeded(
         f"YAML alias *{event.anchor} nests deeper than {MAX_DEPTH} levels once "
         f"expanded{_where(event)}; Kubernetes objects do not nest this deep"
@@ -247,16 +201,3 @@ def check_yaml(text: str | bytes) -> None:
         text = text.decode("utf-8")
     loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     check_events(yaml.parse(text, Loader=loader))
-
-
-__all__ = [
-    "MAX_ALIAS_NODES",
-    "MAX_DEPTH",
-    "MAX_FULL_YAML_BYTES",
-    "MAX_INPUT_BYTES",
-    "MAX_NODES",
-    "LimitExceeded",
-    "check_events",
-    "check_size",
-    "check_yaml",
-]

@@ -1,66 +1,97 @@
-"""Node objects as the readers see them: the view the render reads, and its record.
+"""The Node view: the fields the render reads from a Node, declared once, and its record.
 
-Both readers (PyYAML's, :func:`node_view`, and the fast one, :mod:`krm_fn.io.fastio`) produce
-:class:`NodeInfo` records from the same fields, so this module sits in the io layer, below the
-models and the fleet logic (:mod:`krm_fn.fleet.inventory`) that choose among the nodes.
+:data:`NODE_FIELDS` is the one declaration: both readers (PyYAML's, :func:`node_view`, and
+the fast one, :mod:`krm_fn.io.fastio.extract`) read exactly these fields into a Node's view,
+:func:`node_problems` checks their shapes, :func:`node_record` turns a view into the
+:class:`NodeInfo` the fleet logic (:mod:`krm_fn.fleet.inventory`) chooses among, and the
+compact inventory (:mod:`krm_fn.gitops.compact_inventory`) keeps what the records say.
 
 Invariants:
-    * Only the fields the render needs are read from a Node (name, labels, providerID,
-      unschedulable, taints, Ready condition, allocatable GPUs); the Node object is never
-      modified here.
-    * :attr:`NodeInfo.raw` is the Node's *view*: exactly the fields in
-      :data:`NODE_VIEW_FIELDS` (conditions reduced to ``type`` and ``status``), the same
-      whether the Node was parsed by PyYAML (:func:`node_view`) or read from the text by
-      :mod:`krm_fn.io.fastio`. Platform and GPU detection read only these fields.
-    * :func:`node_problems` says what makes a Node unusable (wrong section types, no name);
-      the readers refuse such a Node with that message, and :func:`node_info` never raises
-      whatever the shape.
+    * Only the fields of :data:`NODE_FIELDS` are read from a Node (besides ``apiVersion`` and
+      ``kind``); the Node object is never modified here.
+    * :attr:`NodeInfo.raw` is the Node's view, the same whether the Node was parsed by PyYAML
+      or read from the text by :mod:`krm_fn.io.fastio`. Platform and GPU detection read only it.
+    * :func:`node_problems` says what makes a Node unusable (a field or section not of its
+      shape, no name); the readers refuse such a Node with that message, and
+      :func:`node_info` never raises whatever the shape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+GPU_RESOURCE = "nvidia.com/gpu"
+
+Shape = Literal["scalar", "strings", "mapping", "entries"]
 
 
-NODE_VIEW_FIELDS: Mapping[str, tuple[str, ...]] = {
-    "metadata": ("name", "labels"),
-    "spec": ("providerID", "unschedulable", "taints"),
-    "status": ("allocatable", "conditions"),
+@dataclass(frozen=True, slots=True)
+class NodeField:
+    """One field of a Node the render reads.
+
+    Attributes:
+        section: ``metadata``, ``spec`` or ``status``.
+        key: Its key in the section.
+        shape: ``scalar`` (one scalar of any type), ``strings`` (a mapping of strings),
+            ``mapping`` (a mapping of scalars) or ``entries`` (a list of mappings of scalars).
+        keep: For ``entries``, the keys of each entry the view keeps (``()``: every key).
+
+    """
+
+    section: str
+    key: str
+    shape: Shape
+    keep: tuple[str, ...] = ()
+
+
+NODE_FIELDS: tuple[NodeField, ...] = (
+    NodeField("metadata", "name", "scalar"),
+    NodeField("metadata", "labels", "strings"),
+    NodeField("spec", "providerID", "scalar"),
+    NodeField("spec", "unschedulable", "scalar"),
+    NodeField("spec", "taints", "entries"),
+    NodeField("status", "allocatable", "mapping"),
+    NodeField("status", "conditions", "entries", keep=("type", "status")),
+)
+"""Every field of a Node the render reads (the capacity, images, addresses ... are not)."""
+
+SECTIONS = ("metadata", "spec", "status")
+FIELDS_BY_SECTION: Mapping[str, Mapping[str, NodeField]] = {
+    s: {f.key: f for f in NODE_FIELDS if f.section == s} for s in SECTIONS
 }
-"""The fields of a Node kept in :attr:`NodeInfo.raw` (besides ``apiVersion`` and ``kind``)."""
-
-CONDITION_VIEW_FIELDS = ("type", "status")
-"""The fields of each ``status.conditions`` entry kept in the view."""
+NODE_VIEW_FIELDS: Mapping[str, tuple[str, ...]] = {
+    s: tuple(fields) for s, fields in FIELDS_BY_SECTION.items()
+}
+CONDITION_VIEW_FIELDS = FIELDS_BY_SECTION["status"]["conditions"].keep
 
 
 def node_view(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The render-relevant part of a Node object (see :data:`NODE_VIEW_FIELDS`).
+    """The fields of :data:`NODE_FIELDS` of a Node object (with ``apiVersion`` and ``kind``).
 
-    Sections that are not mappings, and condition entries that are not mappings, are kept
-    as they are; fields absent from the Node are absent from the view.
+    Sections and entries that are not mappings are kept as they are; fields absent from the
+    Node are absent from the view.
     """
     out: dict[str, Any] = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
-    for section, keys in NODE_VIEW_FIELDS.items():
+    for section, fields in FIELDS_BY_SECTION.items():
         if section not in obj:
             continue
         value = obj[section]
         if not isinstance(value, Mapping):
             out[section] = value
             continue
-        sub = {k: value[k] for k in keys if k in value}
-        conds = sub.get("conditions")
-        if section == "status" and isinstance(conds, list):
-            sub["conditions"] = [
-                {k: c[k] for k in CONDITION_VIEW_FIELDS if k in c} if isinstance(c, Mapping) else c
-                for c in conds
-            ]
+        sub = {k: value[k] for k in fields if k in value}
+        for k, f in fields.items():
+            if f.keep and isinstance(sub.get(k), list):
+                sub[k] = [
+                    {x: e[x] for x in f.keep if x in e} if isinstance(e, Mapping) else e
+                    for e in sub[k]
+                ]
         out[section] = sub
     return out
 
@@ -78,11 +109,6 @@ class NodeInfo:
     allocatable_gpus: int | None
     raw: Mapping[str, Any]  # node_view() of the Node
 
-    @property
-    def gpu_product(self) -> str:
-        """The GPU Feature Discovery product label, or ``""``."""
-        return self.labels.get(GPU_PRODUCT_LABEL, "")
-
 
 def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
@@ -92,69 +118,74 @@ def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-_SECTION_TYPES: tuple[tuple[tuple[str, ...], type, str], ...] = (
-    (("metadata",), dict, "a mapping"),
-    (("metadata", "labels"), dict, "a mapping"),
-    (("spec",), dict, "a mapping"),
-    (("spec", "taints"), list, "a list"),
-    (("status",), dict, "a mapping"),
-    (("status", "allocatable"), dict, "a mapping"),
-    (("status", "conditions"), list, "a list"),
-)
+_SHAPE_TYPES: Mapping[str, tuple[type, str]] = {
+    "strings": (dict, "a mapping"),
+    "mapping": (dict, "a mapping"),
+    "entries": (list, "a list"),
+}
 
 
 def node_problems(obj: Mapping[str, Any]) -> list[str]:
     """What makes a Node object unusable, one message each (empty when it is fine).
 
-    Sections may be absent or null; present, they must have the Kubernetes type, taints and
-    conditions must be mappings, and the Node must have a string ``metadata.name``.
+    Sections and fields may be absent or null; present, they must have their shape
+    (:data:`NODE_FIELDS`), entries must be mappings, and ``metadata.name`` a non-empty string.
     """
     out: list[str] = []
-    for path, kind, what in _SECTION_TYPES:
-        cur: Any = obj
-        for part in path[:-1]:
-            cur = cur.get(part) if isinstance(cur, Mapping) else None
-        value = cur.get(path[-1]) if isinstance(cur, Mapping) else None
-        if value is not None and not isinstance(value, kind):
-            out.append(f"{'.'.join(path)} must be {what}, got {type(value).__name__}")
-    for path in (("spec", "taints"), ("status", "conditions")):
-        entries = _list(_mapping(obj.get(path[0])).get(path[1]))
-        for i, entry in enumerate(entries):
-            if not isinstance(entry, Mapping):
-                out.append(f"{'.'.join(path)}[{i}] must be a mapping, got {type(entry).__name__}")
+    for section, fields in FIELDS_BY_SECTION.items():
+        sec = obj.get(section)
+        if sec is not None and not isinstance(sec, dict):
+            out.append(f"{section} must be a mapping, got {type(sec).__name__}")
+        for key, f in fields.items():
+            value = _mapping(sec).get(key)
+            kind, what = _SHAPE_TYPES.get(f.shape, (object, ""))
+            if value is not None and not isinstance(value, kind):
+                out.append(f"{section}.{key} must be {what}, got {type(value).__name__}")
+            elif f.shape == "entries":
+                out += [
+                    f"{section}.{key}[{i}] must be a mapping, got {type(e).__name__}"
+                    for i, e in enumerate(_list(value))
+                    if not isinstance(e, Mapping)
+                ]
     name = _mapping(obj.get("metadata")).get("name")
     if not isinstance(name, str) or not name:
         out.append("has no metadata.name" if name is None else "metadata.name must be a string")
     return out
 
 
-def node_info(obj: Mapping[str, Any]) -> NodeInfo:
-    """Extract a :class:`NodeInfo` from a Node object (tolerating any shape)."""
-    meta = _mapping(obj.get("metadata"))
-    spec = _mapping(obj.get("spec"))
-    status = _mapping(obj.get("status"))
+def node_record(view: Mapping[str, Any], string_labels: bool = False) -> NodeInfo:
+    """The :class:`NodeInfo` of a Node's view (tolerating any shape).
+
+    ``string_labels``: the labels are known to be a mapping of strings (the fast reader's).
+    """
+    meta, spec, status = (_mapping(view.get(s)) for s in SECTIONS)
     labels = meta.get("labels") or {}
+    if not string_labels:
+        labels = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
     ready: bool | None = None
     for cond in _list(status.get("conditions")):
         if isinstance(cond, Mapping) and cond.get("type") == "Ready":
             ready = str(cond.get("status")) == "True"
-    alloc = _mapping(status.get("allocatable")).get("nvidia.com/gpu")
-    gpus: int | None
+    alloc = _mapping(status.get("allocatable")).get(GPU_RESOURCE)
     try:
         gpus = int(str(alloc)) if alloc is not None else None
     except ValueError:
         gpus = None
-    taints = tuple(t for t in _list(spec.get("taints")) if isinstance(t, Mapping))
     return NodeInfo(
         name=str(meta.get("name", "")),
-        labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {},
+        labels=labels,
         provider_id=str(spec.get("providerID") or ""),
         unschedulable=bool(spec.get("unschedulable")),
         ready=ready,
-        taints=taints,
+        taints=tuple(t for t in _list(spec.get("taints")) if isinstance(t, Mapping)),
         allocatable_gpus=gpus,
-        raw=node_view(obj),
+        raw=view,
     )
+
+
+def node_info(obj: Mapping[str, Any]) -> NodeInfo:
+    """Extract a :class:`NodeInfo` from a Node object (tolerating any shape)."""
+    return node_record(node_view(obj))
 
 
 def collect_nodes(items: Iterable[Mapping[str, Any]]) -> list[NodeInfo]:

@@ -23,14 +23,6 @@ from krm_fn.keys import LABEL_MANAGED_BY, MANAGER, is_workloadrun_kind
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 PATH_KEYS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
 INDEX_KEYS = ("internal.config.kubernetes.io/index", "config.kubernetes.io/index")
-ORCHESTRATION_KEYS = (
-    *PATH_KEYS,
-    *INDEX_KEYS,
-    "internal.config.kubernetes.io/id",
-    "config.k8s.io/id",
-    "internal.config.kubernetes.io/seqindent",
-    "internal.config.kubernetes.io/annotations-migration-resource-id",
-)
 
 
 def is_generated(item: dict[str, Any]) -> bool:
@@ -109,24 +101,6 @@ def output_path(run: dict[str, Any], output_dir: str) -> str:
         parts.append(str(ns))
     parts.append(f"{meta.get('name')}.yaml")
     return posixpath.normpath(posixpath.join(*parts))
-
-
-def assemble(
-    items: Sequence[dict[str, Any]],
-    generated: Sequence[tuple[dict[str, Any], dict[str, Any]]],
-    output_dir: str,
-    with_paths: bool = True,
-) -> list[dict[str, Any]]:
-    """The output items: inputs (marked, minus stale generated ones) then the new objects."""
-    out: list[dict[str, Any]] = []
-    for it in items:
-        if is_generated(it):
-            continue
-        if is_input_kind(it):
-            mark_local_config(it)
-        out.append(it)
-    out.extend(place_generated(generated, output_dir, with_paths))
-    return out
 
 
 def place_generated(

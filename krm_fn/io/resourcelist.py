@@ -1,13 +1,10 @@
 """Read the function's input (ResourceList or plain stream) and write its output in the same form.
 
-One entry point (:func:`parse_input`) reads every form: a ResourceList, a plain
-multi-document stream (function stdin, the kustomize legacy plugin, files given to
-``render``), a ``v1 List`` anywhere in them, in YAML or JSON. Three readers give the same
-items: the fast reader (:mod:`krm_fn.io.fastio`, YAML in the regular shape kpt, kubectl and
-kustomize write: Nodes are never turned into Python objects and every item keeps its text),
-``json`` for JSON (never through YAML), and the full reader (PyYAML over the whole input,
-for anything else; its reason is an info result once the input is large enough for the
-difference to show, :data:`FALLBACK_NOTE_BYTES`).
+One entry point (:func:`parse_input`) reads every form (a ResourceList, a plain stream, a
+``v1 List`` anywhere in them; YAML or JSON). Three readers give the same items: the fast
+reader (:mod:`krm_fn.io.fastio`: Nodes never built as objects, every item keeps its text),
+``json`` for JSON, and the full reader (PyYAML over the whole input, for anything else; why,
+as an info result for large inputs, :data:`FALLBACK_NOTE_BYTES`).
 
 Invariants:
     * The input form decides the output form: a ``ResourceList`` is answered with a
@@ -22,25 +19,23 @@ Invariants:
       kinds local-config when asked to.
     * Every malformed document is reported at once, with its index, and nothing is returned
       for a malformed input.
-    * Output is returned only once the fast reader's check of the items is in
-      (:meth:`FunctionInput.confirm`, awaited after the text is built so that the check
-      overlaps the writing); a failed check raises :class:`StaleInput` and the caller
-      recomputes from the corrected items.
+    * What :func:`parse_input` returns is final: the fast reader's checks are done and every
+      item but the Nodes is parsed, so nothing read later can change or refuse it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from krm_fn.io import yamlio
+from krm_fn.io.fastio.model import Item
 from krm_fn.io.results import Result, Results
 from krm_fn.keys import is_workloadrun_kind
 
 if TYPE_CHECKING:
-    from krm_fn.io.fastio import FastList, Item
-    from krm_fn.io.nodes import NodeInfo
+    from krm_fn.io.fastio import FastList
 
 RL_KIND = "ResourceList"
 RL_API_VERSIONS = ("config.kubernetes.io/v1", "config.kubernetes.io/v1beta1")
@@ -56,11 +51,8 @@ inputs read as fast either way, and the note would only be noise)."""
 class InputError(ValueError):
     """The input cannot be read; ``results`` says why, for every document at once.
 
-    Attributes:
-        results: One result per problem.
-        echo: For a ResourceList whose items could be read but not used: the
-            ``apiVersion`` to answer with and the items to send back unchanged.
-
+    ``echo``: for a ResourceList whose items could be read but not used, the
+    ``apiVersion`` to answer with and the items to send back unchanged.
     """
 
     def __init__(self, results: list[Result], echo: tuple[str, list[Any]] | None = None) -> None:
@@ -70,44 +62,11 @@ class InputError(ValueError):
         self.echo = echo
 
 
-class StaleInput(Exception):
-    """The fast reader's check found items it must read again: recompute, then write.
-
-    Attributes:
-        full: The items cannot be read one by one: read the whole input with PyYAML.
-        refusal: An item crosses a bound of :mod:`krm_fn.io.limits`: the input is refused
-            with this message (reading it again would only cross it again).
-
-    """
-
-    def __init__(self, full: bool, refusal: str | None = None) -> None:
-        """Say whether the whole input must be read again."""
-        super().__init__("input items changed after the fast reader's check")
-        self.full = full
-        self.refusal = refusal
-
-
-@dataclass
-class Entry:
-    """One input item as the pipeline sees it.
-
-    Attributes:
-        obj: The item's dict; ``None`` for an item the fast reader never had to parse
-            (Nodes, pass-through kinds) until :meth:`FunctionInput.load` asks for it.
-        nodes: The Nodes the item contributes (a Node: one; a Node ``List``: all of them).
-        generated: The item is one of ours from an earlier run (it is replaced).
-        input_kind: A WorkloadRun, Node or Node list (marked local-config on output).
-        workloadrun: A WorkloadRun (its ``obj`` is always set).
-        fast: The fast reader's record of the item (its text), or ``None``.
-
-    """
-
-    obj: dict[str, Any] | None
-    nodes: list[NodeInfo] = field(default_factory=list)
-    generated: bool = False
-    input_kind: bool = False
-    workloadrun: bool = False
-    fast: Item | None = None
+Entry = Item
+"""One input item as the pipeline sees it: the fast reader's :class:`~krm_fn.io.fastio.Item`
+(its text and what classification found), or the same record of an item the full reader
+read (``start`` -1, no text). ``obj`` is ``None`` for a Node the fast reader read until
+:meth:`FunctionInput.load` asks for it; a WorkloadRun's is always set."""
 
 
 class FunctionInput:
@@ -162,17 +121,7 @@ class FunctionInput:
 
     def _make_entries(self) -> list[Entry]:
         if self.fast_list is not None:
-            return [
-                Entry(
-                    obj=it.obj,
-                    nodes=it.nodes,
-                    generated=it.generated,
-                    input_kind=it.input_kind,
-                    workloadrun=it.workloadrun,
-                    fast=it,
-                )
-                for it in self.fast_list.items
-            ]
+            return self.fast_list.items
         from krm_fn.io.nodes import collect_nodes
         from krm_fn.io.output import is_generated, is_input_kind
 
@@ -181,7 +130,9 @@ class FunctionInput:
             gen = is_generated(obj)
             api = obj.get("apiVersion")
             out.append(
-                Entry(
+                Item(
+                    start=-1,
+                    end=-1,
                     obj=obj,
                     nodes=[] if gen else collect_nodes([obj]),
                     generated=gen,
@@ -192,42 +143,11 @@ class FunctionInput:
         return out
 
     def load(self, entry: Entry) -> dict[str, Any]:
-        """The entry's dict (parsed from its text if it was never needed before).
-
-        Raises:
-            StaleInput: With ``full=True`` when the item's text is not what the fast
-                reader took it for (the full reader then reports the problem).
-
-        """
+        """The entry's dict (a Node's is parsed from its text, which passed the grammar)."""
         if entry.obj is None:
-            assert self.fast_list is not None and entry.fast is not None
-            from krm_fn.io import fastio
-
-            try:
-                entry.obj = self.fast_list.load(entry.fast, self.source)
-            except yamlio.YAMLLimitError as exc:
-                raise StaleInput(full=True, refusal=str(exc)) from None
-            except (fastio.Irregular, yamlio.YAMLInputError, RecursionError):
-                raise StaleInput(full=True) from None
+            assert self.fast_list is not None
+            entry.obj = self.fast_list.load(entry, self.source)
         return entry.obj
-
-    def confirm(self) -> None:
-        """Make sure the fast reader's check agrees with what was read.
-
-        Raises:
-            StaleInput: Some items were misread on the fast path; they have been read
-                again (``full=False``: recompute from :meth:`entries`), or cannot be
-                (``full=True``: read the whole input with the full reader).
-
-        """
-        if self.fast_list is None:
-            return
-        verdict = self.fast_list.confirm()
-        if verdict is True:
-            return
-        self._entries = None
-        self._items = None
-        raise StaleInput(full=verdict is None)
 
 
 def parse_input(
@@ -237,20 +157,12 @@ def parse_input(
     meanwhile: Callable[[], object] | None = None,
     documents: bool = True,
 ) -> FunctionInput:
-    """Parse an input in any form into a :class:`FunctionInput`.
+    """Parse an input in any form (ResourceList or stream, YAML or JSON): a final answer.
 
-    Args:
-        text: The raw input: a ResourceList or a plain stream, YAML or JSON.
-        source: Name used in messages.
-        fast: Try the fast reader (YAML) or ``json`` (JSON) first.
-        meanwhile: Work to overlap with the fast reader's helper process (see
-            :func:`krm_fn.io.fastio.read`); not called on the full path.
-        documents: The input items will be written back (see :func:`krm_fn.io.fastio.read`).
-
-    Raises:
-        InputError: With one result per problem found.
-        yamlio.YAMLInputError: When the YAML (or JSON) itself is malformed or over a limit.
-
+    ``source`` names it in messages; ``fast``: try the fast reader or ``json`` first;
+    ``meanwhile`` and ``documents``: see :func:`krm_fn.io.fastio.read`. Raises
+    :class:`InputError` (one result per problem) or ``yamlio.YAMLInputError`` (malformed,
+    or over a limit).
     """
     from krm_fn.io import limits
 
@@ -280,9 +192,15 @@ def parse_input(
     return FunctionInput(items=check_items(docs, source), form="stream", notes=notes)
 
 
+_JSON_START = re.compile(r"\ufeff?[ \t\r\n]*+\{")
+_JSON_START_BYTES = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*+\{")
+
+
 def _looks_like_json(text: str | bytes) -> bool:
-    head = text[:64].lstrip()
-    return head[:1] in ("{", b"{")
+    """Whether the input starts like a JSON object (after any whitespace and a BOM)."""
+    if isinstance(text, bytes):
+        return _JSON_START_BYTES.match(text) is not None
+    return _JSON_START.match(text) is not None
 
 
 class _DuplicateKey(ValueError):
@@ -332,6 +250,12 @@ def _parse_fast(
     fl = fastio.read(text, meanwhile, documents)
     if isinstance(fl, fastio.Fallback):
         return fl.reason
+    try:  # every item but the Nodes (and an edit PyYAML's marks must place) is needed anyway
+        for it in fl.items:
+            if not (it.nodes or it.generated) or (documents and it.input_kind and not it.edit):
+                fl.load(it, source)
+    except (fastio.Irregular, yamlio.YAMLInputError, RecursionError) as exc:
+        return f"an item cannot be read on its own ({exc or 'not a mapping'})"
     if fl.stream or fl.list_doc:
         return FunctionInput(form="stream", fast_list=fl, source=source)
     head = fl.header
@@ -342,7 +266,6 @@ def _parse_fast(
         or api_version not in RL_API_VERSIONS
         or (fc is not None and not isinstance(fc, dict))
     ):
-        fl.abandon()
         return "the ResourceList header is not a regular one"  # the full reader says why
     return FunctionInput(
         function_config=fc,
@@ -452,8 +375,7 @@ def _fast_items(fl: FastList, entries: Sequence[Entry], mark: bool, out: list[Ch
     text = fl.text_slice
     seg = end = -1
     for e in entries:
-        it = e.fast
-        assert it is not None
+        it = e
         start = it.start - len(it.prefix)
         if start != end:  # a gap: items were dropped in between
             if seg >= 0:
@@ -490,7 +412,8 @@ def write_chunks(chunks: Sequence[Chunk], out: BinaryIO) -> None:
     batch: list[bytes | memoryview] = []
     size = 0
     for chunk in chunks:
-        piece = chunk.encode("utf-8", "surrogatepass") if isinstance(chunk, str) else chunk
+        # a lone surrogate (JSON's "\ud800") goes out as that escape: the output is UTF-8
+        piece = chunk.encode("utf-8", "backslashreplace") if isinstance(chunk, str) else chunk
         batch.append(piece)
         size += len(piece)
         if size >= _BATCH_BYTES:
@@ -511,34 +434,10 @@ def write_output_chunks(
 ) -> list[Chunk]:
     """Serialise the output in the form the input came in, as pieces to write in order.
 
-    At fleet size the output is over 100 MB: writing the pieces one after the other
-    saves joining them into one string and encoding that string in one piece (two full
-    copies, and on these machines fresh memory costs more than the copying itself).
-
-    Args:
-        inp: The input (its form, ResourceList version and fast reader's text).
-        entries: The input items to write back, in order.
-        generated: New objects, written after the input items.
-        results: Results (ResourceList form only).
-        mark: Mark consumed kinds (:attr:`Entry.input_kind`) local-config.
-
-    Raises:
-        StaleInput: See :meth:`FunctionInput.confirm` (checked before the pieces are
-            returned).
-
+    ``entries`` (the input items to write back) then ``generated``, ``results`` in the
+    ResourceList form; ``mark`` marks consumed kinds local-config. Pieces, not one string:
+    at fleet size joining and encoding 100 MB costs two full copies.
     """
-    chunks = _write(inp, entries, generated, results, mark)
-    inp.confirm()
-    return chunks
-
-
-def _write(
-    inp: FunctionInput,
-    entries: Sequence[Entry],
-    generated: Sequence[dict[str, Any]],
-    results: list[Result],
-    mark: bool,
-) -> list[Chunk]:
     from krm_fn.io import fastdump
 
     fl = inp.fast_list
@@ -546,8 +445,8 @@ def _write(
         return _write_json(inp, entries, generated, results, mark)
     if inp.form == "stream":
         docs: list[list[Chunk]] = [
-            fl.document_pieces(e.fast, mark and e.input_kind)
-            if fl is not None and e.fast is not None
+            fl.document_pieces(e, mark and e.input_kind)
+            if fl is not None and e.start >= 0
             else [fastdump.dump(_loaded(inp, e, mark))]
             for e in entries
         ]

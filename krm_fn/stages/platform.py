@@ -158,7 +158,7 @@ def _no_eligible(
             + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
             + f"; {len(nodes)} Node(s) in the input"
         )
-    have, wanted = nodes[0].gpu_product, target_gpu_product(spec.target)
+    have, wanted = nodes[0].labels.get(GPU_PRODUCT_LABEL, ""), target_gpu_product(spec.target)
     why = (
         f": they carry {GPU_PRODUCT_LABEL}={have} (from --gpu-arch {options.gpu_arch}) but the "
         f"target selects {wanted}; leave out --gpu-arch to preview the target's GPU"

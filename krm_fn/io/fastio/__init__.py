@@ -1,49 +1,38 @@
 """The fast reader: every input form read without building Python objects for the Nodes.
 
 Job: cut the ResourceList text into its items, read from every Node only the fields the
-render uses (its :func:`krm_fn.io.nodes.node_view`), keep every item's exact text so it is
-passed through verbatim, and work out where the ``config.kubernetes.io/local-config``
+render uses (the Node view of :mod:`krm_fn.io.nodes`), keep every item's exact text so it
+is passed through verbatim, and work out where the ``config.kubernetes.io/local-config``
 annotation goes. Items the fast reader does not handle are parsed by PyYAML one at a time;
-when even the item boundaries are uncertain, :func:`read_resource_list` returns ``None`` and
+when even the item boundaries are uncertain, :func:`read` returns a :class:`Fallback` and
 the caller parses the whole input with PyYAML (the full path).
 
-How (each step checked, nothing assumed):
-    1. Characters: UTF-8 with no tab, CR, control character, BOM, NEL, LS or PS.
-    2. Structure: one loose regex pass walks the items (``items:`` at column 0, entries
-       ``- key: ...`` at column 0) and the keys of each item at indentation 2; the rest of
-       the document is small and parsed by PyYAML, which must find ``items`` on that line.
-    3. Classification: for each item, ``apiVersion``/``kind``/``metadata`` by their lines;
-       for a Node, ``name``, ``labels``, ``providerID``, ``unschedulable``, ``taints``,
-       ``status.allocatable`` and the conditions' ``type``/``status``, decoded exactly as
-       PyYAML would (plain scalars through its resolver; anything else is irregular).
-    4. Verdict: every item read on the fast path is checked against a strict line grammar
-       (:func:`strict_ok`): block mappings indented by two, sequences at their key's
-       column, plain/quoted/block scalars whose continuation lines are deeper than the line
-       they start on, ``[]``/``{}``, trailing comments; no flow collections, anchors,
-       aliases, tags, quoted or complex keys, full-line comments, odd indentation. This is
-       what makes step 2 and 3 sound; an item that fails it is read again by PyYAML.
-
-For a large input a forked helper process (:class:`_Helper`) shares the classification
-and then the characters check and the grammar with this process: the helper works from the
-last item down while this process imports the render and goes on; each job is split where
-the two meet, so the split adapts to how long this process was busy. :meth:`FastList.confirm`
-does this process's share of the grammar and waits for the rest of the verdict, and the
-caller only releases output after it (recomputing when an item had to be read again).
+How: (1) characters: UTF-8 without tab, CR, control characters, BOM, NEL, LS, PS; (2) the
+items cut at column 0 and the header around them parsed by PyYAML, which decides whether it
+is a ResourceList (a plain stream is rewritten as items first); (3) classification: for each
+item ``apiVersion``, ``kind`` and ``metadata``, for a Node its view, decoded exactly as
+PyYAML would; (4) the strict line grammar (:func:`strict_ok`: block style only, no flow
+collections, anchors, tags, quoted keys or full-line comments) over every item read so,
+which makes (2) and (3) sound; an item that fails it is read by PyYAML before :func:`read`
+returns. A large input is shared with a forked helper (:mod:`.helper`) that works from the
+last item down while this process imports the render.
 
 Invariants:
     * For every accepted input the items, their dicts, flags and NodeInfos equal those of
-      the full path (``tests/test_fastio_parity.py``); an item's text is its input text.
+      the full path, and every input it refuses the fast path refuses too, but for the
+      two cases below (``tests/test_fastio_parity.py``, ``tests/test_yaml_differential.py``); an item's text
+      is its input text, and an edit of it is made from its line structure only when the
+      item passed the strict grammar.
     * An item read by PyYAML keeps its text too: its annotation is inserted at the place
       PyYAML's marks give (block or flow style), ruamel.yaml's round-trip being the last
       resort, and the edit is verified by parsing it, so user comments survive.
-    * Malformed input never raises from here: the result is ``None`` (or an item handed to
-      PyYAML) and the full path reports the problem; inputs over
+    * Malformed input never raises from here: the result is a :class:`Fallback` (or an item
+      handed to PyYAML) and the full path reports the problem; inputs over
       :data:`FAST_MAX_INPUT_BYTES` go to the full path (and its limits) as well.
-    * What the fast path does not detect, by design (both need a full parse of sections it
-      never reads): a duplicate key inside such a section, and a ``- entry`` dedented to
-      the column of a mapping whose key had a mapping value (the grammar checks each line
-      against the next one only). kpt's own parser still rejects them when it reads the
-      output; everything the function reads is exact.
+    * Not detected, by design (both need a full parse of sections never read): a duplicate
+      key inside such a section, and a ``- entry`` dedented to the column of a mapping whose
+      key had a mapping value (the grammar checks each line against the next one only).
+      kpt and kustomize refuse both when they read them; what the function reads is exact.
 
 Modules (each states its invariants):
     * :mod:`.grammar`: structural patterns, the strict line grammar, the character rule.
@@ -53,6 +42,7 @@ Modules (each states its invariants):
     * :mod:`.edits`: the local-config edit of an item's text.
     * :mod:`.helper`: the forked helper process.
     * :mod:`.units`: the units of work (items, the Nodes of a ``v1 List``).
+    * :mod:`.streams`: a plain stream as items, and each item back as its document.
     * :mod:`.reader`: :func:`read` (ResourceList or plain stream), :class:`FastList`.
 """
 
@@ -66,7 +56,6 @@ from krm_fn.io.fastio.reader import (
     Fallback,
     FastList,
     read,
-    read_resource_list,
 )
 from krm_fn.io.fastio.scalars import Irregular
 
@@ -78,6 +67,5 @@ __all__ = [
     "Item",
     "insert_local_config",
     "read",
-    "read_resource_list",
     "strict_ok",
 ]

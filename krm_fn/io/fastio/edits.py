@@ -4,7 +4,7 @@ Invariants:
     * The new key goes where ``mark_local_config`` puts it in the dict: last in
       ``metadata.annotations`` (a new ``annotations`` last in ``metadata``, a new
       ``metadata`` last in the item), spelled ``'true'`` as PyYAML writes it.
-    * An edit from the line structure (:func:`_insert_regular`) is made only when the
+    * An edit from the line structure (:func:`_edit_or_none`) is made only when the
       structure says for certain where the key goes; otherwise PyYAML's marks place it,
       ruamel.yaml's round-trip is the next resort, and every such edit is verified by
       parsing it (:func:`insert_local_config`), so user comments survive.
@@ -20,13 +20,9 @@ from typing import Any
 import yaml
 
 from krm_fn.io import yamlio
-from krm_fn.io.fastio.grammar import _FLAT
+from krm_fn.io.fastio.grammar import _ENTRY, _FLAT
 from krm_fn.io.fastio.model import _LOCAL_LINE, LOCAL_CONFIG, Item, _load_item
 from krm_fn.io.fastio.scalars import Irregular, _decode
-
-
-class _EditFallback(Exception):
-    """The line-structure edit is not certain: the marks-based edit is used instead."""
 
 
 def _edit_or_none(
@@ -35,27 +31,10 @@ def _edit_or_none(
     meta_m: re.Match[str] | None,
     meta: Mapping[str, re.Match[str]] | None,
 ) -> tuple[int, int, str] | None:
-    try:
-        return _insert_regular(text, it, meta_m, meta)
-    except _EditFallback:
-        return None
+    """The local-config edit of a regular item (keys at 2) from its line structure.
 
-
-def _insert_regular(
-    text: str,
-    it: Item,
-    meta_m: re.Match[str] | None,
-    meta: Mapping[str, re.Match[str]] | None,
-) -> tuple[int, int, str]:
-    """The local-config edit of a regular item (keys at 2), from its line structure.
-
-    The new key goes where ``mark_local_config`` puts it in the dict: last in
-    ``metadata.annotations`` (a new ``annotations`` last in ``metadata``, a new
-    ``metadata`` last in the item), spelled ``'true'`` as PyYAML writes it.
-
-    Raises:
-        _EditFallback: When the line structure does not say for certain where it goes.
-
+    ``(a, b, new)``: ``text[a:b]`` becomes ``new``. ``None`` when the structure does not
+    say for certain where the key goes (:func:`insert_local_config` then places it).
     """
     if meta_m is None:
         return it.end, it.end, "  metadata:\n    annotations:\n      " + _LOCAL_LINE
@@ -71,15 +50,21 @@ def _insert_regular(
     if raw is not None:
         if raw == "{}" and s3 == e3:
             return ann.start(2) - 1, ann.end(3), "\n      " + _LOCAL_LINE
-        raise _EditFallback
+        return None
+    if _ENTRY[6].match(text, s3, e3) is None:
+        return None  # not a block mapping at 6 (a sequence, a null): PyYAML's marks
     at = text.find("\n      " + LOCAL_CONFIG + ":", s3 - 1, e3)
     if at < 0:
         return e3, e3, "      " + _LOCAL_LINE
     line = _FLAT[6].match(text, at, e3)
-    if line is None or line.group(1) != LOCAL_CONFIG:
-        raise _EditFallback
+    if (
+        line is None
+        or line.group(1) != LOCAL_CONFIG
+        or text.find(text[at : line.start(2)], line.end(), e3) >= 0
+    ):
+        return None  # not one line, or the key twice (PyYAML refuses that)
     if text.startswith("       ", line.end() + 1):
-        raise _EditFallback  # the value spans lines
+        return None  # the value spans lines
     try:
         if _decode(line.group(2)) == "true":
             return at, at, ""
@@ -120,15 +105,6 @@ def _parses_to(text: str, want: dict[str, Any]) -> bool:
         return False
 
 
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    pos = text.find("\n")
-    while pos >= 0:
-        starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
-    return starts
-
-
 _LOCAL_FLOW = f"{LOCAL_CONFIG}: 'true'"
 
 
@@ -139,7 +115,7 @@ class _Marks:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = _line_starts(text)
+        self.lines = [0, *(m.end() for m in re.finditer("\n", text))]
 
     def at(self, mark: Any) -> int:
         """Offset of ``mark`` (the end of the text past the last line)."""
@@ -169,13 +145,8 @@ class _Marks:
 def _insert_by_marks(text: str) -> str | None:
     """The annotation inserted where PyYAML's marks say, block or flow style alike.
 
-    Args:
-        text: One ``- `` entry.
-
-    Returns:
-        The edited text; ``None`` when the item is not a mapping whose metadata and
-        annotations are mappings (the next way is tried).
-
+    ``None`` when the item (one ``- `` entry) is not a mapping whose metadata and
+    annotations are mappings (the next way is tried).
     """
     node, _ = yamlio.compose_and_load(text)
     if not isinstance(node, yaml.SequenceNode) or len(node.value) != 1:
@@ -202,17 +173,7 @@ def _insert_by_marks(text: str) -> str | None:
 def _insert_in_flow_metadata(
     marks: _Marks, meta: yaml.MappingNode, ann_pair: tuple[yaml.Node, yaml.Node] | None
 ) -> str | None:
-    """The annotation set in a flow-style ``metadata: {...}``.
-
-    Args:
-        marks: The item's text and its line offsets.
-        meta: The ``metadata`` mapping.
-        ann_pair: Its ``annotations`` key and value, if any.
-
-    Returns:
-        The edited text; ``None`` when ``annotations`` is not a flow mapping.
-
-    """
+    """The annotation set in a flow-style ``metadata: {...}`` (``None``: annotations not flow)."""
     if ann_pair is None:
         return marks.flow_add(meta, f"annotations: {{{_LOCAL_FLOW}}}")
     ann = ann_pair[1]
@@ -227,17 +188,9 @@ def _insert_in_flow_metadata(
 def _insert_in_block_metadata(
     marks: _Marks, meta: yaml.MappingNode, ann_pair: tuple[yaml.Node, yaml.Node] | None
 ) -> str | None:
-    """The annotation set in a block-style ``metadata``: last in (a new) ``annotations``.
+    """The annotation last in (a new) ``annotations`` of a block ``metadata``.
 
-    Args:
-        marks: The item's text and its line offsets.
-        meta: The ``metadata`` mapping.
-        ann_pair: Its ``annotations`` key and value, if any.
-
-    Returns:
-        The edited text; ``None`` when ``metadata`` is empty or ``annotations`` is not a
-        non-empty mapping.
-
+    ``None`` when ``metadata`` is empty or ``annotations`` is not a non-empty mapping.
     """
     if not meta.value:
         return None

@@ -1,8 +1,8 @@
 """Extraction: the fields the render reads, straight from an item's text.
 
 For each regular item: ``apiVersion``, ``kind``, ``metadata`` by their lines; for a Node,
-``name``, ``labels``, ``providerID``, ``unschedulable``, ``taints``, ``status.allocatable``
-and the conditions' ``type``/``status``, decoded as PyYAML would (:mod:`.scalars`).
+the fields of its view (:data:`krm_fn.io.nodes.NODE_FIELDS`), each by the reader of its
+shape, decoded as PyYAML would (:mod:`.scalars`).
 
 Invariants:
     * Sound only together with the strict grammar (:func:`krm_fn.io.fastio.grammar.strict_ok`),
@@ -16,23 +16,25 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from krm_fn.io.fastio.edits import _edit_or_none
-from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _SEQFLAT, _Patterns
+from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _FLAT, _KEY, _SEQFLAT, _Patterns
 from krm_fn.io.fastio.model import Item, _reset
 from krm_fn.io.fastio.scalars import _KEY_CACHE, _STR_CACHE, Irregular, _any, _key, _str
-from krm_fn.io.nodes import NodeInfo, collect_nodes, node_problems
+from krm_fn.io.nodes import FIELDS_BY_SECTION, NodeInfo, collect_nodes, node_record
 from krm_fn.keys import LABEL_MANAGED_BY, MANAGER, is_workloadrun_kind
 
 if TYPE_CHECKING:
     from krm_fn.io.fastio.reader import FastList
 
 
-def _classify_or_reset(fast: FastList, it: Item, split_list: bool = False) -> None:
+def _classify_or_reset(
+    fast: FastList, it: Item, split_list: bool = False, checked: list[tuple[int, int]] | None = None
+) -> None:
     try:
-        _classify(fast, it, split_list)
+        _classify(fast, it, split_list, checked)
     except Irregular:
         _reset(it)
 
@@ -40,22 +42,6 @@ def _classify_or_reset(fast: FastList, it: Item, split_list: bool = False) -> No
 def _blank(text: str, s: int, e: int) -> bool:
     """Whether ``text[s:e]`` holds only empty lines."""
     return s == e or (text[s] == "\n" and text.count("\n", s, e) == e - s)
-
-
-def _inline(text: str, m: re.Match[str]) -> str | None:
-    """The one-line value of an entry (``"null"`` when empty); ``None`` when it has a block.
-
-    Raises:
-        Irregular: When the value spans lines (or has both a value and a block).
-
-    """
-    raw = m.group(2)
-    blank = _blank(text, *m.span(3))
-    if raw is not None:
-        if not blank:
-            raise Irregular
-        return raw
-    return "null" if blank else None
 
 
 def _entries(text: str, s: int, e: int, b: int) -> dict[str, re.Match[str]]:
@@ -105,10 +91,10 @@ def _flat_map(text: str, m: re.Match[str], b: int, strings: bool) -> dict[str, A
     """
     raw = m.group(2)
     s, e = m.span(3)
-    if raw is not None:
+    if raw is not None or s == e:
         if raw == "{}" and s == e:
             return {}
-        raise Irregular
+        raise Irregular  # a scalar, or null: PyYAML says what it is
     n = text.count("\n", s, e)
     if strings:
         parts = text[s - 1 : e - 1].replace(_LINE_START[b], ": ").split(": ")
@@ -164,12 +150,14 @@ def _seq_of_maps(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
     return out
 
 
-def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
-    """``type`` and ``status`` of each entry of a compact sequence (``-`` at ``b``).
+def _kept_entries(
+    text: str, m: re.Match[str], b: int, keep: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """The ``keep`` keys of each entry of a compact sequence (``-`` at ``b``): conditions.
 
     Other keys are not read: the strict grammar guarantees that their lines (including
     multi-line messages) are deeper than ``b + 2`` or are other ``key:`` lines at ``b + 2``.
-    One scan finds every entry start (``- ``) and every ``type``/``status`` line.
+    One scan finds every entry start (``- ``) and every line of a kept key.
     """
     raw = m.group(2)
     s, e = m.span(3)
@@ -177,11 +165,15 @@ def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
         if raw == "[]" and s == e:
             return []
         raise Irregular
-    if not text.startswith("\n" + " " * b + "- ", s - 1):
+    dash_line = "\n" + " " * b + "- "
+    if not text.startswith(dash_line, s - 1):
         raise Irregular
     out: list[dict[str, Any]] = []
     entry: dict[str, Any] = {}
-    for dash, k1, v1, d1, k2, v2, d2 in _COND_LINE[b].findall(text, s - 1, e):
+    lines = _kept_line(b, keep).findall(text, s - 1, e)
+    if sum(1 for line in lines if line[0]) != text.count(dash_line, s - 1, e):
+        raise Irregular  # an entry that is not a mapping (``- Ready``)
+    for dash, k1, v1, d1, k2, v2, d2 in lines:
         if dash:
             entry = {}
             out.append(entry)
@@ -196,39 +188,40 @@ def _conditions(text: str, m: re.Match[str], b: int) -> list[dict[str, Any]]:
     return out
 
 
-def _cond_line(b: int) -> re.Pattern[str]:
-    """An entry start (``- `` at ``b``, maybe on a ``type``/``status`` line) or such a line.
+_KEPT_LINES: dict[tuple[int, tuple[str, ...]], re.Pattern[str]] = {}
+
+
+def _kept_line(b: int, keep: tuple[str, ...]) -> re.Pattern[str]:
+    """An entry start (``- `` at ``b``, maybe on a kept key's line) or a kept key's line.
 
     Groups: the dash, then (key, `` value``, deeper next line) for a key on the dash line,
-    then the same for a key line at ``b + 2``.
+    then the same for a key line at ``b + 2``. Compiled on first use.
     """
-    key = rf"(type|status):( [^\n]*+)?(?=\n(\ {{{b + 3}}})?)"
-    return re.compile(rf"\n{' ' * b}(?:(- )(?:{key})?|\ \ {key})")
+    pattern = _KEPT_LINES.get((b, keep))
+    if pattern is None:
+        key = rf"({'|'.join(map(re.escape, keep))}):( [^\n]*+)?(?=\n(\ {{{b + 3}}})?)"
+        pattern = re.compile(rf"\n{' ' * b}(?:(- )(?:{key}|(?={_KEY}:[ \n]))|\ \ {key})")
+        _KEPT_LINES[b, keep] = pattern
+    return pattern
 
 
-_COND_LINE = _Patterns(_cond_line)
-
-
-def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
+def _classify(
+    fast: FastList, it: Item, split_list: bool = False, checked: list[tuple[int, int]] | None = None
+) -> None:
     """Read a regular item (``- `` at column 0, keys at 2).
 
     ``split_list``: for a ``v1 List``, only its own fields are read here; its Nodes are
-    read one by one (:func:`_list_entry`) and set by the caller.
+    read one by one (:func:`_list_entry`) and set by the caller. ``checked``: see :func:`_node`.
     """
     text = fast.text
-    top: dict[str, re.Match[str]] = {}
-    for m in it.top:
-        k = _key(m.group(1))
-        if k in top:
-            raise Irregular  # duplicate key
-        top[k] = m
+    top = _top_entries(text, it.start, it.end, 2)
     api = _str(_need_inline(text, top, "apiVersion"))
     kind = _str(_need_inline(text, top, "kind"))
     it.api_version, it.kind = api, kind
     meta_m = top.get("metadata")
     meta = _items_of(text, meta_m, 4) if meta_m is not None else None
     if api == "v1" and kind == "Node":
-        node = _node(text, top, meta, 2, api, kind)
+        node = _node(text, top, meta, 2, api, kind, checked)
         it.generated = node.labels.get(LABEL_MANAGED_BY) == MANAGER
         it.input_kind = True
         if not it.generated:
@@ -251,19 +244,14 @@ def _classify(fast: FastList, it: Item, split_list: bool = False) -> None:
         it.input_kind = it.workloadrun = is_run
         return
     if api == "v1" and kind in ("List", "NodeList"):
-        nodes = [] if split_list else _node_list(text, top)
-        if nodes is None:
-            raise Irregular  # not a list of regular Nodes: PyYAML reads it
-        it.nodes = nodes
+        if not split_list:
+            raise Irregular  # not in the shape Units cuts into Nodes: PyYAML reads it
         it.input_kind = True
         it.edit = _edit_or_none(text, it, meta_m, meta)
     elif is_run:
         it.workloadrun = it.input_kind = True
         it.edit = _edit_or_none(text, it, meta_m, meta)
         fast.load(it)
-
-
-_STATUS_KEYS = ("allocatable", "conditions")
 
 
 def _find_entries(
@@ -324,11 +312,11 @@ def _need_inline(text: str, top: Mapping[str, re.Match[str]], key: str) -> str:
 
 
 def _inline_only(text: str, m: re.Match[str]) -> str:
-    """:func:`_inline`, where a block value makes the item irregular."""
-    raw = _inline(text, m)
-    if raw is None:
-        raise Irregular
-    return raw
+    """The one-line value of an entry (``"null"`` when empty); Irregular for a block."""
+    raw, blank = m.group(2), _blank(text, *m.span(3))
+    if not blank:
+        raise Irregular  # a block, or a value spanning lines
+    return "null" if raw is None else raw
 
 
 def _node(
@@ -338,11 +326,14 @@ def _node(
     b: int,
     api: str,
     kind: str,
+    checked: list[tuple[int, int]] | None = None,
 ) -> NodeInfo:
     """The NodeInfo of a regular Node whose keys sit at ``b`` (``meta``: its metadata keys).
 
-    Three calls per Node, one per section read (metadata, spec, status), each filling its
-    part of the Node's view, the dict the full path would see of the fields read.
+    Its view holds the fields of :data:`krm_fn.io.nodes.NODE_FIELDS`, each read by the
+    reader of its shape (:data:`_SHAPE_READERS`). ``status`` is most of a Node (its images):
+    only the wanted keys are located there, not every key walked. ``checked`` gets the
+    blocks whose every line a reader checked (labels, allocatable): the grammar need not.
 
     Raises:
         Irregular: A field the render reads is not in the regular shape, or the Node has no
@@ -350,144 +341,73 @@ def _node(
 
     """
     view: dict[str, Any] = {"apiVersion": api, "kind": kind}
-    name, labels = _node_metadata(text, top, meta, b, view)
-    provider, unsched, taints = _node_spec(text, top.get("spec"), b, view)
-    ready, gpus = _node_status(text, top.get("status"), b, view)
+    for section, fields in _READERS:
+        m = top.get(section)
+        if m is None:
+            continue
+        if section == "metadata":
+            found = meta
+        elif section == "status":
+            found = _find_entries(text, m, b + 2, _STATUS_KEYS)
+            images = found.get("images")
+            if (
+                images is not None
+                and checked is not None
+                and _IMAGES[b].fullmatch(text, *images.span(3))
+            ):
+                checked.append(images.span(3))
+        else:
+            found = _items_of(text, m, b + 2)
+        sub = view[section] = {}
+        for key, read, keep, whole in fields:
+            entry = found.get(key) if found else None
+            if entry is not None:
+                sub[key] = read(text, entry, b, keep)
+                if whole and checked is not None and entry.group(2) is None:
+                    checked.append(entry.span(3))  # (a block, not an inline {})
+    name = view.get("metadata", {}).get("name")
     if type(name) is not str or not name:
         raise Irregular  # the full path reports a Node without a usable name
-    return NodeInfo(
-        name=str(name),
-        labels=labels,
-        provider_id=str(provider or ""),
-        unschedulable=bool(unsched),
-        ready=ready,
-        taints=tuple(t for t in (taints or ()) if isinstance(t, Mapping)),
-        allocatable_gpus=gpus,
-        raw=view,
+    return node_record(view, string_labels=True)
+
+
+def _scalar(text: str, m: re.Match[str], b: int, keep: tuple[str, ...]) -> Any:
+    return _any(_inline_only(text, m))
+
+
+def _entries_of(text: str, m: re.Match[str], b: int, keep: tuple[str, ...]) -> Any:
+    return _kept_entries(text, m, b + 2, keep) if keep else _seq_of_maps(text, m, b + 2)
+
+
+_SHAPE_READERS: Mapping[str, Callable[[str, re.Match[str], int, tuple[str, ...]], Any]] = {
+    "scalar": _scalar,
+    "strings": lambda text, m, b, keep: _flat_map(text, m, b + 4, strings=True),
+    "mapping": lambda text, m, b, keep: _flat_map(text, m, b + 4, strings=False),
+    "entries": _entries_of,
+}
+"""Per shape of :data:`krm_fn.io.nodes.NODE_FIELDS`, how the fast reader reads such a field
+(whose key sits at ``b + 2``; entries that keep some keys skip every other line). The
+mapping readers check every line of their block."""
+
+_READERS = tuple(
+    (
+        section,
+        tuple(
+            (k, _SHAPE_READERS[f.shape], f.keep, f.shape in ("strings", "mapping"))
+            for k, f in fields.items()
+        ),
     )
-
-
-def _node_metadata(
-    text: str,
-    top: Mapping[str, re.Match[str]],
-    meta: Mapping[str, re.Match[str]] | None,
-    b: int,
-    view: dict[str, Any],
-) -> tuple[Any, dict[str, str]]:
-    """Read a Node's ``metadata.name`` and ``metadata.labels``.
-
-    Args:
-        text: The input text.
-        top: The Node's top-level keys.
-        meta: Its metadata keys (``None``: an inline ``{}``).
-        b: The indentation of the Node's keys.
-        view: The Node's view; gets ``metadata`` when the Node has that key.
-
-    Returns:
-        The name as decoded (``""`` when absent) and the labels.
-
-    """
-    name: Any = ""
-    labels: dict[str, str] = {}
-    if "metadata" in top:
-        mview: dict[str, Any] = {}
-        if meta:
-            for k, sub in meta.items():
-                if k == "name":
-                    name = mview["name"] = _any(_inline_only(text, sub))
-                elif k == "labels":
-                    labels = mview["labels"] = _flat_map(text, sub, b + 4, strings=True)
-        view["metadata"] = mview
-    return name, labels
-
-
-def _node_spec(
-    text: str, spec_m: re.Match[str] | None, b: int, view: dict[str, Any]
-) -> tuple[Any, Any, Any]:
-    """Read a Node's ``spec.providerID``, ``spec.unschedulable`` and ``spec.taints``.
-
-    Args:
-        text: The input text.
-        spec_m: The Node's ``spec`` entry, if any.
-        b: The indentation of the Node's keys.
-        view: The Node's view; gets ``spec`` when the Node has that key.
-
-    Returns:
-        ``(providerID, unschedulable, taints)`` as decoded, each ``None`` when absent.
-
-    """
-    provider: Any = None
-    unsched: Any = None
-    taints: Any = None
-    if spec_m is not None:
-        spec = _items_of(text, spec_m, b + 2)
-        sview: dict[str, Any] = {}
-        if spec:
-            for k, sub in spec.items():
-                if k == "providerID":
-                    provider = sview["providerID"] = _any(_inline_only(text, sub))
-                elif k == "unschedulable":
-                    unsched = sview["unschedulable"] = _any(_inline_only(text, sub))
-                elif k == "taints":
-                    taints = sview["taints"] = _seq_of_maps(text, sub, b + 2)
-        view["spec"] = sview
-    return provider, unsched, taints
-
-
-def _node_status(
-    text: str, status_m: re.Match[str] | None, b: int, view: dict[str, Any]
-) -> tuple[bool | None, int | None]:
-    """Read a Node's Ready condition and its allocatable GPUs.
-
-    Args:
-        text: The input text.
-        status_m: The Node's ``status`` entry, if any.
-        b: The indentation of the Node's keys.
-        view: The Node's view; gets ``status`` (allocatable, conditions) when the Node has it.
-
-    Returns:
-        Whether the Ready condition is ``True`` (``None``: no Ready condition) and the
-        ``nvidia.com/gpu`` allocatable count (``None``: absent or not an integer).
-
-    """
-    ready: bool | None = None
-    alloc: Any = None
-    if status_m is not None:
-        stview: dict[str, Any] = {}
-        for k, sub in _find_entries(text, status_m, b + 2, _STATUS_KEYS).items():
-            if k == "allocatable":
-                alloc = stview["allocatable"] = _flat_map(text, sub, b + 4, strings=False)
-            else:
-                conds = stview["conditions"] = _conditions(text, sub, b + 2)
-                for c in conds:
-                    if c.get("type") == "Ready":
-                        ready = str(c.get("status")) == "True"
-        view["status"] = stview
-    gpu = alloc.get("nvidia.com/gpu") if isinstance(alloc, dict) else None
-    try:
-        return ready, int(str(gpu)) if gpu is not None else None
-    except ValueError:
-        return ready, None
-
-
-def _node_list(text: str, top: Mapping[str, re.Match[str]]) -> list[NodeInfo] | None:
-    """The Nodes of a regular ``v1 List``; ``None`` unless every entry is a regular Node."""
-    m = top.get("items")
-    if m is None:
-        return None
-    raw = m.group(2)
-    s, e = m.span(3)
-    if raw is not None:
-        return None
-    if not text.startswith("  - ", s):
-        return None
-    out: list[NodeInfo] = []
-    for sub_start, sub_end in list_entries(text, s, e):
-        node = _list_entry(text, sub_start, sub_end)
-        if node is None:
-            return None
-        out.append(node)
-    return out
+    for section, fields in FIELDS_BY_SECTION.items()
+)
+_STATUS_KEYS = (*FIELDS_BY_SECTION["status"], "images")
+_IMAGES = _Patterns(
+    lambda b: re.compile(
+        rf"(?:{' ' * (b + 2)}- names:\n(?:{' ' * (b + 4)}- [A-Za-z0-9_][A-Za-z0-9_./@:+-]*+(?<!:)\n)++"
+        rf"{' ' * (b + 4)}sizeBytes: [0-9]++\n)++"
+    )
+)
+"""kubelet's images (most of a Node's text): a block of this shape (each name a plain
+scalar without spaces) is checked by this one pattern instead of the grammar."""
 
 
 def list_entries(text: str, s: int, e: int) -> list[tuple[int, int]]:
@@ -505,7 +425,9 @@ def list_entries(text: str, s: int, e: int) -> list[tuple[int, int]]:
     return out
 
 
-def _list_entry(text: str, s: int, e: int) -> NodeInfo | None:
+def _list_entry(
+    text: str, s: int, e: int, checked: list[tuple[int, int]] | None = None
+) -> NodeInfo | None:
     """The Node of one ``v1 List`` entry; ``None`` unless it is a regular, non-generated Node.
 
     Raises:
@@ -519,42 +441,24 @@ def _list_entry(text: str, s: int, e: int) -> NodeInfo | None:
         return None
     sub_meta_m = sub.get("metadata")
     sub_meta = _items_of(text, sub_meta_m, 6) if sub_meta_m is not None else None
-    node = _node(text, sub, sub_meta, 4, api, kind)
+    node = _node(text, sub, sub_meta, 4, api, kind, checked)
     if node.labels.get(LABEL_MANAGED_BY) == MANAGER:
         return None
     return node
 
 
 def _classify_loaded(fast: FastList, it: Item) -> None:
-    """Classify an item PyYAML read (the same rules as the full path)."""
+    """Classify an item PyYAML read (the same rules and checks as the full path)."""
     from krm_fn.io.output import is_generated, is_input_kind
+    from krm_fn.io.resourcelist import InputError, check_items
 
     obj = fast.load(it)
-    api, kind = obj.get("apiVersion"), obj.get("kind")
-    if not isinstance(api, str) or not isinstance(kind, str):
-        raise Irregular  # the full path reports it
-    meta = obj.get("metadata")
-    if meta is not None and not isinstance(meta, dict):
-        raise Irregular
-    if api == "v1" and (
-        (kind == "Node" and node_problems(obj))
-        or (kind in ("List", "NodeList") and not _usable_node_list(obj))
-    ):
-        raise Irregular  # the full path reports the Node by name and item index
-    it.api_version, it.kind = api, kind
+    try:
+        check_items([obj], "")
+    except InputError:
+        raise Irregular from None  # the full path reports it, with the item's index
+    it.api_version, it.kind = api, kind = obj["apiVersion"], obj["kind"]
     it.generated = is_generated(obj)
     it.input_kind = is_input_kind(obj)
     it.workloadrun = is_workloadrun_kind(api, kind)
     it.nodes = [] if it.generated else collect_nodes([obj])
-
-
-def _usable_node_list(obj: dict[str, Any]) -> bool:
-    subs = obj.get("items")
-    if subs is None:
-        return True
-    if not isinstance(subs, list):
-        return False
-    return not any(
-        isinstance(sub, dict) and sub.get("kind", "Node") == "Node" and node_problems(sub)
-        for sub in subs
-    )

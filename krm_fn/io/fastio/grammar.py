@@ -18,9 +18,10 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-_KEY = r"[A-Za-z0-9_.][A-Za-z0-9_./-]*+"
+_KEY = r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,1023}+"
+"""A plain key as the grammar accepts it: at most 1,024 characters, YAML's simple-key limit."""
 _KEYC = "[A-Za-z0-9_.]"
 
 
@@ -123,18 +124,30 @@ def _strict_pattern(lines_only: bool = False) -> re.Pattern[str]:
 _STRICT = _Patterns(lambda lines_only: _strict_pattern(bool(lines_only)))
 
 
-def strict_ok(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` (one item, ``- `` at column 0) passes the strict grammar."""
-    return _STRICT[0].fullmatch(text, start, end) is not None
+def strict_ok(
+    text: str,
+    start: int,
+    end: int,
+    checked: Sequence[tuple[int, int]] = (),
+    lines: bool = False,
+) -> bool:
+    """Whether ``text[start:end]`` (one item, ``- `` at column 0) passes the strict grammar.
 
-
-def strict_lines_ok(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` (indented lines of an item) passes the strict grammar.
-
-    Used on the parts of a ``v1 List`` item (each Node entry ``  - ...``, the keys after
-    ``items``); at ``end`` a lookahead sees nothing, which can only refuse more.
+    ``lines``: the span is indented lines of an item (the parts of a ``v1 List`` item: each
+    Node entry ``  - ...``, the keys after ``items``); at ``end`` a lookahead sees nothing,
+    which can only refuse more. ``checked``: blocks whose lines the extraction already
+    checked with a stricter rule than this grammar's; only their first lines (up to one
+    that is not an opener ``key:``) are matched here, against the line before them.
     """
-    return _STRICT[1].fullmatch(text, start, end) is not None
+    pattern, at = _STRICT[lines], start
+    for s, e in sorted(checked):
+        cut = text.index("\n", s) + 1
+        while text[cut - 2] == ":" and cut < e:  # an opener needs its next line in view
+            cut = text.index("\n", cut) + 1
+        if pattern.fullmatch(text, at, cut) is None:
+            return False
+        pattern, at = _STRICT[1], e
+    return at >= end or pattern.fullmatch(text, at, end) is not None
 
 
 _ALLOWED = bytes(range(0x20, 0x7F)) + b"\n" + bytes(range(0x80, 0x100))

@@ -10,7 +10,6 @@ Invariants:
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +27,7 @@ class Item:
     """One item of the ResourceList as read from its text.
 
     Attributes:
-        start: Offset of the item's ``- `` in the input text.
+        start: Offset of the item's ``- `` in the input text (-1: the full reader read it).
         end: Offset just past the item (its last line's newline).
         prefix: Comment and blank lines at column 0 just before the item, verbatim.
         regular: Whether the fast reader understood the item (else PyYAML read it).
@@ -39,8 +38,8 @@ class Item:
         generated: Labelled ``app.kubernetes.io/managed-by: workloadrun-fn``.
         input_kind: A WorkloadRun, a v1 Node or a v1 ``List``/``NodeList`` of Nodes.
         workloadrun: A WorkloadRun.
-        edit: For regular consumed kinds: the local-config edit ``(a, b, new)`` worked out
-            from the line structure (``None``: use PyYAML's marks instead).
+        edit: For consumed kinds: the local-config edit ``(a, b, new)`` from the line
+            structure (``None``: PyYAML's marks place it).
 
     """
 
@@ -56,7 +55,6 @@ class Item:
     input_kind: bool = False
     workloadrun: bool = False
     edit: tuple[int, int, str] | None = None
-    top: list[re.Match[str]] = field(default_factory=list)
 
 
 def _load_item(text: str) -> dict[str, Any]:
@@ -70,17 +68,8 @@ def _load_item(text: str) -> dict[str, Any]:
 
 
 _State = tuple[Any, ...]
-_STATE_FIELDS = (
-    "regular",
-    "api_version",
-    "kind",
-    "obj",
-    "nodes",
-    "generated",
-    "input_kind",
-    "workloadrun",
-    "edit",
-)
+_STATE_FIELDS: tuple[str, ...] = ("regular", "api_version", "kind", "obj", "nodes")
+_STATE_FIELDS += ("generated", "input_kind", "workloadrun", "edit")
 """What classification finds about an item (sent from the helper to the parent)."""
 _state: Callable[[Item], _State] = operator.attrgetter(*_STATE_FIELDS)
 
@@ -89,10 +78,9 @@ def _apply(it: Item, state: _State) -> None:
     """Set what the helper found about an item (see :data:`_STATE_FIELDS`)."""
     for name, value in zip(_STATE_FIELDS, state, strict=True):
         setattr(it, name, value)
-    it.top = []
 
 
 def _reset(it: Item) -> None:
     it.regular = False
-    it.obj, it.nodes, it.edit, it.top = None, [], None, []
+    it.obj, it.nodes, it.edit = None, [], None
     it.generated = it.input_kind = it.workloadrun = False

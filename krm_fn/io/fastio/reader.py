@@ -1,16 +1,21 @@
-"""Read a ResourceList: cut it into items, classify them, hand the verdict to the caller.
+"""Read a ResourceList or a plain stream: cut it into items, classify and check them.
 
 Invariants:
     * For every accepted input the items, their dicts, flags and NodeInfos equal those of
       the full path (``tests/test_fastio_parity.py``); an item's text is its input text.
-    * Malformed input never raises from here: the result is ``None`` (or an item handed to
-      PyYAML) and the full path reports the problem; inputs over
+    * What :func:`read` returns is final: every item read on the fast path passed the strict
+      grammar before it returns, and every other item was read by PyYAML.
+    * The envelope is decided by parsing: a ResourceList's header by PyYAML, a plain
+      stream's documents by their parsed ``kind`` (one ``ResourceList`` document is not a
+      stream); a column-0 ``kind`` line only chooses which reading to try first.
+    * Malformed input never raises from here: the result is a :class:`Fallback` (or an item
+      handed to PyYAML) and the full path reports the problem; inputs over
       :data:`FAST_MAX_INPUT_BYTES` go to the full path (and its limits) as well.
-    * No output may be released before :meth:`FastList.confirm` (the strict grammar).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable
@@ -23,38 +28,30 @@ from krm_fn.io import yamlio
 from krm_fn.io.fastio import helper, streams
 from krm_fn.io.fastio.edits import insert_local_config
 from krm_fn.io.fastio.extract import _classify_loaded
-from krm_fn.io.fastio.grammar import _ENTRY, _FIRST, _clean_chars
-from krm_fn.io.fastio.model import Item, _load_item, _reset
+from krm_fn.io.fastio.grammar import _clean_chars
+from krm_fn.io.fastio.model import Item, _load_item
 from krm_fn.io.fastio.scalars import Irregular
 from krm_fn.io.fastio.units import Units
 from krm_fn.io.limits import MAX_INPUT_BYTES
 
 FAST_MAX_INPUT_BYTES = MAX_INPUT_BYTES
-"""Larger inputs go to the full path, which refuses them (:data:`krm_fn.io.limits.MAX_INPUT_BYTES`).
-
-The fast reader needs about 5 times its input in memory (parent and helper together), so
-this keeps a run near the 1 GiB the function is allowed.
-"""
+"""Larger inputs go to the full path, which refuses them (the reader needs ~5x its input)."""
 
 
 @dataclass
 class FastList:
-    """A ResourceList read by :func:`read_resource_list`.
+    """A ResourceList (or plain stream) read by :func:`read`.
 
     Attributes:
-        text: The whole input text (item texts are slices of it); for a plain stream, the
-            stream rewritten as the items of a ResourceList
-            (:func:`krm_fn.io.fastio.streams.stream_as_items`).
+        text: The input text (items are slices of it); a plain stream's rewritten as items.
         header: The document without its items (``items`` is ``None`` in it).
         items: The items, in input order.
         stream: The input was a plain multi-document stream (each document an item).
-        list_doc: The input is one ``v1 List`` document of Nodes read in place (no
-            rewriting): its entries are the items (see :func:`read`, ``documents``).
-        text_bytes: :attr:`text` itself as bytes, when the input is ASCII (offsets in one
-            are offsets in the other): the output is written from slices of it, not copies.
+        list_doc: The input is one ``v1 List`` of Nodes read in place: its entries are
+            the items (:func:`read`, ``documents``).
+        text_bytes: :attr:`text` as bytes, when ASCII: the output is sliced from it.
         documents: A plain stream's items (by start) with where each document lies in
-            :attr:`source` (:attr:`krm_fn.io.fastio.streams.StreamItems.spans`), when
-            each document became one item.
+            :attr:`source` (:attr:`.streams.StreamItems.spans`).
         source: A plain stream's input bytes, when ASCII (see :meth:`document_pieces`).
 
     """
@@ -62,50 +59,11 @@ class FastList:
     text: str
     header: dict[str, Any]
     items: list[Item]
-    _pending: tuple[list[int], Callable[[], list[int] | None], Callable[[], None]] | None = None
     stream: bool = False
     list_doc: bool = False
     text_bytes: bytes | None = None
     documents: dict[int, tuple[int, int, int] | None] | None = None
     source: bytes | None = None
-
-    def confirm(self) -> bool | None:
-        """Wait for the strict-grammar check of the items read on the fast path.
-
-        Returns:
-            ``True`` when every item read on the fast path passed (nothing changes);
-            ``False`` when some did not and were read again by PyYAML (whatever was
-            computed from the items must be computed again); ``None`` when PyYAML cannot
-            read them one by one either (the caller must use the full path).
-
-        """
-        if self._pending is None:
-            return True
-        owners, verdict, _ = self._pending
-        self._pending = None
-        bad = verdict()
-        if bad is None:
-            return None
-        failed = {owners[i] for i in bad}
-        unchanged = True
-        try:
-            for it in self.items:
-                if it.regular and it.start in failed:
-                    # Everything the render uses; obj is parsed from the same text either way.
-                    before = (it.nodes, it.generated, it.input_kind, it.workloadrun)
-                    _reset(it)
-                    _classify_loaded(self, it)
-                    after = (it.nodes, it.generated, it.input_kind, it.workloadrun)
-                    unchanged = unchanged and before == after
-        except (Irregular, yamlio.YAMLInputError, RecursionError):
-            return None
-        return unchanged
-
-    def abandon(self) -> None:
-        """Stop waiting for the check (the input goes to the full path)."""
-        if self._pending is not None:
-            self._pending[2]()
-            self._pending = None
 
     def item_text(self, item: Item) -> str:
         """The exact input text of an item (without its prefix)."""
@@ -127,13 +85,7 @@ class FastList:
         return item.obj
 
     def edit(self, item: Item) -> tuple[int, int, str]:
-        """The edit that adds ``config.kubernetes.io/local-config: "true"`` to an item.
-
-        Returns:
-            ``(a, b, new)``: replace ``text[a:b]`` (absolute offsets, within the item) by
-            ``new``; ``(a, a, "")`` when the annotation is already there.
-
-        """
+        """``(a, b, new)``: ``text[a:b]`` becomes ``new`` to mark the item local-config."""
         if item.regular and item.edit is not None:
             return item.edit
         old = self.item_text(item)
@@ -174,30 +126,24 @@ class Fallback:
 
 
 _MIB = 1 << 20
-_RL_KIND = re.compile(r"kind: *['\"]?ResourceList['\"]? *")
+_KIND_LINE = re.compile(r"\n[\"']?kind[\"']?[ \t]*:")
 
 
-def _is_resource_list(text: str) -> bool:
-    """Whether a ``kind:`` line at column 0 says ``ResourceList`` (one per document to look at)."""
-    at = 0 if text.startswith("kind:") else text.find("\nkind:") + 1
-    while at > 0 or (at == 0 and text.startswith("kind:")):
+def _says_resource_list(text: str) -> bool:
+    """Whether a column-0 ``kind`` key names ``ResourceList`` on its line or the next one.
+
+    Only a hint of which reading to try first (the parsed header decides); one regular
+    expression search for those lines, as a plain stream has one per document.
+    """
+    first = _KIND_LINE.match("\n" + text[:16])
+    head = [first.end() - 1] if first is not None else []
+    for at in itertools.chain(head, (m.end() for m in _KIND_LINE.finditer(text))):
         end = text.find("\n", at)
-        if _RL_KIND.fullmatch(text, at, end) is not None:
+        if text.startswith(" ", end + 1):
+            end = text.find("\n", end + 1)
+        if "ResourceList" in text[at:end]:
             return True
-        nxt = text.find("\nkind:", end - 1)
-        if nxt < 0:
-            return False
-        at = nxt + 1
     return False
-
-
-def read_resource_list(
-    data: bytes | str,
-    meanwhile: Callable[[], object] | None = None,
-) -> FastList | None:
-    """:func:`read`, with ``None`` for a fallback (kept for callers that need no reason)."""
-    got = read(data, meanwhile)
-    return got if isinstance(got, FastList) else None
 
 
 def read(
@@ -205,26 +151,14 @@ def read(
     meanwhile: Callable[[], object] | None = None,
     documents: bool = True,
 ) -> FastList | Fallback:
-    """Read a YAML ResourceList or plain stream in the regular shape.
+    """Read a YAML ResourceList or plain stream in the regular shape; or why not.
 
-    A ResourceList (a ``kind: ResourceList`` line at column 0) is read as it is; any other
-    input is read as a plain stream, each document one item
-    (:func:`krm_fn.io.fastio.streams.stream_as_items`).
-
-    Args:
-        data: The raw input.
-        meanwhile: Work for this process while a helper classifies items (e.g. importing
-            the render); called at most once, never when the input is not regular. The
-            helper's share of the work adapts to however long it takes (see
-            :class:`krm_fn.io.fastio.helper._Helper`).
-        documents: The caller writes the documents back. When not (``render`` files, the
-            inventory option), a single ``v1 List`` document of Nodes (``kubectl get nodes
-            -o yaml``) is read in place, its entries as the items, without rewriting it.
-
-    Returns:
-        The header and the items, Nodes already extracted, or why the full reader must
-        read the input.
-
+    A ResourceList is read as it is (its header parsed by PyYAML); any other input is read as
+    a plain stream, each document one item (:func:`krm_fn.io.fastio.streams.stream_as_items`).
+    ``meanwhile``: work for this process while the helper reads (importing the render),
+    called at most once. ``documents=False`` (the caller writes nothing back: ``render``
+    files, the inventory option): a single ``v1 List`` of Nodes (``kubectl get nodes -o
+    yaml``) is read in place, its entries as the items.
     """
     if len(data) > FAST_MAX_INPUT_BYTES:
         return Fallback(f"the input is over the fast reader's {FAST_MAX_INPUT_BYTES // _MIB} MiB")
@@ -238,21 +172,31 @@ def read(
         return Fallback("the input is not UTF-8")
     if not text.endswith("\n"):
         text += "\n"
-    if _is_resource_list(text):
+    if _says_resource_list(text):
         return _with_bytes(_read_items(text, raw, big, meanwhile, stream=False), raw)
     if not documents and "\n---" not in text and not text.startswith("---"):
         got = _read_items(text, raw, big, meanwhile, stream=False)
         if isinstance(got, FastList) and _node_list_doc(got):
             got.list_doc = True
             return _with_bytes(got, raw)
-        if isinstance(got, FastList):
-            got.abandon()
+        del got
     items = streams.stream_as_items(text)
+    del text  # (the rewrite is as large: one of them at a time)
+    return _read_stream(items, raw, big, meanwhile)
+
+
+def _read_stream(
+    items: streams.StreamItems | str, raw: bytes, big: bool, meanwhile: Callable[[], object] | None
+) -> FastList | Fallback:
+    """A plain stream, rewritten as the items of a ResourceList, read (see :func:`read`)."""
     if isinstance(items, str):
         return Fallback(items)
-    del text
     got = _read_items(items.text, raw, big, meanwhile, stream=True)
-    if isinstance(got, FastList) and len(got.items) == len(items.spans) and raw.isascii():
+    if not isinstance(got, FastList):
+        return got
+    if len(got.items) == 1 and got.items[0].kind == "ResourceList":
+        return Fallback("a ResourceList in a shape the fast reader does not read")
+    if len(got.items) == len(items.spans) and raw.isascii():
         got.documents = {it.start: span for it, span in zip(got.items, items.spans, strict=True)}
         got.source = raw
     return got
@@ -285,18 +229,9 @@ def _read_items(
     meanwhile: Callable[[], object] | None,
     stream: bool,
 ) -> FastList | Fallback:
-    """Cut ``text`` into its items, read the header, and classify every item.
+    """Cut ``text`` (a ResourceList's, or a stream rewritten as one) into items, read them all.
 
-    Args:
-        text: The ResourceList's text (a plain stream already rewritten as one).
-        raw: The input bytes (the helper process checks their characters).
-        big: Whether the input is large enough for a helper process.
-        meanwhile: Work for this process while the helper classifies items.
-        stream: Whether the input was a plain stream.
-
-    Returns:
-        The read list (its grammar check pending), or why the full reader must read it.
-
+    ``raw``: the input bytes, whose characters the helper checks when ``big``.
     """
     if text.startswith("items:\n"):
         items_line = 0
@@ -317,55 +252,62 @@ def _read_items(
     if meanwhile is not None:
         meanwhile()
     try:
-        _classify_items(fast, units, child)
+        clean = _read_units(fast, units, child, raw)
     except (Irregular, yamlio.YAMLInputError, RecursionError):
         if child is not None:
             child.cancel()
         return Fallback("an item cannot be read on its own (it is not a Kubernetes object)")
-    if child is not None:
-        fast._pending = (units.owner_starts(), child.verdict, child.cancel)
-    else:
-        fast._pending = (units.owner_starts(), units.check_all, _nothing)
+    if not clean:
+        return _UNCLEAN
+    if not stream and _anchor_twice(fast, (0, items_start), (tail, len(text))):
+        return Fallback("an anchor is defined twice in the document")
     return fast
 
 
+_ANCHOR = re.compile(r"(?<![^\s\[{,])&([^\s\[\]{},]+)")
+
+
+def _anchor_twice(fast: FastList, *header: tuple[int, int]) -> bool:
+    """Whether two items read by PyYAML (or one and the header) may define the same anchor.
+
+    PyYAML refuses an anchor defined twice in a document; read one at a time, the items
+    would not see each other's. Anchors are only ever in what PyYAML reads (the strict
+    grammar has none); anything that looks like one counts, so this can only say yes more.
+    """
+    seen: set[str] = set()
+    spans = [*header, *((it.start, it.end) for it in fast.items if not it.regular)]
+    for s, e in spans:
+        names = set(_ANCHOR.findall(fast.text, s, e))
+        if names & seen:
+            return True
+        seen |= names
+    return False
+
+
 def _cut_items(text: str, items_start: int) -> tuple[list[Item], int]:
-    """Cut the ``items:`` list into items, by their top-level keys (one pass, no call per line).
+    """The items from ``items_start`` (the line after ``items:``), and where the list ends.
 
-    Args:
-        text: The ResourceList's text.
-        items_start: Where the line after ``items:`` starts.
-
-    Returns:
-        The items in input order (those not in the regular shape marked so, spanning to the
-        next column-0 line), and where the list ends (the rest of the header starts).
-
+    Only the boundaries: an item runs from its ``- `` at column 0 to the next column-0 line
+    that is neither blank nor a comment, less the comment lines at its end (and what
+    follows them), which are the next item's prefix. Its keys are read by
+    :func:`~krm_fn.io.fastio.extract._classify`, in either process.
     """
     pos = prefix_start = items_start
     n = len(text)
     items: list[Item] = []
-    first = _FIRST[2].match
-    entry = _ENTRY[2].match
     while pos < n:
         c = text[pos]
         if c == "-" and text.startswith("- ", pos):
-            m = first(text, pos)
-            end = m.end() if m is not None else pos
-            top = []
-            if m is not None:
-                top.append(m)
-                while True:
-                    m2 = entry(text, end)
-                    if m2 is None:
-                        break
-                    top.append(m2)
-                    end = m2.end()
-            item = Item(start=pos, end=end, prefix=text[prefix_start:pos], top=top)
-            if end == pos or (end < n and text[end] == " "):
-                item.regular = False
-                nxt = _NEXT_TOP.search(text, pos)
-                item.end = end = nxt.end() if nxt is not None else n
-            items.append(item)
+            nxt = _NEXT_TOP.search(text, pos)
+            end = stop = nxt.end() if nxt is not None else n
+            while True:  # back over the blank and comment lines at the end
+                line = text.rfind("\n", pos, stop - 1) + 1
+                if line <= pos or text[line] not in "#\n":
+                    break
+                stop = line
+                if text[line] == "#":
+                    end = line
+            items.append(Item(start=pos, end=end, prefix=text[prefix_start:pos]))
             pos = prefix_start = end
         elif c in "#\n":
             nl = text.find("\n", pos)
@@ -375,43 +317,33 @@ def _cut_items(text: str, items_start: int) -> tuple[list[Item], int]:
     return items, pos
 
 
-def _classify_items(fast: FastList, units: Units, child: helper._Helper | None) -> None:
-    """Classify every item: the regular ones here and in the helper, the others with PyYAML.
+def _read_units(fast: FastList, units: Units, child: helper._Helper | None, raw: bytes) -> bool:
+    """Read every unit (here and in the helper); hand the others and the failures to PyYAML.
 
-    Args:
-        fast: The list being read.
-        units: Its regular items, as units of work.
-        child: The helper process, which classifies the units past its split (``None``:
-            every unit is classified here).
-
-    Raises:
-        Irregular: An item is not a Kubernetes object in the regular shape.
-        yamlio.YAMLInputError: An item PyYAML cannot read.
-        RecursionError: An item nested too deep.
-
+    Returns whether the input's characters are clean (the helper checks a large one's).
+    Raises :class:`Irregular`, ``YAMLInputError`` or ``RecursionError`` for an item that
+    PyYAML cannot read on its own.
     """
     count = len(units.sizes)
-    if child is None:
-        for k in range(count):
-            units.classify(k)
-    else:
-        split = child.split()
-        for k in range(split):
-            units.classify(k)
-        results = child.classified()
-        for k in range(split, count):
-            if k in results:
-                units.apply(k, results[k])
-            else:  # the helper failed: do it here
-                units.classify(k)
-    units.finish()
+    split = count if child is None else child.split()
+    failed = [k for k in range(split) if not units.read(k)[1]]
+    got = child.results() if child is not None else (True, {})
+    if got is None:  # the helper failed: do its work here
+        got = (_clean_chars(raw), {})
+    clean, theirs = got
+    if not clean:
+        return False
+    for k in range(split, count):
+        state, ok = theirs[k] if k in theirs else units.read(k)
+        if k in theirs:
+            units.apply(k, state)
+        if not ok:
+            failed.append(k)
+    units.finish(failed)
     for it in fast.items:
         if not it.regular:
             _classify_loaded(fast, it)
-
-
-def _nothing() -> None:
-    pass
+    return True
 
 
 def _header(text: str, items_line: int) -> dict[str, Any] | None:

@@ -58,7 +58,13 @@ _STR_CACHE = _StrCache()
 _KEY_CACHE = _KeyCache()
 
 
+_RESOLVED_FIRST = frozenset(_RESOLVER.yaml_implicit_resolvers)
+"""First characters of a plain scalar PyYAML may read as something else than a string."""
+
+
 def _plain_tag(text: str) -> str:
+    if text[:1] not in _RESOLVED_FIRST:
+        return _STR_TAG
     tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
     return str(tag)
 

@@ -6,8 +6,9 @@ each document it writes back is its input text again.
 
 Invariants:
     * :func:`stream_as_items` indents every line of a document by two and leads its first
-      line with ``- ``; comment and blank lines before a document stay at column 0 (its
-      prefix), empty lines stay empty; empty documents are left out.
+      line with ``- ``; empty lines stay empty; the comment and blank lines before a
+      document are left out (between items, a blank line would join the previous item's
+      ``|+`` scalar), and so are empty documents.
     * :attr:`StreamItems.spans` holds, per item written, where its document's text lies
       in the input (``text[start:end]``, its last newline included).
     * :func:`document_pieces` joined equals :func:`_reindented` (the item's text with the
@@ -78,23 +79,22 @@ def _bounds(text: str) -> tuple[list[int], list[int]] | str:
     return [0, *(at + 1 for at in separators), len(text)], blanks
 
 
-def _bodies(text: str, bounds: list[int]) -> list[tuple[int, int, int]]:
-    """Per non-empty document: start of its prefix, start of its first line, its end."""
+def _bodies(text: str, bounds: list[int]) -> list[tuple[int, int]]:
+    """Per non-empty document: the start of its first line that is not a comment, its end."""
     out = []
-    for a, b in itertools.pairwise(bounds):
-        if text.startswith("---\n", a):
-            a += 4
-        body = a
+    for body, b in itertools.pairwise(bounds):
+        if text.startswith("---\n", body):
+            body += 4
         while body < b and text[body] in "#\n":
             nl = text.find("\n", body, b)
             body = b if nl < 0 else nl + 1
         if body < b:  # else an empty document (comments only): nothing to read
-            out.append((a, body, b))
+            out.append((body, b))
     return out
 
 
 def _stream_as_items_by_document(
-    text: str, docs: list[tuple[int, int, int]], blanks: list[int]
+    text: str, docs: list[tuple[int, int]], blanks: list[int]
 ) -> tuple[str, list[tuple[int, int, int] | None]]:
     """The rewrite, one document at a time.
 
@@ -104,8 +104,7 @@ def _stream_as_items_by_document(
     """
     out = ["items:\n"]
     spans: list[tuple[int, int, int] | None] = []
-    for a, body, b in docs:
-        out.append(text[a:body])
+    for body, b in docs:
         doc = text[body : b - 1].replace("\n", "\n  ")
         i = bisect.bisect_left(blanks, body)
         clean = i == len(blanks) or blanks[i] >= b - 1  # no empty line in text[body:b-1]
@@ -154,14 +153,10 @@ def _to_document(text: str, start: int, p: int) -> int | None:
 def _dedent(new: str, at_line_start: bool) -> str | None:
     """Inserted item text as document text; ``None`` when a line is not two columns deep."""
     lines = new.split("\n")
-    first = 0 if at_line_start else 1
-    for i in range(first, len(lines)):
-        line = lines[i]
-        if line and not line.startswith("  "):
-            return None
-        if line:
-            lines[i] = line[2:]
-    return "\n".join(lines)
+    rest = lines[0 if at_line_start else 1 :]
+    if any(line and not line.startswith("  ") for line in rest):
+        return None
+    return "\n".join(lines[: len(lines) - len(rest)] + [line[2:] for line in rest])
 
 
 def document_pieces(
@@ -174,19 +169,10 @@ def document_pieces(
 ) -> list[str | memoryview]:
     """The document an item was (``text[start:end]``), ``edit`` applied, as output pieces.
 
-    Slices of the input's bytes where the item is exactly its document's lines, each two
-    columns deeper (ASCII input, no empty line, the item as long as the rewrite made it:
-    an item read by PyYAML may reach past its document, over the next one's comments);
-    else the item's text with the indentation taken off (:func:`_reindented`).
-
-    Args:
-        text: The rewritten stream (:attr:`StreamItems.text`).
-        start: The item's offset in ``text``.
-        end: Just past the item.
-        edit: ``(a, b, new)``: ``text[a:b]`` replaced by ``new`` (absolute offsets).
-        source: The input's bytes when they are ASCII (offsets are character offsets).
-        span: The item's document in ``source`` (:attr:`StreamItems.spans`).
-
+    ``text`` is the rewritten stream; ``source`` the input's bytes when ASCII, ``span``
+    the item's document in it (:attr:`StreamItems.spans`). Slices of those bytes where the
+    item is exactly its document's lines, each two columns deeper (no empty line, the item
+    as long as the rewrite made it); else the item's text with the indentation taken off.
     """
     if source is not None and span is not None and end - start == span[2]:
         doc_start, doc_end, _ = span

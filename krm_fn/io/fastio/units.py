@@ -10,18 +10,18 @@ Invariants:
       its own text only (:meth:`Units.classify` may run in either process).
     * A ``v1 List`` is split only when its ``items`` line is exactly ``  items:`` after an
       ``apiVersion: v1`` first line and a ``kind: List`` (or ``NodeList``) line, and its
-      block starts with an entry; the strict grammar of every part (:meth:`Units.check`)
-      is what makes the cut exact.
-    * A List whose head or any entry is not a regular Node is read by PyYAML as a whole,
-      as it would be unsplit (:meth:`Units.finish`).
+      block starts with an entry (any other List is read by PyYAML); the strict grammar of
+      every part is what makes the cut exact.
+    * A unit is used only once it passed the strict grammar (:meth:`Units.read`); the item
+      of one that did not is read by PyYAML, a ``v1 List`` as a whole (:meth:`Units.finish`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from krm_fn.io.fastio.extract import _classify_or_reset, _list_entry, list_entries
-from krm_fn.io.fastio.grammar import strict_lines_ok, strict_ok
+from krm_fn.io.fastio.extract import _classify_or_reset, _list_entry, _top_entries, list_entries
+from krm_fn.io.fastio.grammar import strict_ok
 from krm_fn.io.fastio.model import Item, _apply, _reset, _state
 from krm_fn.io.fastio.scalars import Irregular
 from krm_fn.io.nodes import NodeInfo
@@ -34,15 +34,29 @@ _LIST_KINDS = ("List", "NodeList")
 
 
 def _list_parts(text: str, it: Item) -> tuple[int, list[tuple[int, int]], int] | None:
-    """``(end of the head, entry spans, start of the tail)`` of a splittable ``v1 List`` item."""
-    top = it.top
-    if len(top) < 3 or top[0].group(1) != "apiVersion" or top[0].group(2) != "v1":
+    """``(end of the head, entry spans, start of the tail)`` of a splittable ``v1 List`` item.
+
+    Only an item whose second line is not a ``kind`` of another kind has its keys read
+    here (before the helper starts): a Node's is ``  kind: Node``.
+    """
+    if not text.startswith("- apiVersion: v1\n", it.start):
         return None
-    by_key = {m.group(1): m for m in top}
+    second = it.start + len("- apiVersion: v1\n")
+    if text.startswith("  kind: ", second) and not text.startswith(
+        ("  kind: List\n", "  kind: NodeList\n"), second
+    ):
+        return None
+    try:
+        by_key = _top_entries(text, it.start, it.end, 2)
+    except Irregular:
+        return None
     kind, items = by_key.get("kind"), by_key.get("items")
-    if kind is None or kind.group(2) not in _LIST_KINDS or items is None or items is top[0]:
-        return None
-    if items.group(2) is not None or len(by_key) != len(top):
+    if (
+        kind is None
+        or kind.group(2) not in _LIST_KINDS
+        or items is None
+        or items.group(2) is not None
+    ):
         return None
     s, e = items.span(3)
     if not text.startswith("  - ", s):
@@ -92,17 +106,15 @@ class Units:
         self.owners.append(owner)
         self.spans.append((s, e))
 
-    def owner_starts(self) -> list[int]:
-        """Per unit, the start of its item (how a failed check names the item)."""
-        items = self.fast.items
-        return [items[i].start for i in self.owners]
+    def classify(self, k: int, checked: list[tuple[int, int]] | None = None) -> Any:
+        """Read unit ``k`` (setting its item's fields); what the other process needs of it.
 
-    def classify(self, k: int) -> Any:
-        """Read unit ``k`` (setting its item's fields); what the other process needs of it."""
+        ``checked`` gets the blocks the extraction checked line by line (see :func:`_node`).
+        """
         kind = self.kinds[k]
         if kind == LIST_ENTRY:
             try:
-                node = _list_entry(self.fast.text, *self.spans[k])
+                node = _list_entry(self.fast.text, *self.spans[k], checked)
             except Irregular:
                 node = None
             self.nodes[k] = node
@@ -110,7 +122,7 @@ class Units:
         if kind == LIST_TAIL:
             return None
         it = self.fast.items[self.owners[k]]
-        _classify_or_reset(self.fast, it, split_list=kind == LIST_HEAD)
+        _classify_or_reset(self.fast, it, kind == LIST_HEAD, checked)
         return _state(it)
 
     def apply(self, k: int, state: Any) -> None:
@@ -121,9 +133,30 @@ class Units:
         elif kind != LIST_TAIL:
             _apply(self.fast.items[self.owners[k]], state)
 
-    def finish(self) -> None:
-        """Give each split ``v1 List`` its Nodes, or hand it to PyYAML as a whole."""
+    def read(self, k: int) -> tuple[Any, bool]:
+        """Classify unit ``k`` (:meth:`classify`) and check its grammar; both for the other process.
+
+        A unit the classification already handed to PyYAML (an irregular item, a List entry
+        that is not a regular Node) is not checked: its text is not used.
+        """
+        checked: list[tuple[int, int]] = []
+        state = self.classify(k, checked)
+        kind = self.kinds[k]
+        if kind == LIST_ENTRY and state is None:
+            return state, True
+        whole = kind in (WHOLE, LIST_HEAD)
+        if whole and not self.fast.items[self.owners[k]].regular:
+            return state, True
+        return state, strict_ok(self.fast.text, *self.spans[k], checked, lines=not whole)
+
+    def finish(self, failed: list[int]) -> None:
+        """Hand the items of ``failed`` units to PyYAML; give each split ``v1 List`` its Nodes.
+
+        A List whose head or any entry is not a regular Node is read by PyYAML as a whole.
+        """
         items = self.fast.items
+        for k in failed:
+            _reset(items[self.owners[k]])
         for i, entry_units in self.lists.items():
             it = items[i]
             nodes = [self.nodes.get(k) for k in entry_units]
@@ -131,14 +164,3 @@ class Units:
                 _reset(it)
             else:
                 it.nodes = [n for n in nodes if n is not None]
-
-    def check(self, k: int) -> bool:
-        """Whether unit ``k`` passes the strict grammar."""
-        s, e = self.spans[k]
-        if self.kinds[k] in (WHOLE, LIST_HEAD):
-            return strict_ok(self.fast.text, s, e)
-        return strict_lines_ok(self.fast.text, s, e)
-
-    def check_all(self) -> list[int]:
-        """The units failing the strict grammar."""
-        return [k for k in range(len(self.kinds)) if not self.check(k)]
