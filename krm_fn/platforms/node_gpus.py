@@ -22,8 +22,9 @@ from typing import Any
 
 from krm_fn.api import models
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
+from krm_fn.io.results import some
 from krm_fn.platforms.catalog import ClaimTemplate
-from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL, shown
+from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL
 from krm_fn.platforms.overlay import ResolvedOverlay
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -276,11 +277,11 @@ def gpus_by_claim(
     deleted = any((res.get(k) or {}).get(GPU_RESOURCE, 0) is None for k in ("limits", "requests"))
     if not dra or deleted or gpus <= 0 or requested_gpus(spec, gpus) <= 0:
         return overlay, None
-    via = f"node(s) {shown(dra)} publish their GPUs only through {DRA_GPU_DRIVER} ResourceSlices"
+    via = f"node(s) {some(dra)} publish their GPUs only through {DRA_GPU_DRIVER} ResourceSlices"
     others = [n.name for n in eligible if n.name not in set(dra)]
     if others:
         why = "the pods of a run request their GPUs one way; narrow spec.target to one kind"
-        return overlay, (f"{via} and {shown(others)} do not: {why}", "spec.target")
+        return overlay, (f"{via} and {some(others)} do not: {why}", "spec.target")
     if requested_gpus(spec, -1) > 0:  # the user's own nvidia.com/gpu (-1: none named)
         fix = f"remove it and the pods claim {DRA_GPU_DRIVER} devices instead"
         return overlay, (
@@ -321,13 +322,13 @@ def unlabelled_gpu_hint(
         value = next(n.labels[GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])
         hints.append(
             f"{len(gke)} node(s) carry {GKE_ACCELERATOR_LABEL} but not {GPU_PRESENT_LABEL} "
-            f"(GKE without GPU Feature Discovery: {shown(gke)}): select them with spec.target, "
+            f"(GKE without GPU Feature Discovery: {some(gke)}): select them with spec.target, "
             f"e.g. nodeSelector {GKE_ACCELERATOR_LABEL}: {value}"
         )
     if dra:
         hints.append(
             f"{len(dra)} node(s) advertise GPUs in {DRA_GPU_DRIVER} ResourceSlices but carry no "
-            f"{GPU_PRESENT_LABEL} label ({shown(dra)}): select them with spec.target, e.g. "
+            f"{GPU_PRESENT_LABEL} label ({some(dra)}): select them with spec.target, e.g. "
             "nodeNames or a label they carry"
         )
     return "".join(f"; {h}" for h in hints)

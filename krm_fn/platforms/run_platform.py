@@ -30,6 +30,7 @@ from krm_fn.fleet.inventory import (
     NodeInfo,
     node_info,
 )
+from krm_fn.io.results import some
 from krm_fn.platforms import detect as pdetect
 from krm_fn.platforms import gpu as pgpu
 from krm_fn.platforms import node_gpus as fleet
@@ -54,7 +55,6 @@ class PlatformPlan:
     nics_per_node: int
     mnnvl: bool
     overlay: poverlay.ResolvedOverlay
-    products: tuple[str, ...]
     model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
     gpus_from: str = ""  # where gpus_per_node comes from, for the summary
     counts_disagree: bool = False  # the nodes report different GPU counts (already an error)
@@ -209,7 +209,6 @@ def resolve_platform(
         nics_per_node=ctx.nics_per_node,
         mnnvl=ctx.mnnvl,
         overlay=overlay,
-        products=tuple(gdet.products),
         model_products=tuple(gdet.model_products),
         gpus_from=gpus_from,
         counts_disagree=disagree,
@@ -334,14 +333,14 @@ def _warn_platform_guesses(
     )
     for scheme, names in pdetect.unrecognised_provider_ids(raws, table).items():
         warn(
-            f"providerID scheme {scheme!r} (node(s) {pdetect.shown(names)}) is not a platform this "
+            f"providerID scheme {scheme!r} (node(s) {some(names)}) is not a platform this "
             f"function knows, so the nodes count as {default}, as in NVCRE, and {settings}; "
             "set the platform option if another platform fits",
             "spec.target",
         )
     for platform, (names, hint, labels) in pdetect.hostname_only(raws, table).items():
         warn(
-            f"node(s) {pdetect.shown(names)} have no providerID and a hostname containing {hint!r}: "
+            f"node(s) {some(names)} have no providerID and a hostname containing {hint!r}: "
             f"NVCRE calls them {platform}, but a hostname never decides the platform here "
             f"(only the label {' or '.join(labels)} does), so they count as {default} and "
             f"{settings}; set the platform option to {platform} if they are {platform} nodes",

@@ -26,6 +26,7 @@ from typing import Any
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import NodeInfo
+from krm_fn.io.results import LISTED, some
 from krm_fn.platforms.detect import detect_fleet_platform
 from krm_fn.platforms.run_platform import default_topology_key, run_catalog
 from krm_fn.stages.diagnostics import RunDiagnostics
@@ -91,11 +92,10 @@ def narrowed(
     inside = _with(wr, target=within(wr.spec.target, key, domain))
     chosen = select(inside.spec, nodes, context)
     if not chosen.eligible:
-        found = sorted(Counter(n.labels.get(key, "(no label)") for n in selection.eligible).items())
-        more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+        found = Counter(n.labels.get(key, "(no label)") for n in selection.eligible)
         diag.error(
-            f"no eligible node is in topologyDomain {domain!r} (label {key}); the run's "
-            f"eligible nodes are in: {', '.join(f'{d} ({c})' for d, c in found[:10])}{more}"
+            f"no eligible node is in topologyDomain {domain!r} (label {key}); the run's eligible "
+            f"nodes are in: {some([f'{d} ({c})' for d, c in sorted(found.items())], LISTED)}"
         )
         return Narrowed(wr, selection, _flags(options, key))
     return Narrowed(inside, chosen, _flags(options, key))
