@@ -1,7 +1,7 @@
 """Resolve platform, GPU model, per-node counts, NIC resource and overlay for one run.
 
 Invariants:
-    * The table is the bundled one with the ``platformCatalog`` files (:func:`run_catalog`);
+    * The table is the bundled one with the ``platformCatalog`` files (``load_catalog``);
       detection reads only the eligible nodes; ``platform``/``gpuArch`` options win.
     * GPUs per node: ``spec.gpusPerNode``; else the count the eligible nodes agree on
       (:mod:`krm_fn.platforms.node_gpus`; disagreeing is an error); else the table (shape
@@ -40,9 +40,9 @@ from krm_fn.platforms.catalog import UNKNOWN_ARCH, Catalog, CatalogError, load_c
 SYNTHETIC_PREFIX = "synthetic-node-"
 
 
-def run_catalog(options: FunctionOptions) -> Catalog:
-    """The platform table of a run: the bundled one and the ``platformCatalog`` files."""
-    return load_catalog(options.platform_catalog)
+def forced_platform(options: FunctionOptions) -> str | None:
+    """The ``platform`` option, canonical (checked by :func:`check_forced_names` before)."""
+    return options.platform.strip().lower() if options.platform else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +59,6 @@ class PlatformPlan:
     gpus_from: str = ""  # where gpus_per_node comes from, for the summary
     counts_disagree: bool = False  # the nodes report different GPU counts (already an error)
     nic_resource_name: str | None = None  # spec.nicResourceName, else the detected one
-
-
-def default_topology_key(catalog: Catalog, platform: str) -> str | None:
-    """The platform's ``defaultTopologyKey`` in the table (NVCRE's ``cluster.DefaultTopologyKey``).
-
-    ``None`` for a platform the table does not know or that names none.
-    """
-    entry = catalog.platform(platform)
-    return entry.default_topology_key if entry else None
 
 
 def target_gpu_product(target: models.Target | None) -> str | None:
@@ -152,7 +143,7 @@ def synthetic_nodes(
 def check_forced_names(options: FunctionOptions) -> list[tuple[str, str]]:
     """An invalid ``platformCatalog`` (each problem), unknown ``platform``/``gpuArch`` values."""
     try:
-        table = run_catalog(options)
+        table = load_catalog(options.platform_catalog)
     except CatalogError as exc:
         return [("platformCatalog", f"{exc.origin}: {p}") for p in exc.problems]
     out = []
@@ -179,7 +170,7 @@ def resolve_platform(
     note: Any = None,
 ) -> PlatformPlan:
     """Detect and resolve; problems go to ``err``/``warn``, what was detected to ``note``."""
-    table = run_catalog(options)
+    table = load_catalog(options.platform_catalog)
     raws = [n.raw for n in eligible]
     platform, arch, gdet = _detect(raws, options, table, err, warn)
     node_gpus, gpus_from, disagree = _node_gpus(spec, eligible, slices or {}, err)
@@ -252,9 +243,7 @@ def _detect(
     pdet = pdetect.detect_fleet_platform(raws, table)
     if pdet.error and not options.platform:
         err(pdet.error, "spec.target")
-    platform = (
-        pdetect.check_platform_name(options.platform, table) if options.platform else pdet.platform
-    ) or "unknown"
+    platform = forced_platform(options) or pdet.platform or "unknown"
     gdet = pgpu.detect_gpu_architecture(raws, strict=options.strict_gpu_arch)
     if gdet.error and not options.gpu_arch:
         err(gdet.error, "spec.target")

@@ -33,15 +33,9 @@ def finalize(
 ) -> list[dict[str, Any]] | None:
     """Forward env, check limits, order the objects; ``None`` on an error.
 
-    Args:
-        objs: The run's objects after overrides (modified in place by the env forwarding).
-        spec: The run's spec.
-        platform_args: The platform's ``mpiArgs``.
-        override_args: The matching overrides' ``mpiArgs`` (variables these, the platform's
-            and the user's ``-x`` explicitly are not forwarded again).
-        built_env: The launcher env as built, before overrides.
-        diag: The run's diagnostics.
-
+    ``objs`` (after overrides) are modified in place by the env forwarding; a variable the
+    platform's ``mpiArgs``, the overrides' or the user's pass with ``-x`` is not passed again.
+    ``built_env``: the launcher env as built, before overrides.
     """
     jobs = [o for o in objs if apply_order.is_trainjob(o)]
     _forward_env(objs, jobs, spec, (platform_args, override_args), built_env, diag)

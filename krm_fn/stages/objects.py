@@ -34,16 +34,10 @@ from krm_fn.stages.waves import Schedule
 
 @dataclass(frozen=True)
 class Built:
-    """The run's objects as built, before overrides.
-
-    Attributes:
-        objects: Dependencies, then TrainJobs.
-        launcher_env: The launcher ``node`` container's env by name, as built.
-
-    """
+    """The run's objects as built (dependencies, then TrainJobs), before overrides."""
 
     objects: tuple[dict[str, Any], ...]
-    launcher_env: Mapping[str, Mapping[str, Any]]
+    launcher_env: Mapping[str, Mapping[str, Any]]  # the launcher container's env by name
 
 
 def build_objects(

@@ -40,22 +40,13 @@ _FIELDS = (
 
 @dataclass(frozen=True)
 class MatchedOverrides:
-    """Every override of the run with the outcome of its ``when``.
+    """Every override of the run with the outcome of its ``when``."""
 
-    Attributes:
-        overrides: ``spec.overrides`` as plain mappings (camelCase keys), from the model.
-        matched: Per override, whether its ``when`` matched.
-        mpi_args: The matching overrides' ``mpiArgs``, in order.
-        pre_command: The platform's ``preCommand`` lines, then the matching overrides'.
-        applied: ``catalog:<entry>`` for each catalog entry, then ``spec.overrides[i]``.
-
-    """
-
-    overrides: tuple[dict[str, Any], ...]
-    matched: tuple[bool, ...]
-    mpi_args: tuple[str, ...]
-    pre_command: tuple[str, ...]
-    applied: tuple[str, ...]
+    overrides: tuple[dict[str, Any], ...]  # spec.overrides as camelCase mappings, from the model
+    matched: tuple[bool, ...]  # per override
+    mpi_args: tuple[str, ...]  # the matching overrides', in order
+    pre_command: tuple[str, ...]  # the platform's preCommand lines, then the matching overrides'
+    applied: tuple[str, ...]  # catalog:<entry> for each catalog entry, then spec.overrides[i]
 
 
 def override_mapping(ov: models.Override) -> dict[str, Any]:

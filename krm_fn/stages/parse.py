@@ -29,18 +29,11 @@ OWN_KINDS = ("WorkloadRun", "LogProfile")
 
 @dataclass(frozen=True)
 class InputContext:
-    """Input objects the runs may refer to.
+    """Input objects the runs may refer to."""
 
-    Attributes:
-        pvcs: PersistentVolumeClaims by (namespace, name).
-        log_profiles: Names of the LogProfiles in the input.
-        gpu_slices: GPUs per node from gpu.nvidia.com ResourceSlices.
-
-    """
-
-    pvcs: Mapping[tuple[str, str], Mapping[str, Any]]
-    log_profiles: frozenset[str]
-    gpu_slices: Mapping[str, fleet.SliceGpus]
+    pvcs: Mapping[tuple[str, str], Mapping[str, Any]]  # PersistentVolumeClaims by (ns, name)
+    log_profiles: frozenset[str]  # names of the LogProfiles in the input
+    gpu_slices: Mapping[str, fleet.SliceGpus]  # by node, from gpu.nvidia.com ResourceSlices
 
     @classmethod
     def of(cls, objects: Sequence[Mapping[str, Any]]) -> InputContext:
@@ -58,20 +51,12 @@ class InputContext:
 
 @dataclass(frozen=True)
 class ParsedRun:
-    """One WorkloadRun that passed its model.
-
-    Attributes:
-        model: The validated run.
-        raw: The input object (the output objects' origin).
-        file: The file it came from.
-        bad_whens: Indices of the overrides whose ``when`` failed (already reported).
-
-    """
+    """One WorkloadRun that passed its model, and its input object (the outputs' origin)."""
 
     model: models.WorkloadRun
     raw: dict[str, Any]
     file: FileRef | None
-    bad_whens: frozenset[int] = frozenset()
+    bad_whens: frozenset[int] = frozenset()  # overrides whose ``when`` failed (reported)
 
     @property
     def ref(self) -> ResourceRef:

@@ -26,22 +26,13 @@ from krm_fn.stages.platform import ResolvedPlatform
 
 @dataclass(frozen=True)
 class Partitioned:
-    """The run's groups.
-
-    Attributes:
-        part: Groups and untested nodes (empty on an error).
-        per_group: Nodes per TrainJob.
-        unpinned: Placement Unpinned (pods not pinned to nodes).
-        topology_key: The label partitioned by, if any.
-        domains: Number of topology domains among the eligible nodes (0 when not by topology).
-
-    """
+    """The run's groups (none on an error) and how they were cut."""
 
     part: Partition
-    per_group: int
-    unpinned: bool
-    topology_key: str | None
-    domains: int
+    per_group: int  # nodes per TrainJob
+    unpinned: bool  # placement Unpinned: pods not pinned to nodes
+    topology_key: str | None  # the label partitioned by, if any
+    domains: int  # topology domains among the eligible nodes (0 when not by topology)
 
     @property
     def topology_mode(self) -> str:

@@ -29,20 +29,12 @@ from krm_fn.stages.parse import InputContext
 
 @dataclass(frozen=True)
 class ResolvedPlatform:
-    """The run's platform and the nodes left after the capacity filter.
+    """The run's platform and its nodes after the capacity filter (as :class:`NodeSelection`)."""
 
-    Attributes:
-        plan: What detection and the catalog resolved (``None``: no eligible node).
-        eligible: Nodes the run may use, in name order.
-        excluded: Every node matching the target that is left out, with its reason.
-        gpus: GPUs per node.
-
-    """
-
-    plan: PlatformPlan | None
+    plan: PlatformPlan | None  # what detection and the table resolved; None: no eligible node
     eligible: tuple[NodeInfo, ...]
     excluded: tuple[Exclusion | fleet.ShortOfGpus, ...]
-    gpus: int
+    gpus: int  # per node
 
     @property
     def platform(self) -> str:
@@ -67,7 +59,7 @@ def resolve(
     options: FunctionOptions,
     context: InputContext,
     diag: RunDiagnostics,
-    stand_ins: bool = False,
+    stand_ins: bool,
 ) -> ResolvedPlatform:
     """Resolve the platform on the selected nodes and drop those short of GPUs.
 

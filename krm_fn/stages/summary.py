@@ -56,18 +56,11 @@ class RenderOutput:
 
 @dataclass(frozen=True)
 class RenderedRun:
-    """One run's share of the output.
-
-    Attributes:
-        objects: The run's final objects, in output order.
-        summary: Its summary.
-        note: Its "rendered ..." info text.
-
-    """
+    """One run's share of the output: its final objects in output order, summary and note."""
 
     objects: tuple[dict[str, Any], ...]
     summary: RunSummary
-    note: str
+    note: str  # the "rendered ..." info text
 
 
 def rendered(

@@ -31,33 +31,18 @@ RUNS_AFTER_MAX = 16 * 1024
 
 @dataclass(frozen=True)
 class Job:
-    """One TrainJob to build.
-
-    Attributes:
-        name: The TrainJob's name.
-        group: The group it runs on.
-        nodes: The nodes it counts as using (all target nodes under Unpinned).
-        wave: Its wave (0-based).
-        runs_after: What it runs after (``None`` in wave 0).
-
-    """
+    """One TrainJob to build, on its group, in its wave (0-based)."""
 
     name: str
     group: Group
-    nodes: tuple[str, ...]
+    nodes: tuple[str, ...]  # the nodes it counts as using (all target nodes under Unpinned)
     wave: int = 0
-    runs_after: str | None = None
+    runs_after: str | None = None  # what it runs after (None in wave 0)
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """The run's TrainJobs and waves.
-
-    Attributes:
-        jobs: Every TrainJob, iteration by iteration, group by group.
-        waves: TrainJob names per wave.
-
-    """
+    """The run's TrainJobs (iteration by iteration, group by group) and their names per wave."""
 
     jobs: tuple[Job, ...]
     waves: tuple[tuple[str, ...], ...]
