@@ -55,13 +55,10 @@ def matches_target(node: NodeInfo, target: Target | None) -> bool:
             return False
         if op in ("Gt", "Lt"):
             try:
-                num = int(val) if val is not None else None
+                num, bound = int(val or ""), int(req.values[0])  # the bound: checked by the model
             except ValueError:
-                num = None
-            if num is None:
                 return False
-            bound = int(req.values[0])
-            if (op == "Gt" and not num > bound) or (op == "Lt" and not num < bound):
+            if not (num > bound if op == "Gt" else num < bound):
                 return False
     return True
 
@@ -95,7 +92,6 @@ class Eligibility:
 
     eligible: tuple[NodeInfo, ...]
     excluded: tuple[Exclusion, ...]
-    matched: int
     resource_taints: tuple[str, ...] = ()
     """Extended resources whose NoSchedule taint an eligible node carries and no user
     toleration covers: the pods request them, so the render tolerates them explicitly."""
@@ -157,6 +153,4 @@ def select_nodes(
             continue
         resource_taints.update(str(t.get("key")) for t in by_resource)
         eligible.append(n)
-    return Eligibility(
-        tuple(eligible), tuple(excluded), len(by_name), tuple(sorted(resource_taints))
-    )
+    return Eligibility(tuple(eligible), tuple(excluded), tuple(sorted(resource_taints)))

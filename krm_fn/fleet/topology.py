@@ -63,14 +63,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from krm_fn.fleet.partition import Group, Partition, PartitionError
-
-__all__ = [
-    "TopologyGroup",
-    "missing_topology_label",
-    "partition_topology",
-    "run_waves",
-]
+from krm_fn.fleet.partition import Group, Partition, PartitionError, check_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +73,11 @@ class TopologyGroup(Group):
     domains: tuple[str, ...] = ()
 
 
-def missing_topology_label(nodes: Sequence[tuple[str, str | None]], key: str) -> list[str]:
-    """Return the names (sorted) of the nodes that lack the topology label ``key``.
+def missing_topology_label(nodes: Sequence[tuple[str, str | None]]) -> list[str]:
+    """The names (sorted) of the ``(name, label value)`` nodes without a value.
 
-    Args:
-        nodes: ``(node name, value of the label key)`` pairs; ``None`` = label absent.
-        key: The topology label key. It must not be empty.
-
-    A value of ``""`` counts as missing, as in NVCRE.
-
+    ``None`` (the label is absent) and ``""`` (as in NVCRE) both count as missing.
     """
-    if not key:
-        raise ValueError("topology key must not be empty")
     return sorted(name for name, value in nodes if not value)
 
 
@@ -171,33 +157,14 @@ def partition_topology(
     strict_domain: bool = False,
     remainder: Literal["overflow", "skip"] = "overflow",
 ) -> Partition:
-    """Partition nodes into job groups that stay within as few topology domains as possible.
+    """Partition ``(node name, domain)`` pairs into groups within as few domains as possible.
 
-    Args:
-        nodes: ``(node name, topology domain)`` pairs, in any order; names unique.
-        per_group: ``numNodes`` (nodes per job group), at least 1.
-        strict_domain: One group per domain at its natural size (testScale ``intra-rack``).
-        remainder: ``overflow``: nodes that fill no group form overflow groups that reuse
-            tested nodes; ``skip``: no node is used twice, and the nodes that fill no group are
-            returned in ``Partition.untested``.
-
-    Returns:
-        The groups (all :class:`TopologyGroup`) and, in skip mode, the untested nodes. See the
-        module docstring for the algorithm.
-
-    Raises:
-        PartitionError: ``per_group`` below 1, fewer nodes than ``per_group``, a duplicate node
-            name or an empty domain value.
-
+    The module docstring has the algorithm, ``strict_domain`` (testScale ``intra-rack``) and
+    ``remainder``. :class:`PartitionError`: ``per_group`` below 1, fewer nodes than
+    ``per_group``, a duplicate node name or an empty domain value.
     """
-    if per_group < 1:
-        raise PartitionError(f"numNodes must be >= 1, got {per_group}")
     ordered = _domains(nodes)
-    total = sum(len(names) for _, names in ordered)
-    if total < per_group:
-        raise PartitionError(
-            f"not enough eligible nodes: need {per_group} (numNodes), found {total}"
-        )
+    check_size(sum(len(names) for _, names in ordered), per_group)
     if strict_domain:
         return _strict(ordered)
     groups, leftover = _regular_groups(ordered, per_group)
@@ -306,11 +273,8 @@ def run_waves(groups: Sequence[Group], max_concurrent: int = 0) -> list[list[str
     Greedy first fit in group order: each group joins the earliest wave that has none of its
     nodes and fewer than ``max_concurrent`` groups (0 = unlimited), else it opens a new wave. So
     no wave holds two groups that share a node, and every group is in exactly one wave. A group
-    can land in an earlier wave than an earlier-listed group it does not overlap.
-
-    Raises:
-        ValueError: ``max_concurrent`` below 0, or two groups with the same name.
-
+    can land in an earlier wave than an earlier-listed group it does not overlap. Raises
+    ValueError for ``max_concurrent`` below 0 or two groups of one name.
     """
     if max_concurrent < 0:
         raise ValueError(f"maxConcurrent must be >= 0, got {max_concurrent}")

@@ -337,14 +337,6 @@ class ClaimTemplate(_Model):
     count: ClaimCount
 
 
-_SETTINGS = (
-    "env", "forward_env", "mpi_args", "resources", "nic_resource_name", "volumes",
-    "volume_mounts", "security_context", "tolerations", "pod_annotations", "topology_key",
-    "pre_command", "gpus_per_node", "nics_per_node", "trainer_env", "compute_domain",
-    "claim_templates",
-)  # fmt: skip
-
-
 class CatalogEntry(_Model):
     """One override entry: a cited source, a ``when`` condition and the settings it adds.
 
@@ -393,10 +385,11 @@ class CatalogEntry(_Model):
                 f"field 'volumeMounts': mount(s) {', '.join(map(repr, unmatched))} name no "
                 f"volume of this entry (its volumes: {', '.join(sorted(names)) or 'none'})"
             )
-        if all(getattr(self, key) in (None, False) for key in _SETTINGS):
+        settings = list(CatalogEntry.model_fields)[4:]  # after name, source, inferred, when
+        if all(getattr(self, key) in (None, False) for key in settings):
             problems.append(
                 "entry sets nothing: give it at least one of "
-                + ", ".join(to_camel(key) for key in _SETTINGS)
+                + ", ".join(to_camel(key) for key in settings)
             )
         if problems:
             raise ValueError("; ".join(problems))

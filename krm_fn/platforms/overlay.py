@@ -113,12 +113,6 @@ def _entries(
     )
 
 
-def matching_entries(catalog: Catalog, ctx: PlatformContext) -> tuple[CatalogEntry, ...]:
-    """The entries whose ``when`` matches ``ctx``, in evaluation order."""
-    shapes = (ctx.instance_types, ctx.gke_accelerators)
-    return _entries(catalog, ctx.platform, ctx.gpu_architecture, ctx.framework, shapes)
-
-
 def _merge_env(
     target: dict[str, str], items: Iterable[EnvVarSpec] | None, variables: Mapping[str, int]
 ) -> dict[str, str]:
@@ -234,7 +228,8 @@ def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
         "nicsPerNode": ctx.nics_per_node,
         "enableMNNVL": 1 if ctx.mnnvl else 0,
     }
-    entries = matching_entries(catalog, ctx)
+    shapes = (ctx.instance_types, ctx.gke_accelerators)
+    entries = _entries(catalog, ctx.platform, ctx.gpu_architecture, ctx.framework, shapes)
     env, forward, trainer, mpi_args, pre = _env(entries, variables, ctx.framework == "mpi")
     return ResolvedOverlay(
         applied=tuple(e.name for e in entries),

@@ -27,16 +27,6 @@ from krm_fn.stages.platform import ResolvedPlatform
 if TYPE_CHECKING:
     from krm_fn.overrides.when import WhenContext
 
-_FIELDS = (
-    ("jobTemplate", "job_template"),
-    ("jobTemplatePatch", "job_template_patch"),
-    ("dependencies", "dependencies"),
-    ("orchestration", "orchestration"),
-    ("mpiArgs", "mpi_args"),
-    ("preCommand", "pre_command"),
-)
-"""``spec.overrides[]`` fields besides ``when``: (camelCase name, model attribute)."""
-
 
 @dataclass(frozen=True)
 class MatchedOverrides:
@@ -49,16 +39,6 @@ class MatchedOverrides:
     applied: tuple[str, ...]  # catalog:<entry> for each catalog entry, then spec.overrides[i]
 
 
-def override_mapping(ov: models.Override) -> dict[str, Any]:
-    """One validated override as the plain mapping :func:`apply_overrides` reads."""
-    out: dict[str, Any] = {"when": ov.when.as_mapping()}
-    for key, attr in _FIELDS:
-        value = getattr(ov, attr)
-        if value is not None:
-            out[key] = value
-    return out
-
-
 def match(
     spec: models.WorkloadRunSpec,
     platform: ResolvedPlatform,
@@ -68,7 +48,13 @@ def match(
 ) -> MatchedOverrides:
     """Evaluate every ``when`` once; collect the matching overrides' arguments."""
     overlay = platform.overlay
-    overrides = tuple(override_mapping(ov) for ov in spec.overrides)
+    overrides = tuple(
+        {
+            "when": ov.when.as_mapping(),
+            **ov.model_dump(by_alias=True, exclude_none=True, exclude={"when"}),
+        }
+        for ov in spec.overrides
+    )
     matched: list[bool] = []
     args: list[str] = []
     pre_command: list[str] = list(overlay.pre_command) if overlay else []

@@ -112,7 +112,7 @@ def _by_topology(
     """Groups filled domain by domain; every node must carry the topology label."""
     orch = spec.orchestration
     pairs = [(n.name, n.labels.get(topo_key)) for n in platform.eligible]
-    missing = topology.missing_topology_label(pairs, topo_key)
+    missing = topology.missing_topology_label(pairs)
     if missing:
         src = (
             "spec.orchestration.topology.topologyKey"
