@@ -20,7 +20,6 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,15 +66,28 @@ def layout(
     """
     jobs = [o for o in objs if is_trainjob(o)]
     _check_publishable(jobs)
-    target = _Target(path_prefix, {"kind": source_kind, "name": source_name}, namespace, interval)
+
+    def kustomization(name: str, directory: str, extra: dict[str, Any]) -> dict[str, Any]:
+        """A Kustomization ``name`` applying ``directory``, waiting, with ``extra`` spec."""
+        spec = {
+            "interval": interval,
+            "path": f"{path_prefix.rstrip('/')}/{directory}",
+            "prune": True,
+            "sourceRef": {"kind": source_kind, "name": source_name},
+            "wait": True,
+            **extra,
+        }
+        meta = {"name": name, "namespace": namespace}
+        return {"apiVersion": FLUX_API, "kind": "Kustomization", "metadata": meta, "spec": spec}
+
     out: dict[str, list[dict[str, Any]]] = {"dependencies": [o for o in objs if not is_trainjob(o)]}
     previous = f"{prefix}-dependencies"
-    flux = [target.kustomization(previous, "dependencies", {"timeout": "10m"})]
+    flux = [kustomization(previous, "dependencies", {"timeout": "10m"})]
     for w in sorted({wave_of(j) for j in jobs}):
         members = [j for j in jobs if wave_of(j) == w]
         out[f"wave-{w}"] = members
         name = f"{prefix}-wave-{w}"
-        flux.append(target.kustomization(name, f"wave-{w}", _wave_spec(prefix, previous, members)))
+        flux.append(kustomization(name, f"wave-{w}", _wave_spec(prefix, previous, members)))
         previous = name
     out["flux"] = flux
     return out
@@ -110,33 +122,6 @@ def plain_secret_warning(objs: Sequence[dict[str, Any]]) -> str | None:
         if names
         else None
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    """Where the Kustomizations point and how Flux reconciles them."""
-
-    path_prefix: str
-    source: dict[str, str]
-    namespace: str
-    interval: str
-
-    def kustomization(self, name: str, directory: str, extra: dict[str, Any]) -> dict[str, Any]:
-        """A Flux Kustomization ``name`` applying ``directory``, waiting, with ``extra`` spec."""
-        spec: dict[str, Any] = {
-            "interval": self.interval,
-            "path": f"{self.path_prefix.rstrip('/')}/{directory}",
-            "prune": True,
-            "sourceRef": dict(self.source),
-            "wait": True,
-            **extra,
-        }
-        return {
-            "apiVersion": FLUX_API,
-            "kind": "Kustomization",
-            "metadata": {"name": name, "namespace": self.namespace},
-            "spec": spec,
-        }
 
 
 def _wave_spec(prefix: str, previous: str, members: list[dict[str, Any]]) -> dict[str, Any]:

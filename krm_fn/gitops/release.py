@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from krm_fn.keys import LABEL_RUN, LABEL_WAVE
+from krm_fn.builders.apply_order import wave_of
+from krm_fn.keys import LABEL_RUN
 
 EXIT_DONE = 0
 EXIT_FAILED = 1
@@ -100,13 +101,6 @@ def _name(job: Mapping[str, Any]) -> str:
     return str((job.get("metadata") or {}).get("name", ""))
 
 
-def _wave(job: Mapping[str, Any]) -> int:
-    try:
-        return int(str(((job.get("metadata") or {}).get("labels") or {}).get(LABEL_WAVE, "0")))
-    except ValueError:
-        return 0
-
-
 @dataclass(frozen=True, slots=True)
 class Step:
     """What one look at the run's TrainJobs decided."""
@@ -127,9 +121,9 @@ def decide(jobs: Sequence[Mapping[str, Any]]) -> Step:
             (),
             f"TrainJob(s) {', '.join(failed)} failed; later waves stay suspended",
         )
-    waves = sorted({_wave(j) for j in jobs})
+    waves = sorted({wave_of(j) for j in jobs})
     for w in waves:
-        wave = [j for j in jobs if _wave(j) == w]
+        wave = [j for j in jobs if wave_of(j) == w]
         pending = [j for j in wave if not _condition(j, "Complete")]
         if not pending:
             continue

@@ -573,13 +573,8 @@ def _duplicates(data: Any) -> list[tuple[tuple[Any, ...], str]]:
     for kind, loc, item in _located(data):
         name = _name(item)
         if name is not None and (kind, name) in first:
-            noun = _NOUNS[kind]
-            out.append(
-                (
-                    (*loc, "name"),
-                    f"duplicate {noun} name {name!r} (first used by {first[kind, name]})",
-                )
-            )
+            problem = f"duplicate {_NOUNS[kind]} name {name!r} (first used by {first[kind, name]})"
+            out.append(((*loc, "name"), problem))
         elif name is not None:
             first[kind, name] = f"{_NOUNS[kind]} #{loc[-1]}"
     return out
@@ -650,11 +645,6 @@ def _problems(data: object, base: Catalog | None) -> list[str]:
         found[:0] = [(tuple(e["loc"]), _message(e)) for e in exc.errors(include_url=False)]
     problems = [_problem(data, loc, message) for loc, message in found]
     return [text for _, text in sorted(problems, key=lambda p: p[0])]
-
-
-def validate_catalog_data(data: object) -> list[str]:
-    """Every problem of a parsed site catalog document, in document order (empty: valid)."""
-    return _problems(data, bundled())
 
 
 def _merge_problems(base: Catalog, data: Any) -> list[str]:

@@ -167,20 +167,14 @@ def node_gpu_count(node: NodeInfo, slices: Mapping[str, SliceGpus]) -> tuple[int
     return None, ""
 
 
-@dataclass(frozen=True, slots=True)
-class FleetCount:
-    """GPUs per node the eligible nodes agree on, or the groups they split into."""
+def fleet_gpu_count(
+    nodes: Sequence[NodeInfo], slices: Mapping[str, SliceGpus]
+) -> tuple[dict[int, tuple[str, ...]], str]:
+    """Node names per GPU count the nodes report (highest first), and where one count came from.
 
-    count: int | None  # None: no node says, or the nodes disagree
-    source: str  # where the agreed count comes from ("" when count is None)
-    by_count: Mapping[int, tuple[str, ...]]  # node names per reported count, highest first
-
-
-def fleet_gpu_count(nodes: Sequence[NodeInfo], slices: Mapping[str, SliceGpus]) -> FleetCount:
-    """The GPUs per node of a fleet: the count every node that reports one agrees on.
-
-    Nodes that report nothing do not vote. The source is the first of allocatable, the
-    ``nvidia.com/gpu.count`` label and ResourceSlices that any node used.
+    Nodes that report nothing do not vote. The source, ``""`` unless the nodes agree on one
+    count, is the first of allocatable, the ``nvidia.com/gpu.count`` label and ResourceSlices
+    that any node used.
     """
     by_count: dict[int, list[str]] = {}
     sources: set[str] = set()
@@ -190,16 +184,8 @@ def fleet_gpu_count(nodes: Sequence[NodeInfo], slices: Mapping[str, SliceGpus]) 
             by_count.setdefault(count, []).append(n.name)
             sources.add(source)
     groups = {c: tuple(sorted(by_count[c])) for c in sorted(by_count, reverse=True)}
-    if len(groups) != 1:
-        return FleetCount(None, "", groups)
     order = (SOURCE_ALLOCATABLE, SOURCE_COUNT_LABEL, SOURCE_SLICE)
-    source = next(s for s in order if s in sources)
-    return FleetCount(next(iter(groups)), source, groups)
-
-
-def extended_resource_toleration(resource: str) -> dict[str, Any]:
-    """The toleration the ExtendedResourceToleration admission plugin adds for a resource."""
-    return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
+    return groups, (next(s for s in order if s in sources) if len(groups) == 1 else "")
 
 
 # --------------------------------------------------------------------------- per run
@@ -316,7 +302,7 @@ def unlabelled_gpu_hint(
     slices = slices or {}
     unlabelled = [n for n in nodes if n.labels.get(GPU_PRESENT_LABEL) != "true"]
     gke = sorted(n.name for n in unlabelled if n.labels.get(GKE_ACCELERATOR_LABEL))
-    dra = sorted(n.name for n in unlabelled if n.name in slices and slices[n.name].count > 0)
+    dra = sorted(n.name for n in unlabelled if _sliced(n, slices))
     hints = []
     if gke:
         value = next(n.labels[GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])

@@ -262,10 +262,10 @@ def _node_gpus(
     """(GPUs per node the nodes agree on, where it comes from, whether they disagree)."""
     if spec.gpus_per_node is not None:
         return None, "spec.gpusPerNode", False
-    counted = fleet.fleet_gpu_count(eligible, slices)
-    if len(counted.by_count) <= 1:
-        return counted.count, counted.source, False
-    groups = {f"{c} GPU{'' if c == 1 else 's'}": n for c, n in counted.by_count.items()}
+    by_count, source = fleet.fleet_gpu_count(eligible, slices)
+    if len(by_count) <= 1:
+        return next(iter(by_count), None), source, False
+    groups = {f"{c} GPU{'' if c == 1 else 's'}": n for c, n in by_count.items()}
     err(
         "the eligible nodes report different numbers of GPUs per node ("
         + pdetect.summarize_node_groups(groups)
@@ -274,7 +274,7 @@ def _node_gpus(
         "nodes with one count (e.g. matchExpressions on nvidia.com/gpu.count)",
         "spec.gpusPerNode",
     )
-    return counted.count, counted.source, True
+    return None, "", True
 
 
 _FROM_TABLE = ("the GPU defaults for ", "catalog entry ")

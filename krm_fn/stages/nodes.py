@@ -42,7 +42,10 @@ def select(
     """Select the eligible nodes and the tolerations that keep them eligible."""
     tolerations = [t.to_toleration() for t in (spec.target.taint_selectors if spec.target else [])]
     sel = select_nodes(nodes, spec.target, tolerations, fleet.requested_resources(spec))
-    tolerations += [fleet.extended_resource_toleration(k) for k in sel.resource_taints]
+    # what the ExtendedResourceToleration admission plugin adds for a requested resource
+    tolerations += [
+        {"key": k, "operator": "Exists", "effect": "NoSchedule"} for k in sel.resource_taints
+    ]
     eligible = fleet.with_slice_products(sel.eligible, context.gpu_slices)
     return NodeSelection(tuple(eligible), tuple(sel.excluded), tuple(tolerations))
 
