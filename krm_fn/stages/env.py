@@ -44,8 +44,7 @@ def env_and_resources(
     _shared_claims(wr, platform, partitioned, context, diag)
     overlay = platform.overlay
     user_env = [Env(e.name, e.value or "", e.value_from) for e in spec.env]
-    mnnvl = platform.plan.mnnvl if platform.plan else bool(spec.enable_mnnvl)
-    env = merge_env(base_nccl_env(mnnvl), user_env)
+    env = merge_env(base_nccl_env(platform.mnnvl), user_env)
     user_by_name = {e.name: e for e in user_env}
     node_env = (
         merge_named(env, [user_by_name.get(e.name, Env(e.name, e.value)) for e in overlay.env])
@@ -65,8 +64,8 @@ def env_and_resources(
         spec.resources,
         platform.gpus,
         overlay.resources if overlay else {},
-        platform.plan.nic_resource_name if platform.plan else spec.nic_resource_name,
-        platform.plan.nics_per_node if platform.plan else 0,
+        platform.nic_resource_name,
+        platform.nics,
     )
     secret_name = options.registry_pull_secret or (
         naming.pull_secret_name(wr.name) if options.registry else None

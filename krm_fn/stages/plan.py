@@ -56,5 +56,5 @@ def plan(
 
 def unlisted_products(platform: ResolvedPlatform) -> tuple[str, ...]:
     """The nodes' GPU product names when their model is outside the defaults table."""
-    products = platform.plan.model_products if platform.plan else ()
+    products = platform.model_products
     return products if products and platform.arch not in architectures() else ()

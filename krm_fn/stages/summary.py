@@ -86,14 +86,13 @@ def rendered(
     )
     sizes = sorted({len(g.nodes) or wr.spec.num_nodes for g in part.groups})
     products = unlisted_products(platform)
-    plat = platform.plan
     note = (
         f"{RENDERED_NOTE} {len(jobs.jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
         f"from {len(platform.eligible)} eligible node(s) in {len(jobs.waves)} wave(s); "
         f"platform {platform.platform}, GPU {platform.arch}"
         + (f" ({', '.join(products)})" if products else "")
         + f", {platform.gpus} GPU(s) per node"
-        + (f" ({plat.gpus_from})" if plat and plat.gpus_from else "")
+        + (f" ({platform.gpus_from})" if platform.gpus_from else "")
         + (f"; overrides: {', '.join(matched.applied)}" if matched.applied else "")
     )
     return RenderedRun(tuple(objects), summary, note)
