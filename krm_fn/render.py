@@ -111,7 +111,7 @@ def render_run(
     final = finalize.finalize(
         build.with_platform_objects(patched, run_plan, platform.overlay),
         spec,
-        platform.overlay.mpi_args if platform.overlay else (),
+        platform.overlay.mpi_args,
         matched.mpi_args,
         built.launcher_env,
         diag,

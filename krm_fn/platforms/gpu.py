@@ -140,19 +140,6 @@ def gpu_product_label_value(name: str) -> str:
     return "-".join(kept.split())
 
 
-def node_gpu_product(node: Mapping[str, Any]) -> tuple[str, str]:
-    """(GPU product, label it came from) of a node, ``("", "")`` when it names none.
-
-    ``nvidia.com/gpu.product`` (GPU Feature Discovery) first, else
-    ``cloud.google.com/gke-accelerator`` (GKE's own GPU stack sets no ``nvidia.com/*``).
-    """
-    for key in (GPU_PRODUCT_LABEL, GKE_ACCELERATOR_LABEL):
-        product = node_label(node, key).strip()
-        if product:
-            return product, key
-    return "", ""
-
-
 def check_gpu_arch_name(name: str) -> str:
     """The GPU model a user gave (``--gpu-arch``; ``NVIDIA-GB300`` → ``gb300``), or ValueError."""
     arch = parse_gpu_product(name)
@@ -187,8 +174,12 @@ def detect_gpu_architecture(
     by_model: dict[str, list[str]] = {}
     products: dict[str, set[str]] = {}
     for node in sorted(nodes, key=node_name):  # dicts keep the first voter's order
-        product, source = node_gpu_product(node)
-        model = (gke_accelerator_model if source == GKE_ACCELERATOR_LABEL else gpu_model)(product)
+        # GPU Feature Discovery's label, else GKE's (its own GPU stack sets no nvidia.com/*)
+        product = node_label(node, GPU_PRODUCT_LABEL).strip()
+        model = gpu_model(product)
+        if not product:
+            product = node_label(node, GKE_ACCELERATOR_LABEL).strip()
+            model = gke_accelerator_model(product)
         if not model:
             continue
         products.setdefault(model, set()).add(product)

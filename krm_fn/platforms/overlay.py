@@ -20,7 +20,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from krm_fn.platforms.catalog import FRAMEWORKS, Catalog, CatalogEntry, ClaimTemplate, EnvVarSpec
@@ -71,21 +71,21 @@ class PlatformContext:
 
 @dataclass(frozen=True, slots=True)
 class ResolvedOverlay:
-    """The merged settings of every entry that matched a context (module docstring)."""
+    """The merged settings of the entries that matched a context (defaults: of none)."""
 
-    applied: tuple[str, ...]
-    env: tuple[EnvVar, ...]
-    forward_env: tuple[EnvVar, ...]
-    mpi_args: tuple[str, ...]
-    resources: Mapping[str, Mapping[str, str | int | None]]
-    volumes: tuple[Mapping[str, Any], ...]
-    volume_mounts: tuple[Mapping[str, Any], ...]
-    security_context: Mapping[str, Any]
-    tolerations: tuple[Mapping[str, Any], ...]
-    pod_annotations: Mapping[str, str]
-    topology_key: str | None
-    pre_command: tuple[str, ...]
-    nic_resource_name: str | None
+    applied: tuple[str, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+    forward_env: tuple[EnvVar, ...] = ()
+    mpi_args: tuple[str, ...] = ()
+    resources: Mapping[str, Mapping[str, str | int | None]] = field(default_factory=dict)
+    volumes: tuple[Mapping[str, Any], ...] = ()
+    volume_mounts: tuple[Mapping[str, Any], ...] = ()
+    security_context: Mapping[str, Any] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    pod_annotations: Mapping[str, str] = field(default_factory=dict)
+    topology_key: str | None = None
+    pre_command: tuple[str, ...] = ()
+    nic_resource_name: str | None = None
     trainer_env: tuple[EnvVar, ...] = ()
     compute_domain: bool = False
     claim_templates: tuple[ClaimTemplate, ...] = ()

@@ -48,22 +48,19 @@ def env_and_resources(
     user_by_name = {e.name: e for e in user_env}
     node_env = (
         merge_named(env, [user_by_name.get(e.name, Env(e.name, e.value)) for e in overlay.env])
-        if overlay and overlay.env
+        if overlay.env
         else None
     )
-    trainer_env = [
-        user_by_name.get(e.name, Env(e.name, e.value))
-        for e in (overlay.trainer_env if overlay else ())
-    ]
+    trainer_env = [user_by_name.get(e.name, Env(e.name, e.value)) for e in overlay.trainer_env]
     trainer_by_name = {e.name: e for e in trainer_env}
     env = [trainer_by_name.get(e.name, e) for e in env]
     if node_env is not None:
         node_env = [trainer_by_name.get(e.name, e) for e in node_env]
-    mpi_args = user_wins_in_mpi_args(list(overlay.mpi_args) if overlay else [], user_by_name)
+    mpi_args = user_wins_in_mpi_args(list(overlay.mpi_args), user_by_name)
     resources = worker_resources(
         spec.resources,
         platform.gpus,
-        overlay.resources if overlay else {},
+        overlay.resources,
         platform.nic_resource_name,
         platform.nics,
     )

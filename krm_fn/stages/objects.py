@@ -119,9 +119,7 @@ def _pull_secret(
 
 
 def with_platform_objects(
-    objs: list[dict[str, Any]], plan: RunPlan, overlay: ResolvedOverlay | None
+    objs: list[dict[str, Any]], plan: RunPlan, overlay: ResolvedOverlay
 ) -> list[dict[str, Any]]:
     """The objects with the platform's DRA objects added and the pods claiming them."""
-    if overlay is None:
-        return objs
     return dra.apply_dra(objs, plan, overlay.compute_domain, overlay.claim_templates)

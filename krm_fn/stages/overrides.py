@@ -57,8 +57,8 @@ def match(
     )
     matched: list[bool] = []
     args: list[str] = []
-    pre_command: list[str] = list(overlay.pre_command) if overlay else []
-    applied = [f"catalog:{n}" for n in (overlay.applied if overlay else ())]
+    pre_command = list(overlay.pre_command)
+    applied = [f"catalog:{n}" for n in overlay.applied]
     if overrides:
         from krm_fn.overrides.when import WhenContext
 

@@ -50,10 +50,8 @@ def partition(
     orch = spec.orchestration
     scale = orch.test_scale if orch else None
     per_group = 1 if scale == "intra-node" else spec.num_nodes
-    overlay = platform.overlay
-    topo_key = (orch.topology.topology_key if orch and orch.topology else None) or (
-        overlay.topology_key if overlay else None
-    )
+    own_key = orch.topology.topology_key if orch and orch.topology else None
+    topo_key = own_key or platform.overlay.topology_key
     unpinned = bool(orch and orch.placement == "Unpinned")
     out = Partitioned(Partition(()), per_group, unpinned, topo_key, 0)
     if not platform.eligible:

@@ -49,7 +49,7 @@ class ResolvedPlatform:
     gpus: int  # per node
     nics: int  # RDMA NICs per node (mlnxPerNode)
     mnnvl: bool
-    overlay: poverlay.ResolvedOverlay | None  # None: no eligible node
+    overlay: poverlay.ResolvedOverlay  # of no entry without an eligible node
     nic_resource_name: str | None  # spec.nicResourceName, else the detected one
     model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
     gpus_from: str = ""  # where ``gpus`` comes from, for the summary
@@ -71,9 +71,9 @@ def resolve(
     ``stand_ins``: ``nodes`` are the offline preview's synthetic nodes (no Node in the input).
     """
     eligible, excluded = list(selection.eligible), list(selection.excluded)
-    mnnvl, nic = bool(spec.enable_mnnvl), spec.nic_resource_name
+    overlay, nic = poverlay.ResolvedOverlay(), spec.nic_resource_name
     resolved = ResolvedPlatform(
-        "unknown", UNKNOWN_ARCH, spec.gpus_per_node or 8, 0, mnnvl, None, nic
+        "unknown", UNKNOWN_ARCH, spec.gpus_per_node or 8, 0, bool(spec.enable_mnnvl), overlay, nic
     )
     no_gpus_left: tuple[int, int] | None = None  # (requested, best available)
     if eligible:
@@ -167,7 +167,6 @@ def _gpus_claimed(
     diag: RunDiagnostics,
 ) -> ResolvedPlatform:
     """The platform whose pods claim their GPUs through DRA where the nodes publish them so."""
-    assert resolved.overlay is not None  # detected
     gpus = resolved.gpus
     overlay, problem = fleet.gpus_by_claim(
         resolved.overlay, eligible, context.gpu_slices, spec, gpus

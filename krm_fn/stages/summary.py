@@ -6,7 +6,7 @@ Invariants:
       first few names ("and N more"); ``verbose`` lists every one. "Untested nodes" counts
       every node no group tests: the nodes left out (target filters, GPU capacity) and the
       remainder ``remainder: skip`` leaves.
-    * The note of a rendered run starts with :data:`RENDERED_NOTE` and names TrainJobs,
+    * The note of a rendered run starts with ``rendered`` and names TrainJobs,
       group sizes, eligible nodes, waves, platform, GPU (with the nodes' product names for
       a model outside the defaults table), GPUs per node and where that count came from, and
       the applied overrides.
@@ -26,9 +26,6 @@ from krm_fn.stages.partitioning import Partitioned
 from krm_fn.stages.plan import unlisted_products
 from krm_fn.stages.platform import ResolvedPlatform
 from krm_fn.stages.waves import Schedule
-
-RENDERED_NOTE = "rendered"
-"""First word of the info result a run that rendered reports (retracted when another failed)."""
 
 
 @dataclass
@@ -87,7 +84,7 @@ def rendered(
     sizes = sorted({len(g.nodes) or wr.spec.num_nodes for g in part.groups})
     products = unlisted_products(platform)
     note = (
-        f"{RENDERED_NOTE} {len(jobs.jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
+        f"rendered {len(jobs.jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
         f"from {len(platform.eligible)} eligible node(s) in {len(jobs.waves)} wave(s); "
         f"platform {platform.platform}, GPU {platform.arch}"
         + (f" ({', '.join(products)})" if products else "")
