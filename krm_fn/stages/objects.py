@@ -71,16 +71,7 @@ def build_objects(
         runtime = torch_runtime.build_torch_runtime(plan)
     objs.append(runtime)
     for j in jobs.jobs:
-        objs.append(
-            trainjob.build_trainjob(
-                plan,
-                j.group,
-                j.name,
-                runs_after=j.runs_after,
-                active_deadline_seconds=deadline,
-                wave=j.wave,
-            )
-        )
+        objs.append(trainjob.build_trainjob(plan, j.group, j.name, j.runs_after, deadline, j.wave))
         if options.wave_release == "engine":
             # The GitOps engine applies wave w+1 only after wave w completed (Argo CD sync
             # waves with the TrainJob health check, Flux dependsOn): nothing to release by hand.

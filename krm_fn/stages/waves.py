@@ -65,8 +65,16 @@ def schedule(
             "spec.orchestration.repeatCount",
         )
         return None
-    unpinned = [n.name for n in eligible] if partitioned.unpinned else None
-    jobs = _jobs(wr.name, groups, repeat, unpinned)
+    unpinned = tuple(n.name for n in eligible) if partitioned.unpinned else None
+    jobs = [  # one TrainJob per group and iteration
+        Job(
+            naming.trainjob_name(wr.name, f"{g.name}-iter-{k}" if repeat > 1 else g.name),
+            g,
+            g.nodes if unpinned is None else unpinned,
+        )
+        for k in range(1, repeat + 1)
+        for g in groups
+    ]
     waves = topology.run_waves(
         [Group(j.name, j.nodes) for j in jobs], (orch.max_concurrent if orch else None) or 0
     )
@@ -76,19 +84,6 @@ def schedule(
         Job(j.name, j.group, j.nodes, wave_of[j.name], after[wave_of[j.name]]) for j in jobs
     )
     return Schedule(placed, tuple(tuple(w) for w in waves))
-
-
-def _jobs(
-    run: str, groups: Sequence[Group], repeat: int, unpinned_nodes: Sequence[str] | None
-) -> list[Job]:
-    """One TrainJob per group and iteration (``-iter-<k>`` only when repeatCount > 1)."""
-    jobs = []
-    for k in range(1, repeat + 1):
-        for g in groups:
-            suffix = f"{g.name}-iter-{k}" if repeat > 1 else g.name
-            nodes = tuple(unpinned_nodes) if unpinned_nodes is not None else g.nodes
-            jobs.append(Job(naming.trainjob_name(run, suffix), g, nodes))
-    return jobs
 
 
 def _runs_after(previous: Sequence[str], wave: int) -> str:
