@@ -142,15 +142,6 @@ def _take(pools: _Pools, ranked: list[str], per_group: int) -> tuple[list[str], 
     return taken, used
 
 
-def _strict(ordered: list[tuple[str, list[str]]]) -> Partition:
-    return Partition(
-        tuple(
-            TopologyGroup(f"group-{i}", tuple(names), domains=(domain,))
-            for i, (domain, names) in enumerate(ordered)
-        )
-    )
-
-
 def partition_topology(
     nodes: Sequence[tuple[str, str]],
     per_group: int,
@@ -166,7 +157,12 @@ def partition_topology(
     ordered = _domains(nodes)
     check_size(sum(len(names) for _, names in ordered), per_group)
     if strict_domain:
-        return _strict(ordered)
+        return Partition(
+            tuple(
+                TopologyGroup(f"group-{i}", tuple(names), domains=(domain,))
+                for i, (domain, names) in enumerate(ordered)
+            )
+        )
     groups, leftover = _regular_groups(ordered, per_group)
     if not any(leftover.values()):
         return Partition(tuple(groups))

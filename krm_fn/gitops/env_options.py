@@ -77,9 +77,7 @@ def with_env(
 ) -> tuple[FunctionOptions, list[str]]:
     """``options`` with the ``WORKLOADRUN_FN_*`` variables applied; and the options they set.
 
-    Raises:
-        ValueError: An invalid value, naming the variable's option.
-
+    An invalid value is a ValueError naming the variable's option.
     """
     names = {
         env_name(n): info.alias or n

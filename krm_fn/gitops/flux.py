@@ -24,20 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from krm_fn.builders.apply_order import is_trainjob, wave_of
+from krm_fn.builders.plan import TRAINER_API
 from krm_fn.gitops.env_options import REMEDY
 
 FLUX_API = "kustomize.toolkit.fluxcd.io/v1"
-TRAINJOB_API = "trainer.kubeflow.org/v1alpha1"
 # fluxcd.io/flux/components/kustomize/kustomizations/#health-check-expressions and
 # fluxcd.io/flux/cheatsheets/cel-healthchecks (has() guards a status not written yet).
-CURRENT = (
-    "has(status.conditions) && "
-    "status.conditions.exists(e, e.type == 'Complete' && e.status == 'True')"
+_CONDITION = (
+    "has(status.conditions) && status.conditions.exists(e, e.type == '{}' && e.status == 'True')"
 )
-FAILED = (
-    "has(status.conditions) && "
-    "status.conditions.exists(e, e.type == 'Failed' && e.status == 'True')"
-)
+CURRENT, FAILED = _CONDITION.format("Complete"), _CONDITION.format("Failed")
 DEFAULT_TIMEOUT_S = 24 * 3600
 MARGIN_S = 15 * 60
 
@@ -58,11 +54,8 @@ def layout(
     """Directory name -> its objects: ``dependencies``, ``wave-<k>`` per wave, and ``flux``.
 
     ``flux`` holds the Kustomizations (named ``prefix-...``, in ``namespace``, reconciled every
-    ``interval``) of those directories under ``path_prefix`` in the Flux source.
-
-    Raises:
-        ValueError: No TrainJob, or a TrainJob still suspended (render with waveRelease engine).
-
+    ``interval``) of those directories under ``path_prefix`` in the Flux source. ValueError:
+    no TrainJob, or a TrainJob still suspended (render with waveRelease engine).
     """
     jobs = [o for o in objs if is_trainjob(o)]
     _check_publishable(jobs)
@@ -142,7 +135,7 @@ def _wave_spec(prefix: str, previous: str, members: list[dict[str, Any]]) -> dic
         "timeout": _duration(deadline + MARGIN_S),
         "healthCheckExprs": [
             {
-                "apiVersion": TRAINJOB_API,
+                "apiVersion": TRAINER_API,
                 "kind": "TrainJob",
                 "current": CURRENT,
                 "failed": FAILED,

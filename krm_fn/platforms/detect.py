@@ -178,12 +178,7 @@ def detect_fleet_platform(
 
 
 def check_platform_name(name: str, catalog: Catalog | None = None) -> str:
-    """The canonical (lower-case) platform name a user gave (``--platform``).
-
-    Raises:
-        ValueError: ``unknown platform 'x': must be one of aws, azure, ...``.
-
-    """
+    """The canonical (lower-case) platform name a user gave (``--platform``), or ValueError."""
     names = (catalog or bundled()).platform_names
     canonical = name.strip().lower()
     if canonical not in names:
