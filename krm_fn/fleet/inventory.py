@@ -26,16 +26,17 @@ if TYPE_CHECKING:  # only for annotations: the reader imports this before the mo
     from krm_fn.api.models import Target
 
 
-def matches_target(node: NodeInfo, target: Target | None) -> bool:
-    """Whether the node matches the target's selectors (all ANDed).
-
-    With no target (or an empty one) the default is nodes labelled
-    ``nvidia.com/gpu.present=true``.
-    """
-    labels = node.labels
-    if target is None or not (
+def is_default(target: Target | None) -> bool:
+    """Whether the target selects nothing, so the default applies: ``nvidia.com/gpu.present=true``."""
+    return target is None or not (
         target.node_selector or target.match_expressions or target.node_names
-    ):
+    )
+
+
+def matches_target(node: NodeInfo, target: Target | None) -> bool:
+    """Whether the node matches the target's selectors (all ANDed), or the default target."""
+    labels = node.labels
+    if target is None or is_default(target):
         return labels.get(GPU_PRESENT_LABEL) == "true"
     for k, v in target.node_selector.items():
         if labels.get(k) != v:

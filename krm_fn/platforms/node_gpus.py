@@ -21,7 +21,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from krm_fn.api import models
-from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
+from krm_fn.fleet.inventory import (
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    Exclusion,
+    NodeInfo,
+    is_default,
+)
 from krm_fn.io.results import some
 from krm_fn.platforms.catalog import ClaimTemplate
 from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL
@@ -130,19 +136,14 @@ def with_slice_products(
     out = []
     for n in nodes:
         gpus = slices.get(n.name)
-        if (
-            gpus is None
-            or not gpus.product
-            or n.labels.get(GPU_PRODUCT_LABEL)
-            or n.labels.get(GKE_ACCELERATOR_LABEL)
-        ):
+        named = n.labels.get(GPU_PRODUCT_LABEL) or n.labels.get(GKE_ACCELERATOR_LABEL)
+        if gpus is None or not gpus.product or named:
             out.append(n)
             continue
-        raw = dict(n.raw)
-        meta = dict(_mapping(raw.get("metadata")))
+        meta = dict(_mapping(n.raw.get("metadata")))
         meta["labels"] = {**_mapping(meta.get("labels")), GPU_PRODUCT_LABEL: gpus.product}
-        raw["metadata"] = meta
-        out.append(replace(n, labels={**n.labels, GPU_PRODUCT_LABEL: gpus.product}, raw=raw))
+        labels = {**n.labels, GPU_PRODUCT_LABEL: gpus.product}
+        out.append(replace(n, labels=labels, raw={**n.raw, "metadata": meta}))
     return out
 
 
@@ -288,18 +289,15 @@ def _sliced(node: NodeInfo, slices: Mapping[str, SliceGpus]) -> bool:
 def unlabelled_gpu_hint(
     nodes: Sequence[NodeInfo],
     target: models.Target | None,
-    slices: Mapping[str, SliceGpus] | None = None,
+    slices: Mapping[str, SliceGpus],
 ) -> str:
     """Under the default target, name GPU nodes that lack ``nvidia.com/gpu.present``.
 
     GKE's own GPU stack and DRA-only nodes run no GPU Feature Discovery, so the implied target
     (``nvidia.com/gpu.present=true``) never selects them; the hint says how to.
     """
-    if target is not None and (
-        target.node_selector or target.match_expressions or target.node_names
-    ):
+    if not is_default(target):
         return ""
-    slices = slices or {}
     unlabelled = [n for n in nodes if n.labels.get(GPU_PRESENT_LABEL) != "true"]
     gke = sorted(n.name for n in unlabelled if n.labels.get(GKE_ACCELERATOR_LABEL))
     dra = sorted(n.name for n in unlabelled if _sliced(n, slices))

@@ -21,10 +21,12 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.api.validate import parse_workloadrun
 from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.io.results import FileRef, ResourceRef, Results
+from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
+from krm_fn.keys import WORKLOADRUN_KIND
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.run_platform import check_forced_names
 
-OWN_KINDS = ("WorkloadRun", "LogProfile")
+OWN_KINDS = (WORKLOADRUN_KIND, "LogProfile")
 
 
 @dataclass(frozen=True)
@@ -87,12 +89,12 @@ def _check_objects(objects: Sequence[Mapping[str, Any]], results: Results) -> No
     for o in objects:
         api = o.get("apiVersion")
         kind = o.get("kind")
-        if isinstance(api, str) and api.startswith("nvcre.nvidia.com/") and kind not in OWN_KINDS:
+        if isinstance(api, str) and api.startswith(API_GROUP + "/") and kind not in OWN_KINDS:
             import difflib  # only for the hint of this error
 
             close = difflib.get_close_matches(str(kind), OWN_KINDS, n=1, cutoff=0.6)
             results.error(
-                f"unknown kind {kind!r} in the nvcre.nvidia.com API group"
+                f"unknown kind {kind!r} in the {API_GROUP} API group"
                 + (f"; did you mean {close[0]!r}?" if close else "")
                 + f" (this function reads {' and '.join(OWN_KINDS)})",
                 resource=ResourceRef.of(dict(o)),
