@@ -32,8 +32,7 @@ if TYPE_CHECKING:
 class MatchedOverrides:
     """Every override of the run with the outcome of its ``when``."""
 
-    overrides: tuple[dict[str, Any], ...]  # spec.overrides as camelCase mappings, from the model
-    matched: tuple[bool, ...]  # per override
+    matched: tuple[bool, ...]  # per override of spec.overrides
     mpi_args: tuple[str, ...]  # the matching overrides', in order
     pre_command: tuple[str, ...]  # the platform's preCommand lines, then the matching overrides'
     applied: tuple[str, ...]  # catalog:<entry> for each catalog entry, then spec.overrides[i]
@@ -47,19 +46,11 @@ def match(
     diag: RunDiagnostics,
 ) -> MatchedOverrides:
     """Evaluate every ``when`` once; collect the matching overrides' arguments."""
-    overlay = platform.overlay
-    overrides = tuple(
-        {
-            "when": ov.when.as_mapping(),
-            **ov.model_dump(by_alias=True, exclude_none=True, exclude={"when"}),
-        }
-        for ov in spec.overrides
-    )
     matched: list[bool] = []
     args: list[str] = []
-    pre_command = list(overlay.pre_command)
-    applied = [f"catalog:{n}" for n in overlay.applied]
-    if overrides:
+    pre_command = list(platform.overlay.pre_command)
+    applied = [f"catalog:{n}" for n in platform.overlay.applied]
+    if spec.overrides:
         from krm_fn.overrides.when import WhenContext
 
         ctx = WhenContext(
@@ -68,16 +59,14 @@ def match(
             topology_mode=partitioned.topology_mode,
             domain_count=partitioned.domains,
         )
-    for i, ov in enumerate(overrides):
-        hit = i not in bad_whens and _matches(i, ov["when"], ctx, platform, diag)
+    for i, ov in enumerate(spec.overrides):
+        hit = i not in bad_whens and _matches(i, ov.when.as_mapping(), ctx, platform, diag)
         matched.append(hit)
         if hit:
             applied.append(f"spec.overrides[{i}]")
-            args += ov.get("mpiArgs") or []
-            pre_command += ov.get("preCommand") or []
-    return MatchedOverrides(
-        overrides, tuple(matched), tuple(args), tuple(pre_command), tuple(applied)
-    )
+            args += ov.mpi_args or []
+            pre_command += ov.pre_command or []
+    return MatchedOverrides(tuple(matched), tuple(args), tuple(pre_command), tuple(applied))
 
 
 def _matches(
@@ -109,7 +98,7 @@ def apply(
     diag: RunDiagnostics,
 ) -> list[dict[str, Any]] | None:
     """Apply the matching overrides to the generated objects; ``None`` on an error."""
-    if not matched.overrides:
+    if not spec.overrides:
         return list(objects)
     from krm_fn.overrides import jobtemplate as jt
     from krm_fn.overrides.apply import apply_overrides
