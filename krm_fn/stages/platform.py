@@ -51,7 +51,7 @@ class ResolvedPlatform:
     mnnvl: bool
     overlay: poverlay.ResolvedOverlay  # of no entry without an eligible node
     nic_resource_name: str | None  # spec.nicResourceName, else the detected one
-    model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
+    unlisted_products: tuple[str, ...] = ()  # the nodes' names of a model outside the table
     gpus_from: str = ""  # where ``gpus`` comes from, for the summary
     eligible: tuple[NodeInfo, ...] = ()  # in name order
     excluded: tuple[Exclusion | fleet.ShortOfGpus, ...] = ()  # each with its reason
@@ -154,7 +154,7 @@ def _detected(
         ctx.mnnvl,
         overlay,
         _nic_resource(spec, eligible, table, ctx, diag),
-        gdet.model_products,
+        gdet.model_products if arch not in pgpu.architectures() else (),
         gpus_from,
     ), disagree
 

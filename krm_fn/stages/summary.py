@@ -23,7 +23,6 @@ from krm_fn.fleet.partition import Group
 from krm_fn.io.results import LISTED, listed
 from krm_fn.stages.overrides import MatchedOverrides
 from krm_fn.stages.partitioning import Partitioned
-from krm_fn.stages.plan import unlisted_products
 from krm_fn.stages.platform import ResolvedPlatform
 from krm_fn.stages.waves import Schedule
 
@@ -82,12 +81,11 @@ def rendered(
         run_flags=[a for a in matched.applied if a.startswith("run:")],
     )
     sizes = sorted({len(g.nodes) or wr.spec.num_nodes for g in part.groups})
-    products = unlisted_products(platform)
     note = (
         f"rendered {len(jobs.jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
         f"from {len(platform.eligible)} eligible node(s) in {len(jobs.waves)} wave(s); "
         f"platform {platform.platform}, GPU {platform.arch}"
-        + (f" ({', '.join(products)})" if products else "")
+        + (f" ({', '.join(platform.unlisted_products)})" if platform.unlisted_products else "")
         + f", {platform.gpus} GPU(s) per node"
         + (f" ({platform.gpus_from})" if platform.gpus_from else "")
         + (f"; overrides: {', '.join(matched.applied)}" if matched.applied else "")
