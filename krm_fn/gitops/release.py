@@ -59,15 +59,13 @@ def run_kubectl(argv: Sequence[str]) -> str:
     return proc.stdout
 
 
+@dataclass(frozen=True)
 class Kubectl:
     """The only way this module reaches the cluster."""
 
-    def __init__(
-        self, command: Sequence[str], namespace: str | None, runner: Runner = run_kubectl
-    ) -> None:
-        self.command = list(command)
-        self.namespace = namespace
-        self.runner = runner
+    command: Sequence[str]
+    namespace: str | None
+    runner: Runner = run_kubectl
 
     def _ns(self) -> list[str]:
         return ["-n", self.namespace] if self.namespace else []
