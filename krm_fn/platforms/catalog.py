@@ -636,15 +636,19 @@ def _context(data: Any, base: Catalog | None) -> dict[str, tuple[str, ...]]:
     return {"platforms": tuple(platforms), "gpus": tuple(gpus), "archs": (*gpus, UNKNOWN_ARCH)}
 
 
-def _problems(data: object, base: Catalog | None) -> list[str]:
-    """Every problem of ``data`` against the names of ``base`` (``None``: it is the base)."""
-    found = list(_duplicates(data))
+def _validated(data: object, base: Catalog | None) -> tuple[Catalog | None, list[str]]:
+    """``data`` as a catalog and every problem of it against the names of ``base``.
+
+    ``base``: ``None`` for the bundled table itself. The catalog is ``None`` when the model
+    refuses ``data``.
+    """
+    found, doc = list(_duplicates(data)), None
     try:
-        Catalog.model_validate(data, context=_context(data, base))
+        doc = Catalog.model_validate(data, context=_context(data, base))
     except ValidationError as exc:
         found[:0] = [(tuple(e["loc"]), _message(e)) for e in exc.errors(include_url=False)]
     problems = [_problem(data, loc, message) for loc, message in found]
-    return [text for _, text in sorted(problems, key=lambda p: p[0])]
+    return doc, [text for _, text in sorted(problems, key=lambda p: p[0])]
 
 
 def _merge_problems(base: Catalog, data: Any) -> list[str]:
@@ -692,12 +696,11 @@ def parse_catalog(text: str, origin: str = "<string>", base: Catalog | None = No
         raise CatalogError(origin, [f"not valid YAML: {exc}"]) from exc
     if base is None and origin != _BUNDLED_ORIGIN:
         base = bundled()
-    problems = _problems(data, base)
+    doc, problems = _validated(data, base)
     if base is not None and not problems:
         problems = _merge_problems(base, data)
-    if problems:
+    if problems or doc is None:
         raise CatalogError(origin, problems)
-    doc = Catalog.model_validate(data, context=_context(data, base))
     nested = [
         e.model_copy(update={"when": e.when.model_copy(update={"platform": [p.name]})})
         for p in doc.platforms
@@ -742,7 +745,6 @@ def load_catalog(paths: Sequence[str | Path] = ()) -> Catalog:
 def read_text(path: str | Path, origin: str) -> str:
     """The text of a catalog file; an unreadable file is a :class:`CatalogError`."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise CatalogError(origin, [f"cannot read: {exc}"]) from exc
