@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -100,12 +101,8 @@ def _domains(nodes: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
 
 def _fewest_domains(sizes: list[int], need: int) -> int:
     """Return how many of the largest ``sizes`` are needed to sum to ``need`` (enough assumed)."""
-    total = 0
-    for count, size in enumerate(sorted(sizes, reverse=True), start=1):
-        total += size
-        if total >= need:
-            return count
-    return len(sizes)
+    totals = itertools.accumulate(sorted(sizes, reverse=True))
+    return next((count for count, total in enumerate(totals, 1) if total >= need), len(sizes))
 
 
 class _Pools:

@@ -12,7 +12,6 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from krm_fn.api import models, naming, rules
@@ -25,6 +24,7 @@ from krm_fn.builders.nccl_env import (
     user_wins_in_mpi_args,
 )
 from krm_fn.builders.plan import WorkerEnv
+from krm_fn.platforms.node_gpus import GPU_RESOURCE
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
 from krm_fn.stages.partitioning import Partitioned
@@ -57,13 +57,6 @@ def env_and_resources(
     if node_env is not None:
         node_env = [trainer_by_name.get(e.name, e) for e in node_env]
     mpi_args = user_wins_in_mpi_args(list(overlay.mpi_args), user_by_name)
-    resources = worker_resources(
-        spec.resources,
-        platform.gpus,
-        overlay.resources,
-        platform.nic_resource_name,
-        platform.nics,
-    )
     secret_name = options.registry_pull_secret or (
         naming.pull_secret_name(wr.name) if options.registry else None
     )
@@ -72,7 +65,7 @@ def env_and_resources(
         node_env=tuple(node_env) if node_env is not None else None,
         trainer_env=tuple(trainer_env),
         platform_mpi_args=tuple(mpi_args),
-        resources=resources,
+        resources=worker_resources(spec.resources, platform),
         config_map=_config_map(wr),
         pull_secrets=_pull_secrets(spec, secret_name),
         secret_name=secret_name,
@@ -114,11 +107,7 @@ def _pull_secrets(spec: models.WorkloadRunSpec, secret_name: str | None) -> tupl
 
 
 def worker_resources(
-    res: models.ResourceRequirements | None,
-    gpus: int,
-    platform: Mapping[str, Mapping[str, str | int | None]],
-    nic_name: str | None,
-    nics: int,
+    res: models.ResourceRequirements | None, platform: ResolvedPlatform
 ) -> dict[str, Any]:
     """Worker resources: NVCRE's GPU rule, then platform requests, then the NIC request.
 
@@ -126,7 +115,8 @@ def worker_resources(
     platform resources (EFA adapters, RDMA devices, hugepages) are added where the user did
     not set the same name; ``nicResourceName`` requests ``mlnxPerNode`` (0 opts out).
     """
-    gpu = "nvidia.com/gpu"
+    gpu, gpus = GPU_RESOURCE, platform.gpus
+    nic_name, nics = platform.nic_resource_name, platform.nics
     limits: dict[str, Any] = dict(res.limits or {}) if res else {}
     requests: dict[str, Any] = dict(res.requests or {}) if res else {}
     if gpu not in limits and gpu not in requests:
@@ -134,7 +124,7 @@ def worker_resources(
         requests[gpu] = str(gpus)
     user_named = set(limits) | set(requests)
     for section, target in (("limits", limits), ("requests", requests)):
-        for k, v in (platform.get(section) or {}).items():
+        for k, v in (platform.overlay.resources.get(section) or {}).items():
             if v is None:  # the platform deletes the name (DRA claims replace nvidia.com/gpu)
                 target.pop(k, None)
             elif k not in user_named:

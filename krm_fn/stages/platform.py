@@ -146,17 +146,13 @@ def _detected(
     _warn_gpu_model(arch, gdet.model_products, ctx, gpus_from, guessed, diag)
     if not options.platform and platform == table.default_platform.name:
         _warn_platform_guesses(raws, overlay, table, diag)
-    return ResolvedPlatform(
-        platform,
-        arch,
-        ctx.gpus_per_node,
-        ctx.nics_per_node,
-        ctx.mnnvl,
-        overlay,
-        _nic_resource(spec, eligible, table, ctx, diag),
-        gdet.model_products if arch not in pgpu.architectures() else (),
-        gpus_from,
-    ), disagree
+    gpus, nics, mnnvl = ctx.gpus_per_node, ctx.nics_per_node, ctx.mnnvl
+    nic = _nic_resource(spec, eligible, table, ctx, diag)
+    products = gdet.model_products if arch not in pgpu.architectures() else ()
+    resolved = ResolvedPlatform(
+        platform, arch, gpus, nics, mnnvl, overlay, nic, products, gpus_from
+    )
+    return resolved, disagree
 
 
 def _gpus_claimed(
