@@ -26,9 +26,6 @@ Algorithm (``strict_domain=False``):
 With ``strict_domain=True`` (testScale ``intra-rack``) each domain is one group at its natural
 size, ``group-<i>`` in the domain order of step 1; ``per_group`` does not size the groups.
 
-Every group is a :class:`TopologyGroup`, which is a :class:`~krm_fn.fleet.partition.Group` that also
-records the sorted domains its nodes are in.
-
 Decisions where NVCRE or the reference is silent, or where NVCRE's result would be wrong for a
 job of ``per_group`` nodes:
 
@@ -43,7 +40,8 @@ job of ``per_group`` nodes:
   1 domain). Regular groups never do.
 * **``overlaps``** of an overflow group names the *earliest* group, in partition order, that it
   shares a node with (``None`` if it reuses no node). Borrowing from two domains can make an
-  overflow group overlap several groups: :func:`run_waves` schedules around all of them. Regular groups never overlap one another.
+  overflow group overlap several groups: :func:`run_waves` schedules around all of them.
+  Regular groups never overlap one another.
 * **``remainder="skip"`` never puts a node in two groups.** Nodes left over by step 3 can still
   hold whole groups when ``cap`` stopped the regular pass (domains of 8 and 4, ``per_group`` 6:
   2 + 4 nodes are left). Skip mode still groups them as in step 4, drawing on untested nodes

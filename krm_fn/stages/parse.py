@@ -139,18 +139,16 @@ def parse_runs(
     parsed: list[ParsedRun] = []
     for raw, file in runs:
         wr = parse_workloadrun(raw, results, file)
-        bad = _check_whens(wr, raw, file, results)
+        bad = _check_whens(raw, file, results)
         if wr is not None:
             parsed.append(ParsedRun(wr, raw, file, bad))
     return sorted(parsed, key=lambda p: (p.model.namespace or "", p.model.name))
 
 
-def _check_whens(
-    wr: models.WorkloadRun | None, raw: dict[str, Any], file: FileRef | None, results: Results
-) -> frozenset[int]:
+def _check_whens(raw: dict[str, Any], file: FileRef | None, results: Results) -> frozenset[int]:
     """Report every ``when.expression`` that does not parse; the indices of those."""
     bad: set[int] = set()
-    for i, when in enumerate(_validated_whens(wr, raw)):
+    for i, when in enumerate(_validated_whens(raw)):
         if when is None or when.expression is None:
             continue
         from krm_fn.overrides.when import WhenError, parse_expression  # only runs with overrides
@@ -168,12 +166,8 @@ def _check_whens(
     return frozenset(bad)
 
 
-def _validated_whens(
-    wr: models.WorkloadRun | None, raw: dict[str, Any]
-) -> list[models.When | None]:
-    """Each override's validated ``when``; for a run whose model failed, each valid one alone."""
-    if wr is not None:
-        return [ov.when for ov in wr.spec.overrides]
+def _validated_whens(raw: dict[str, Any]) -> list[models.When | None]:
+    """Each override's ``when`` validated alone, so a run whose model failed still has them."""
     spec = raw.get("spec")
     overrides = spec.get("overrides") if isinstance(spec, Mapping) else None
     if not isinstance(overrides, list):
