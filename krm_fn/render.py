@@ -108,12 +108,7 @@ def render_run(
     patched = overrides.apply(matched, built.objects, spec, run_plan, selection.tolerations, diag)
     if patched is None:
         return None
-    final = finalize.finalize(
-        build.with_platform_objects(patched, run_plan, platform.overlay),
-        spec,
-        platform.overlay.mpi_args,
-        matched.mpi_args,
-        built.launcher_env,
-        diag,
-    )
+    with_dra = build.with_platform_objects(patched, run_plan, platform.overlay)
+    mpi_args = (platform.overlay.mpi_args, matched.mpi_args)
+    final = finalize.finalize(with_dra, spec, mpi_args, built.launcher_env, diag)
     return None if final is None else rendered(wr, final, platform, parts, jobs, matched)

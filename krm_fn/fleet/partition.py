@@ -69,9 +69,6 @@ def partition_simple(
     last = groups[-1]
     borrowed = last.nodes[len(rest) :]
     overflow = Group(
-        f"group-{full}-overflow",
-        tuple(sorted(borrowed + rest)),
-        overflow=True,
-        overlaps=last.name,
+        f"group-{full}-overflow", tuple(sorted(borrowed + rest)), overflow=True, overlaps=last.name
     )
     return Partition((*groups, overflow))

@@ -134,12 +134,7 @@ def _wave_spec(prefix: str, previous: str, members: list[dict[str, Any]]) -> dic
         "dependsOn": depends,
         "timeout": _duration(deadline + MARGIN_S),
         "healthCheckExprs": [
-            {
-                "apiVersion": TRAINER_API,
-                "kind": "TrainJob",
-                "current": CURRENT,
-                "failed": FAILED,
-            }
+            {"apiVersion": TRAINER_API, "kind": "TrainJob", "current": CURRENT, "failed": FAILED}
         ],
     }
 

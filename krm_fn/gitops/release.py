@@ -115,9 +115,7 @@ def decide(jobs: Sequence[Mapping[str, Any]]) -> Step:
     failed = sorted(_name(j) for j in jobs if _condition(j, "Failed"))
     if failed:
         return Step(
-            EXIT_FAILED,
-            (),
-            f"TrainJob(s) {', '.join(failed)} failed; later waves stay suspended",
+            EXIT_FAILED, (), f"TrainJob(s) {', '.join(failed)} failed; later waves stay suspended"
         )
     waves = sorted({wave_of(j) for j in jobs})
     for w in waves:

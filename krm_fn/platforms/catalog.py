@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 from pydantic import (
     AfterValidator,
@@ -47,9 +47,9 @@ from krm_fn.platforms.templates import is_int_template, template_problem
 BUNDLED_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "platforms.yaml")
 """The bundled table (wheel and editable installs alike)."""
 
-FRAMEWORKS: tuple[str, ...] = ("exec", "mpi", "torch")
-UNKNOWN_ARCH = "unknown"
 Framework = Literal["mpi", "torch", "exec"]
+FRAMEWORKS: tuple[str, ...] = tuple(sorted(get_args(Framework)))
+UNKNOWN_ARCH = "unknown"
 _DNS_RULE = "at most 63 lower-case letters, digits or '-', not starting or ending with '-'"
 
 

@@ -287,9 +287,7 @@ def _sliced(node: NodeInfo, slices: Mapping[str, SliceGpus]) -> bool:
 
 
 def unlabelled_gpu_hint(
-    nodes: Sequence[NodeInfo],
-    target: models.Target | None,
-    slices: Mapping[str, SliceGpus],
+    nodes: Sequence[NodeInfo], target: models.Target | None, slices: Mapping[str, SliceGpus]
 ) -> str:
     """Under the default target, name GPU nodes that lack ``nvidia.com/gpu.present``.
 
