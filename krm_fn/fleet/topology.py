@@ -97,12 +97,6 @@ def _domains(nodes: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
     return sorted(members.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
-def _fewest_domains(sizes: list[int], need: int) -> int:
-    """Return how many of the largest ``sizes`` are needed to sum to ``need`` (enough assumed)."""
-    totals = itertools.accumulate(sorted(sizes, reverse=True))
-    return next((count for count, total in enumerate(totals, 1) if total >= need), len(sizes))
-
-
 class _Pools:
     """Per-domain pools that nodes are taken from the front of."""
 
@@ -166,10 +160,12 @@ def partition_topology(
 
 
 def _group_cap(ordered: list[tuple[str, list[str]]], per_group: int) -> int:
-    """Step 2: ``ceil(per_group / largest domain)``, or the fewest domains group-0 needs."""
-    largest = len(ordered[0][1])
-    sizes = [len(names) for _, names in ordered]
-    return max(-(-per_group // largest), _fewest_domains(sizes, per_group))
+    """Step 2: the fewest domains group-0 needs, never below ``ceil(per_group / largest)``.
+
+    ``ordered`` is largest first, with at least ``per_group`` nodes in all.
+    """
+    totals = itertools.accumulate(len(names) for _, names in ordered)
+    return next(count for count, total in enumerate(totals, 1) if total >= per_group)
 
 
 def _regular_groups(

@@ -60,6 +60,8 @@ def env_and_resources(
     secret_name = options.registry_pull_secret or (
         naming.pull_secret_name(wr.name) if options.registry else None
     )
+    pull = [s.name for s in spec.image_pull_secrets]
+    pull += [secret_name] if secret_name and secret_name not in pull else []
     return WorkerEnv(
         env=tuple(env),
         node_env=tuple(node_env) if node_env is not None else None,
@@ -67,7 +69,7 @@ def env_and_resources(
         platform_mpi_args=tuple(mpi_args),
         resources=worker_resources(spec.resources, platform),
         config_map=_config_map(wr),
-        pull_secrets=_pull_secrets(spec, secret_name),
+        pull_secrets=tuple(pull),
         secret_name=secret_name,
     )
 
@@ -97,13 +99,6 @@ def _config_map(wr: models.WorkloadRun) -> str | None:
     if config.inline:
         return naming.config_map_name(wr.name)
     return config.config_map_ref.name if config.config_map_ref is not None else None
-
-
-def _pull_secrets(spec: models.WorkloadRunSpec, secret_name: str | None) -> tuple[str, ...]:
-    pull = [s.name for s in spec.image_pull_secrets]
-    if secret_name and secret_name not in pull:
-        pull.append(secret_name)
-    return tuple(pull)
 
 
 def worker_resources(
