@@ -177,28 +177,24 @@ def _resources(entries: Sequence[CatalogEntry], variables: Mapping[str, int]) ->
 
 
 def _pod(entries: Sequence[CatalogEntry], variables: Mapping[str, int]) -> dict[str, Any]:
-    """Volumes, securityContext, tolerations, annotations and the scalars of the entries."""
-    pod: dict[str, Any] = {"volumes": (), "volume_mounts": (), "tolerations": ()}
-    security: dict[str, Any] = {}
+    """Volumes, securityContext, tolerations, annotations and the scalars of the entries.
+
+    Only what an entry sets; :class:`ResolvedOverlay`'s defaults are the rest.
+    """
+    pod: dict[str, Any] = {"security_context": {}}
     annotations: dict[str, str] = {}
     for e in entries:
         if e.volumes is not None and e.volume_mounts is not None:
             pod["volumes"] = tuple(v.k8s() for v in e.volumes)
             pod["volume_mounts"] = tuple(m.k8s() for m in e.volume_mounts)
         if e.security_context is not None:
-            _deep_merge(security, e.security_context.k8s())
+            _deep_merge(pod["security_context"], e.security_context.k8s())
         if e.tolerations is not None:
             pod["tolerations"] = tuple(t.k8s() for t in e.tolerations)
         annotations.update((k, render(v, variables)) for k, v in (e.pod_annotations or {}).items())
-    return {
-        **pod,
-        "security_context": security,
-        "pod_annotations": annotations,
-        "topology_key": next((e.topology_key for e in entries[::-1] if e.topology_key), None),
-        "nic_resource_name": next(
-            (e.nic_resource_name for e in entries[::-1] if e.nic_resource_name), None
-        ),
-    }
+        pod["topology_key"] = e.topology_key or pod.get("topology_key")
+        pod["nic_resource_name"] = e.nic_resource_name or pod.get("nic_resource_name")
+    return {**pod, "pod_annotations": annotations}
 
 
 def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> None:
