@@ -46,7 +46,6 @@ def architectures() -> frozenset[str]:
     return frozenset(bundled().gpu_names)
 
 
-_VENDOR_PREFIX = "NVIDIA-"
 _RTX_PRO_6000 = ("RTX-PRO-6000", "RTXPRO-6000", "RTXPRO6000")
 
 
@@ -68,11 +67,7 @@ def _normalised(product: str) -> str:
     """
     words = "-".join(product.strip().upper().replace("_", " ").split())
     text = "-".join(part for part in words.split("-") if part)
-    if text.startswith(_VENDOR_PREFIX):
-        text = text[len(_VENDOR_PREFIX) :]
-    if text.endswith("-SHARED"):
-        text = text[: -len("-SHARED")]
-    return _strip_mig(text)
+    return _strip_mig(text.removeprefix("NVIDIA-").removesuffix("-SHARED"))
 
 
 def parse_gpu_product(product: str) -> str:

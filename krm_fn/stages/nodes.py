@@ -23,6 +23,7 @@ from krm_fn.fleet.inventory import Exclusion, NodeInfo, select_nodes
 from krm_fn.io.results import ResourceRef, Results
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.catalog import load_catalog
+from krm_fn.platforms.gpu import parse_gpu_product
 from krm_fn.platforms.run_platform import forced_platform, synthetic_nodes
 from krm_fn.stages.parse import InputContext
 
@@ -77,17 +78,12 @@ def inventory_for(
     """The inventory, or synthetic nodes for an offline preview (said in a note)."""
     if nodes or not (options.platform or options.gpu_arch):
         return nodes
-    from krm_fn.platforms import gpu as pgpu
-
     platform = forced_platform(options)
+    arch = parse_gpu_product(options.gpu_arch) if options.gpu_arch else None
     key, domain = domain_key(options, platform), options.topology_domain
-    synthetic = synthetic_nodes(
-        spec.num_nodes,
-        platform,
-        pgpu.parse_gpu_product(options.gpu_arch) if options.gpu_arch else None,
-        within(spec.target, key, domain) if key and domain else spec.target,
-        load_catalog(options.platform_catalog),
-    )
+    target = within(spec.target, key, domain) if key and domain else spec.target
+    table = load_catalog(options.platform_catalog)
+    synthetic = synthetic_nodes(spec.num_nodes, platform, arch, target, table)
     results.info(
         f"no Node in the input: offline preview on {len(synthetic)} synthetic node(s) "
         f"({synthetic[0].name} ...)",
