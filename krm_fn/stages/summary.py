@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn.api import models
-from krm_fn.fleet.partition import Group
+from krm_fn.fleet.partition import Partition
 from krm_fn.io.results import LISTED, listed
 from krm_fn.stages.overrides import MatchedOverrides
 from krm_fn.stages.partitioning import Partitioned
@@ -27,19 +27,15 @@ from krm_fn.stages.platform import ResolvedPlatform
 from krm_fn.stages.waves import Schedule
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunSummary:
     """What was rendered for one run (for the stderr summary)."""
 
-    name: str
-    namespace: str | None
-    groups: list[Group]
-    untested: list[str]
-    excluded: list[str]
-    platform: str
-    gpu_arch: str
-    waves: list[list[str]] = field(default_factory=list)
-    run_flags: list[str] = field(default_factory=list)
+    run: models.WorkloadRun
+    part: Partition
+    platform: ResolvedPlatform
+    waves: tuple[tuple[str, ...], ...]  # TrainJob names per wave
+    run_flags: tuple[str, ...]  # the run:<option> entries of the applied overrides
 
 
 @dataclass
@@ -69,17 +65,8 @@ def rendered(
 ) -> RenderedRun:
     """The run's output, summary and note."""
     part = partitioned.part
-    summary = RunSummary(
-        wr.name,
-        wr.namespace,
-        list(part.groups),
-        list(part.untested),
-        [x.node for x in platform.excluded],
-        platform.platform,
-        platform.arch,
-        waves=[list(w) for w in jobs.waves],
-        run_flags=[a for a in matched.applied if a.startswith("run:")],
-    )
+    flags = tuple(a for a in matched.applied if a.startswith("run:"))
+    summary = RunSummary(wr, part, platform, jobs.waves, flags)
     sizes = sorted({len(g.nodes) or wr.spec.num_nodes for g in part.groups})
     note = (
         f"rendered {len(jobs.jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
@@ -97,18 +84,19 @@ def summary_lines(summaries: list[RunSummary], verbose: bool = False) -> list[st
     """The human summary of each run (``render``'s stderr); see the module invariants."""
     lines = []
     for s in summaries:
-        ns = f"{s.namespace}/" if s.namespace else ""
+        ns = f"{s.run.namespace}/" if s.run.namespace else ""
+        groups = s.part.groups
         lines.append(
-            f"WorkloadRun {ns}{s.name}: {len(s.groups)} group(s), platform {s.platform}, "
-            f"GPU {s.gpu_arch}"
+            f"WorkloadRun {ns}{s.run.name}: {len(groups)} group(s), platform "
+            f"{s.platform.platform}, GPU {s.platform.arch}"
         )
-        shown = s.groups if verbose or len(s.groups) <= LISTED else s.groups[:3]
+        shown = groups if verbose or len(groups) <= LISTED else groups[:3]
         for g in shown:
             nodes = _names(g.nodes, verbose) if g.nodes else "placed by the scheduler (Unpinned)"
             extra = f" (overlaps {g.overlaps}: runs after it)" if g.overlaps else ""
             lines.append(f"  {g.name}: {len(g.nodes) or '-'} node(s): {nodes}{extra}")
-        if len(shown) < len(s.groups):
-            more = len(s.groups) - len(shown)
+        if len(shown) < len(groups):
+            more = len(groups) - len(shown)
             lines.append(f"  ... and {more} more group(s) (--verbose lists every group)")
         lines.append("  untested nodes: " + _untested(s, verbose))
         if len(s.waves) > 1:
@@ -136,13 +124,14 @@ def _names(names: Sequence[str], verbose: bool, what: str = "") -> str:
 
 def _untested(s: RunSummary, verbose: bool) -> str:
     """``none``, or how many nodes no group tests and why: left out, or the skipped remainder."""
+    excluded = [x.node for x in s.platform.excluded]
     parts = [
         f"{len(names)} {why}: {_names(names, verbose)}"
         for names, why in (
-            (s.excluded, "left out (the warning above says why)"),
-            (s.untested, "not filling a last group (remainder: skip)"),
+            (excluded, "left out (the warning above says why)"),
+            (s.part.untested, "not filling a last group (remainder: skip)"),
         )
         if names
     ]
-    total = len(s.excluded) + len(s.untested)
+    total = len(excluded) + len(s.part.untested)
     return "none" if not parts else parts[0] if len(parts) == 1 else f"{total}: " + "; ".join(parts)
