@@ -35,15 +35,10 @@ def forced_platform(options: FunctionOptions) -> str | None:
 def target_gpu_product(target: models.Target | None) -> str | None:
     """The GPU product a target names (nodeSelector, else an ``In`` expression), as NVCRE."""
     product = target.node_selector.get(GPU_PRODUCT_LABEL) if target else None
-    expressions = target.match_expressions if target else []
-    return product or next(
-        (
-            r.values[0]
-            for r in expressions
-            if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values
-        ),
-        None,
-    )
+    for r in target.match_expressions if target and not product else []:
+        if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values:
+            return r.values[0]
+    return product or None
 
 
 def _target_labels(target: models.Target | None) -> dict[str, str]:

@@ -113,10 +113,7 @@ def summary_lines(summaries: list[RunSummary], verbose: bool = False) -> list[st
 
 
 def _names(names: Sequence[str], verbose: bool, what: str = "") -> str:
-    """Every name, or past :data:`LISTED` (unless ``verbose``) the first few ("and N more").
-
-    ``what`` (e.g. ``TrainJob(s)``): say the count before a shortened list.
-    """
+    """Every name, or past :data:`LISTED` (unless ``verbose``) "N <what>: a, b, c and N more"."""
     if verbose or len(names) <= LISTED:
         return ", ".join(names)
     return (f"{len(names)} {what}: " if what else "") + listed(names)
