@@ -59,11 +59,7 @@ def within(target: models.Target | None, key: str, domain: str) -> models.Target
 
 
 def domain_key(options: FunctionOptions, platform: str | None) -> str | None:
-    """The label naming ``topologyDomain``'s domain: ``topologyKey``, else the platform's.
-
-    The platform's is its ``defaultTopologyKey`` in the table (NVCRE's
-    ``cluster.DefaultTopologyKey``); ``None`` when it has none.
-    """
+    """The label naming ``topologyDomain``'s domain: ``topologyKey``, else the platform's."""
     own = load_catalog(options.platform_catalog).platform(platform or "")
     return options.topology_key or (own.default_topology_key if own else None)
 
