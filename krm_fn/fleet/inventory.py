@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # only for annotations: the reader imports this before the mo
 
 
 def is_default(target: Target | None) -> bool:
-    """Whether the target selects nothing, so the default ``nvidia.com/gpu.present=true`` applies."""
+    """Whether the target selects nothing, so ``nvidia.com/gpu.present=true`` selects instead."""
     return target is None or not (
         target.node_selector or target.match_expressions or target.node_names
     )
