@@ -156,12 +156,8 @@ def _check_whens(raw: dict[str, Any], file: FileRef | None, results: Results) ->
         try:
             parse_expression(when.expression)
         except WhenError as exc:
-            results.error(
-                str(exc),
-                resource=ResourceRef.of(raw),
-                field_path=f"spec.overrides[{i}].when",
-                file=file,
-            )
+            path = f"spec.overrides[{i}].when"
+            results.error(str(exc), resource=ResourceRef.of(raw), field_path=path, file=file)
             bad.add(i)
     return frozenset(bad)
 
