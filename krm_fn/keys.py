@@ -45,9 +45,7 @@ ANN_GOODPUT: Final = "nvcre.nvidia.com/goodput-measurement"
 
 def is_workloadrun(obj: Any) -> bool:
     """Whether ``obj`` (a mapping) is a WorkloadRun of any ``nvcre.nvidia.com`` version."""
-    if not isinstance(obj, Mapping):
-        return False
-    return is_workloadrun_kind(obj.get("apiVersion"), obj.get("kind"))
+    return isinstance(obj, Mapping) and is_workloadrun_kind(obj.get("apiVersion"), obj.get("kind"))
 
 
 def is_workloadrun_kind(api_version: Any, kind: Any) -> bool:

@@ -1,12 +1,7 @@
 """The render pipeline: WorkloadRuns + Nodes → Trainer objects, for every run in the input.
 
-The stages, in order (each a function of :mod:`krm_fn.stages` taking and returning typed,
-frozen values; every problem goes to the run's :class:`RunDiagnostics`, passed explicitly):
-
-    inputs and parse → run flags → run checks → select nodes (within the run flags' domain) →
-    resolve platform → size numNodes (run flags) → partition →
-    env and resources → match overrides → waves → plan → objects → apply overrides →
-    platform (DRA) objects → finalize (env forwarding, limits, apply order).
+The stages are the modules of :mod:`krm_fn.stages`, in the order its docstring lists them;
+every problem goes to the run's :class:`RunDiagnostics`, passed explicitly.
 
 Invariants:
     * Every problem of every run is reported; if any is an error, no object is returned at
@@ -47,16 +42,10 @@ def render_all(
     results: Results,
     objects: Sequence[Mapping[str, Any]] = (),
 ) -> RenderOutput:
-    """Render every WorkloadRun; see the module docstring for the invariants.
+    """Render every WorkloadRun (see the module invariants).
 
-    Args:
-        runs: Raw WorkloadRun objects with the file they came from.
-        nodes: The whole inventory.
-        options: Function options.
-        results: Collector for every problem and note.
-        objects: Every other input object, consulted for references (PersistentVolumeClaims
-            mounted by the runs, LogProfiles named by measurements).
-
+    ``objects``: every other input object, consulted for references (PersistentVolumeClaims
+    the runs mount, LogProfiles their measurements name).
     """
     context = InputContext.of(objects)
     if not inputs_ok(objects, nodes, options, results):
@@ -119,12 +108,7 @@ def render_run(
     patched = overrides.apply(matched, built.objects, spec, run_plan, selection.tolerations, diag)
     if patched is None:
         return None
-    final = finalize.finalize(
-        build.with_platform_objects(patched, run_plan, platform.overlay),
-        spec,
-        platform.overlay.mpi_args if platform.overlay else (),
-        matched.mpi_args,
-        built.launcher_env,
-        diag,
-    )
+    with_dra = build.with_platform_objects(patched, run_plan, platform.overlay)
+    mpi_args = (platform.overlay.mpi_args, matched.mpi_args)
+    final = finalize.finalize(with_dra, spec, mpi_args, built.launcher_env, diag)
     return None if final is None else rendered(wr, final, platform, parts, jobs, matched)

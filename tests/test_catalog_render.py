@@ -916,7 +916,7 @@ def test_mixed_platform_fleet_is_refused_naming_platforms_and_nodes() -> None:
     err = stderr_of(out)
     assert "heterogeneous platforms detected" in err
     names = sorted(n["metadata"]["name"] for n in aws)
-    assert f"aws: 5 nodes ({', '.join(names[:3])}, and 2 more)" in err
+    assert f"aws: 5 nodes ({', '.join(names[:3])} and 2 more)" in err
     assert f"gcp: 1 node ({gcp[0]['metadata']['name']})" in err
 
 

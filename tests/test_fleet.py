@@ -116,15 +116,12 @@ def test_node_gpu_count_falls_back_to_resource_slice_devices() -> None:
 
 def test_fleet_count_is_the_count_the_reporting_nodes_agree_on() -> None:
     nodes = [node_info(node("a", allocatable="1")), node_info(node("b"))]
-    counted = fleet.fleet_gpu_count(nodes, {})
-    assert (counted.count, counted.source) == (1, fleet.SOURCE_ALLOCATABLE)
+    assert fleet.fleet_gpu_count(nodes, {}) == ({1: ("a",)}, fleet.SOURCE_ALLOCATABLE)
 
 
-def test_fleet_count_with_different_counts_is_none_with_the_groups() -> None:
+def test_fleet_count_with_different_counts_has_no_source_and_the_groups() -> None:
     nodes = [node_info(node(n, allocatable=c)) for n, c in (("a", "8"), ("b", "1"), ("c", "8"))]
-    counted = fleet.fleet_gpu_count(nodes, {})
-    assert counted.count is None
-    assert dict(counted.by_count) == {8: ("a", "c"), 1: ("b",)}
+    assert fleet.fleet_gpu_count(nodes, {}) == ({8: ("a", "c"), 1: ("b",)}, "")
 
 
 # --------------------------------------------------------------------------- ResourceSlices

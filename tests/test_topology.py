@@ -295,10 +295,8 @@ def test_groups_are_plain_groups_too() -> None:
 
 def test_missing_topology_label() -> None:
     nodes = [("n2", None), ("n1", ""), ("n3", "rack-1")]
-    assert missing_topology_label(nodes, "rack") == ["n1", "n2"]
-    assert missing_topology_label([("n3", "rack-1")], "rack") == []
-    with pytest.raises(ValueError):
-        missing_topology_label(nodes, "")
+    assert missing_topology_label(nodes) == ["n1", "n2"]
+    assert missing_topology_label([("n3", "rack-1")]) == []
 
 
 def g(name: str, *nodes: str) -> Group:

@@ -26,16 +26,17 @@ if TYPE_CHECKING:  # only for annotations: the reader imports this before the mo
     from krm_fn.api.models import Target
 
 
-def matches_target(node: NodeInfo, target: Target | None) -> bool:
-    """Whether the node matches the target's selectors (all ANDed).
-
-    With no target (or an empty one) the default is nodes labelled
-    ``nvidia.com/gpu.present=true``.
-    """
-    labels = node.labels
-    if target is None or not (
+def is_default(target: Target | None) -> bool:
+    """Whether the target selects nothing, so ``nvidia.com/gpu.present=true`` selects instead."""
+    return target is None or not (
         target.node_selector or target.match_expressions or target.node_names
-    ):
+    )
+
+
+def matches_target(node: NodeInfo, target: Target | None) -> bool:
+    """Whether the node matches the target's selectors (all ANDed), or the default target."""
+    labels = node.labels
+    if target is None or is_default(target):
         return labels.get(GPU_PRESENT_LABEL) == "true"
     for k, v in target.node_selector.items():
         if labels.get(k) != v:
@@ -55,13 +56,10 @@ def matches_target(node: NodeInfo, target: Target | None) -> bool:
             return False
         if op in ("Gt", "Lt"):
             try:
-                num = int(val) if val is not None else None
+                num, bound = int(val or ""), int(req.values[0])  # the bound: checked by the model
             except ValueError:
-                num = None
-            if num is None:
                 return False
-            bound = int(req.values[0])
-            if (op == "Gt" and not num > bound) or (op == "Lt" and not num < bound):
+            if not (num > bound if op == "Gt" else num < bound):
                 return False
     return True
 
@@ -95,7 +93,6 @@ class Eligibility:
 
     eligible: tuple[NodeInfo, ...]
     excluded: tuple[Exclusion, ...]
-    matched: int
     resource_taints: tuple[str, ...] = ()
     """Extended resources whose NoSchedule taint an eligible node carries and no user
     toleration covers: the pods request them, so the render tolerates them explicitly."""
@@ -157,6 +154,4 @@ def select_nodes(
             continue
         resource_taints.update(str(t.get("key")) for t in by_resource)
         eligible.append(n)
-    return Eligibility(
-        tuple(eligible), tuple(excluded), len(by_name), tuple(sorted(resource_taints))
-    )
+    return Eligibility(tuple(eligible), tuple(excluded), tuple(sorted(resource_taints)))

@@ -38,28 +38,25 @@ class PartitionError(ValueError):
     """The nodes cannot be partitioned as asked."""
 
 
+def check_size(nodes: int, per_group: int) -> None:
+    """Raise :class:`PartitionError` unless ``nodes`` can fill one group of ``per_group`` >= 1."""
+    if per_group < 1:
+        raise PartitionError(f"numNodes must be >= 1, got {per_group}")
+    if nodes < per_group:
+        raise PartitionError(
+            f"not enough eligible nodes: need {per_group} (numNodes), found {nodes}"
+        )
+
+
 def partition_simple(
     nodes: Sequence[str], per_group: int, remainder: Literal["overflow", "skip"] = "overflow"
 ) -> Partition:
-    """Partition sorted node names into groups of ``per_group``.
+    """Partition sorted, unique node names into groups of ``per_group`` (``numNodes``).
 
-    Args:
-        nodes: Eligible node names, sorted and unique.
-        per_group: ``numNodes`` (nodes per job group), at least 1.
-        remainder: ``overflow`` (NVCRE): the last ``r`` nodes form one more group together
-            with the last ``per_group - r`` nodes of the last full group; ``skip``: the last
-            ``r`` nodes are left untested.
-
-    Raises:
-        PartitionError: When there are fewer nodes than ``per_group``.
-
+    The last ``r`` nodes that fill no group: ``overflow`` (NVCRE) makes one more group of them
+    and the last ``per_group - r`` nodes of the last full group; ``skip`` leaves them untested.
     """
-    if per_group < 1:
-        raise PartitionError(f"numNodes must be >= 1, got {per_group}")
-    if len(nodes) < per_group:
-        raise PartitionError(
-            f"not enough eligible nodes: need {per_group} (numNodes), found {len(nodes)}"
-        )
+    check_size(len(nodes), per_group)
     full = len(nodes) // per_group
     groups = [
         Group(f"group-{i}", tuple(nodes[i * per_group : (i + 1) * per_group])) for i in range(full)
@@ -72,9 +69,6 @@ def partition_simple(
     last = groups[-1]
     borrowed = last.nodes[len(rest) :]
     overflow = Group(
-        f"group-{full}-overflow",
-        tuple(sorted(borrowed + rest)),
-        overflow=True,
-        overlaps=last.name,
+        f"group-{full}-overflow", tuple(sorted(borrowed + rest)), overflow=True, overlaps=last.name
     )
     return Partition((*groups, overflow))

@@ -26,9 +26,6 @@ Algorithm (``strict_domain=False``):
 With ``strict_domain=True`` (testScale ``intra-rack``) each domain is one group at its natural
 size, ``group-<i>`` in the domain order of step 1; ``per_group`` does not size the groups.
 
-Every group is a :class:`TopologyGroup`, which is a :class:`~krm_fn.fleet.partition.Group` that also
-records the sorted domains its nodes are in.
-
 Decisions where NVCRE or the reference is silent, or where NVCRE's result would be wrong for a
 job of ``per_group`` nodes:
 
@@ -43,7 +40,8 @@ job of ``per_group`` nodes:
   1 domain). Regular groups never do.
 * **``overlaps``** of an overflow group names the *earliest* group, in partition order, that it
   shares a node with (``None`` if it reuses no node). Borrowing from two domains can make an
-  overflow group overlap several groups: :func:`run_waves` schedules around all of them. Regular groups never overlap one another.
+  overflow group overlap several groups: :func:`run_waves` schedules around all of them.
+  Regular groups never overlap one another.
 * **``remainder="skip"`` never puts a node in two groups.** Nodes left over by step 3 can still
   hold whole groups when ``cap`` stopped the regular pass (domains of 8 and 4, ``per_group`` 6:
   2 + 4 nodes are left). Skip mode still groups them as in step 4, drawing on untested nodes
@@ -59,18 +57,12 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from krm_fn.fleet.partition import Group, Partition, PartitionError
-
-__all__ = [
-    "TopologyGroup",
-    "missing_topology_label",
-    "partition_topology",
-    "run_waves",
-]
+from krm_fn.fleet.partition import Group, Partition, PartitionError, check_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +72,11 @@ class TopologyGroup(Group):
     domains: tuple[str, ...] = ()
 
 
-def missing_topology_label(nodes: Sequence[tuple[str, str | None]], key: str) -> list[str]:
-    """Return the names (sorted) of the nodes that lack the topology label ``key``.
+def missing_topology_label(nodes: Sequence[tuple[str, str | None]]) -> list[str]:
+    """The names (sorted) of the ``(name, label value)`` nodes without a value.
 
-    Args:
-        nodes: ``(node name, value of the label key)`` pairs; ``None`` = label absent.
-        key: The topology label key. It must not be empty.
-
-    A value of ``""`` counts as missing, as in NVCRE.
-
+    ``None`` (the label is absent) and ``""`` (as in NVCRE) both count as missing.
     """
-    if not key:
-        raise ValueError("topology key must not be empty")
     return sorted(name for name, value in nodes if not value)
 
 
@@ -110,16 +95,6 @@ def _domains(nodes: Sequence[tuple[str, str]]) -> list[tuple[str, list[str]]]:
     for name in sorted(domain_of):
         members.setdefault(domain_of[name], []).append(name)
     return sorted(members.items(), key=lambda item: (-len(item[1]), item[0]))
-
-
-def _fewest_domains(sizes: list[int], need: int) -> int:
-    """Return how many of the largest ``sizes`` are needed to sum to ``need`` (enough assumed)."""
-    total = 0
-    for count, size in enumerate(sorted(sizes, reverse=True), start=1):
-        total += size
-        if total >= need:
-            return count
-    return len(sizes)
 
 
 class _Pools:
@@ -156,50 +131,27 @@ def _take(pools: _Pools, ranked: list[str], per_group: int) -> tuple[list[str], 
     return taken, used
 
 
-def _strict(ordered: list[tuple[str, list[str]]]) -> Partition:
-    return Partition(
-        tuple(
-            TopologyGroup(f"group-{i}", tuple(names), domains=(domain,))
-            for i, (domain, names) in enumerate(ordered)
-        )
-    )
-
-
 def partition_topology(
     nodes: Sequence[tuple[str, str]],
     per_group: int,
     strict_domain: bool = False,
     remainder: Literal["overflow", "skip"] = "overflow",
 ) -> Partition:
-    """Partition nodes into job groups that stay within as few topology domains as possible.
+    """Partition ``(node name, domain)`` pairs into groups within as few domains as possible.
 
-    Args:
-        nodes: ``(node name, topology domain)`` pairs, in any order; names unique.
-        per_group: ``numNodes`` (nodes per job group), at least 1.
-        strict_domain: One group per domain at its natural size (testScale ``intra-rack``).
-        remainder: ``overflow``: nodes that fill no group form overflow groups that reuse
-            tested nodes; ``skip``: no node is used twice, and the nodes that fill no group are
-            returned in ``Partition.untested``.
-
-    Returns:
-        The groups (all :class:`TopologyGroup`) and, in skip mode, the untested nodes. See the
-        module docstring for the algorithm.
-
-    Raises:
-        PartitionError: ``per_group`` below 1, fewer nodes than ``per_group``, a duplicate node
-            name or an empty domain value.
-
+    The module docstring has the algorithm, ``strict_domain`` (testScale ``intra-rack``) and
+    ``remainder``. :class:`PartitionError`: ``per_group`` below 1, fewer nodes than
+    ``per_group``, a duplicate node name or an empty domain value.
     """
-    if per_group < 1:
-        raise PartitionError(f"numNodes must be >= 1, got {per_group}")
     ordered = _domains(nodes)
-    total = sum(len(names) for _, names in ordered)
-    if total < per_group:
-        raise PartitionError(
-            f"not enough eligible nodes: need {per_group} (numNodes), found {total}"
-        )
+    check_size(sum(len(names) for _, names in ordered), per_group)
     if strict_domain:
-        return _strict(ordered)
+        return Partition(
+            tuple(
+                TopologyGroup(f"group-{i}", tuple(names), domains=(domain,))
+                for i, (domain, names) in enumerate(ordered)
+            )
+        )
     groups, leftover = _regular_groups(ordered, per_group)
     if not any(leftover.values()):
         return Partition(tuple(groups))
@@ -208,10 +160,12 @@ def partition_topology(
 
 
 def _group_cap(ordered: list[tuple[str, list[str]]], per_group: int) -> int:
-    """Step 2: ``ceil(per_group / largest domain)``, or the fewest domains group-0 needs."""
-    largest = len(ordered[0][1])
-    sizes = [len(names) for _, names in ordered]
-    return max(-(-per_group // largest), _fewest_domains(sizes, per_group))
+    """Step 2: the fewest domains group-0 needs, never below ``ceil(per_group / largest)``.
+
+    ``ordered`` is largest first, with at least ``per_group`` nodes in all.
+    """
+    totals = itertools.accumulate(len(names) for _, names in ordered)
+    return next(count for count, total in enumerate(totals, 1) if total >= per_group)
 
 
 def _regular_groups(
@@ -306,11 +260,8 @@ def run_waves(groups: Sequence[Group], max_concurrent: int = 0) -> list[list[str
     Greedy first fit in group order: each group joins the earliest wave that has none of its
     nodes and fewer than ``max_concurrent`` groups (0 = unlimited), else it opens a new wave. So
     no wave holds two groups that share a node, and every group is in exactly one wave. A group
-    can land in an earlier wave than an earlier-listed group it does not overlap.
-
-    Raises:
-        ValueError: ``max_concurrent`` below 0, or two groups with the same name.
-
+    can land in an earlier wave than an earlier-listed group it does not overlap. Raises
+    ValueError for ``max_concurrent`` below 0 or two groups of one name.
     """
     if max_concurrent < 0:
         raise ValueError(f"maxConcurrent must be >= 0, got {max_concurrent}")

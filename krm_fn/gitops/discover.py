@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 KINDS = re.compile(r"^kind:\s*['\"]?(WorkloadRun|WorkloadRunRender)['\"]?\s*$", re.MULTILINE)
+JSON_KINDS = re.compile(r'"kind"\s*:\s*"(WorkloadRun|WorkloadRunRender)"')
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 FOLLOWED = ("resources", "bases", "components", "generators", "transformers")
 SUFFIXES = (".yaml", ".yml", ".json")
@@ -29,11 +30,7 @@ def _holds_run(path: Path) -> bool:
         text = path.read_text(errors="replace")
     except OSError:
         return False
-    if KINDS.search(text):
-        return True
-    if path.suffix == ".json":
-        return re.search(r'"kind"\s*:\s*"(WorkloadRun|WorkloadRunRender)"', text) is not None
-    return False
+    return bool(KINDS.search(text) or (path.suffix == ".json" and JSON_KINDS.search(text)))
 
 
 def _kustomization(d: Path) -> dict[str, Any] | None:

@@ -36,15 +36,6 @@ def env_name(field_name: str) -> str:
     return ENV_PREFIX + field_name.upper()
 
 
-def env_option_names() -> dict[str, str]:
-    """Environment variable -> option name (its alias), for every option that has one."""
-    out: dict[str, str] = {}
-    for name, info in FunctionOptions.model_fields.items():
-        if name not in _NOT_FROM_ENV:
-            out[env_name(name)] = info.alias or name
-    return out
-
-
 ARGOCD_PREFIX = "ARGOCD_ENV_"
 NOT_FROM_ARGOCD = {
     "registry_password_env": "Argo CD caches and shows generated manifests: no password",
@@ -59,26 +50,24 @@ NOT_FROM_ARGOCD = {
 def argocd_exports(environ: Mapping[str, str]) -> tuple[list[str], list[str]]:
     """Shell ``export`` lines mapping ``ARGOCD_ENV_<OPTION>`` onto ``WORKLOADRUN_FN_<OPTION>``.
 
-    Returns:
-        The lines (values shell-quoted), and one problem per variable that names no option
-        the plugin accepts (with the accepted names). Values never appear in a problem.
-
+    The lines quote their values; a variable that names no option the plugin accepts is a
+    problem naming the accepted ones (never its value).
     """
     allowed = sorted(
-        env_name(n)[len(ENV_PREFIX) :]
+        n.upper()
         for n in FunctionOptions.model_fields
-        if n not in _NOT_FROM_ENV and n not in NOT_FROM_ARGOCD
+        if n not in {*_NOT_FROM_ENV, *NOT_FROM_ARGOCD}
     )
     exports, problems = [], []
     for var in sorted(v for v in environ if v.startswith(ARGOCD_PREFIX)):
-        name = var[len(ARGOCD_PREFIX) :]
+        name = var.removeprefix(ARGOCD_PREFIX)
         if name in allowed:
             exports.append(f"export {ENV_PREFIX}{name}={shlex.quote(environ[var])}")
         else:
-            field = next((n for n in NOT_FROM_ARGOCD if env_name(n) == ENV_PREFIX + name), None)
-            why = f" ({NOT_FROM_ARGOCD[field]})" if field else ""
+            why = NOT_FROM_ARGOCD.get(name.lower()) if name.isupper() else None
             problems.append(
-                f"{var} is not an option of this plugin{why}; allowed: " + " ".join(allowed)
+                f"{var} is not an option of this plugin{f' ({why})' if why else ''}; allowed: "
+                + " ".join(allowed)
             )
     return exports, problems
 
@@ -88,11 +77,13 @@ def with_env(
 ) -> tuple[FunctionOptions, list[str]]:
     """``options`` with the ``WORKLOADRUN_FN_*`` variables applied; and the options they set.
 
-    Raises:
-        ValueError: An invalid value, naming the variable's option.
-
+    An invalid value is a ValueError naming the variable's option.
     """
-    names = env_option_names()
+    names = {
+        env_name(n): info.alias or n
+        for n, info in FunctionOptions.model_fields.items()
+        if n not in _NOT_FROM_ENV
+    }
     given = {names[k]: v for k, v in sorted(environ.items()) if k in names and v != ""}
     if not given:
         return options, []

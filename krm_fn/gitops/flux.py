@@ -20,25 +20,20 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from krm_fn.builders.apply_order import is_trainjob, wave_of
+from krm_fn.builders.plan import TRAINER_API
 from krm_fn.gitops.env_options import REMEDY
 
 FLUX_API = "kustomize.toolkit.fluxcd.io/v1"
-TRAINJOB_API = "trainer.kubeflow.org/v1alpha1"
 # fluxcd.io/flux/components/kustomize/kustomizations/#health-check-expressions and
 # fluxcd.io/flux/cheatsheets/cel-healthchecks (has() guards a status not written yet).
-CURRENT = (
-    "has(status.conditions) && "
-    "status.conditions.exists(e, e.type == 'Complete' && e.status == 'True')"
+_CONDITION = (
+    "has(status.conditions) && status.conditions.exists(e, e.type == '{}' && e.status == 'True')"
 )
-FAILED = (
-    "has(status.conditions) && "
-    "status.conditions.exists(e, e.type == 'Failed' && e.status == 'True')"
-)
+CURRENT, FAILED = _CONDITION.format("Complete"), _CONDITION.format("Failed")
 DEFAULT_TIMEOUT_S = 24 * 3600
 MARGIN_S = 15 * 60
 
@@ -59,23 +54,33 @@ def layout(
     """Directory name -> its objects: ``dependencies``, ``wave-<k>`` per wave, and ``flux``.
 
     ``flux`` holds the Kustomizations (named ``prefix-...``, in ``namespace``, reconciled every
-    ``interval``) of those directories under ``path_prefix`` in the Flux source.
-
-    Raises:
-        ValueError: No TrainJob, or a TrainJob still suspended (render with waveRelease engine).
-
+    ``interval``) of those directories under ``path_prefix`` in the Flux source. ValueError:
+    no TrainJob, or a TrainJob still suspended (render with waveRelease engine).
     """
     jobs = [o for o in objs if is_trainjob(o)]
     _check_publishable(jobs)
-    target = _Target(path_prefix, {"kind": source_kind, "name": source_name}, namespace, interval)
+
+    def kustomization(name: str, directory: str, extra: dict[str, Any]) -> dict[str, Any]:
+        """A Kustomization ``name`` applying ``directory``, waiting, with ``extra`` spec."""
+        spec = {
+            "interval": interval,
+            "path": f"{path_prefix.rstrip('/')}/{directory}",
+            "prune": True,
+            "sourceRef": {"kind": source_kind, "name": source_name},
+            "wait": True,
+            **extra,
+        }
+        meta = {"name": name, "namespace": namespace}
+        return {"apiVersion": FLUX_API, "kind": "Kustomization", "metadata": meta, "spec": spec}
+
     out: dict[str, list[dict[str, Any]]] = {"dependencies": [o for o in objs if not is_trainjob(o)]}
     previous = f"{prefix}-dependencies"
-    flux = [target.kustomization(previous, "dependencies", {"timeout": "10m"})]
+    flux = [kustomization(previous, "dependencies", {"timeout": "10m"})]
     for w in sorted({wave_of(j) for j in jobs}):
         members = [j for j in jobs if wave_of(j) == w]
         out[f"wave-{w}"] = members
         name = f"{prefix}-wave-{w}"
-        flux.append(target.kustomization(name, f"wave-{w}", _wave_spec(prefix, previous, members)))
+        flux.append(kustomization(name, f"wave-{w}", _wave_spec(prefix, previous, members)))
         previous = name
     out["flux"] = flux
     return out
@@ -112,33 +117,6 @@ def plain_secret_warning(objs: Sequence[dict[str, Any]]) -> str | None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Target:
-    """Where the Kustomizations point and how Flux reconciles them."""
-
-    path_prefix: str
-    source: dict[str, str]
-    namespace: str
-    interval: str
-
-    def kustomization(self, name: str, directory: str, extra: dict[str, Any]) -> dict[str, Any]:
-        """A Flux Kustomization ``name`` applying ``directory``, waiting, with ``extra`` spec."""
-        spec: dict[str, Any] = {
-            "interval": self.interval,
-            "path": f"{self.path_prefix.rstrip('/')}/{directory}",
-            "prune": True,
-            "sourceRef": dict(self.source),
-            "wait": True,
-            **extra,
-        }
-        return {
-            "apiVersion": FLUX_API,
-            "kind": "Kustomization",
-            "metadata": {"name": name, "namespace": self.namespace},
-            "spec": spec,
-        }
-
-
 def _wave_spec(prefix: str, previous: str, members: list[dict[str, Any]]) -> dict[str, Any]:
     """A wave's own ``spec`` fields, after ``previous`` (the last Kustomization).
 
@@ -156,12 +134,7 @@ def _wave_spec(prefix: str, previous: str, members: list[dict[str, Any]]) -> dic
         "dependsOn": depends,
         "timeout": _duration(deadline + MARGIN_S),
         "healthCheckExprs": [
-            {
-                "apiVersion": TRAINJOB_API,
-                "kind": "TrainJob",
-                "current": CURRENT,
-                "failed": FAILED,
-            }
+            {"apiVersion": TRAINER_API, "kind": "TrainJob", "current": CURRENT, "failed": FAILED}
         ],
     }
 

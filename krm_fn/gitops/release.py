@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from krm_fn.keys import LABEL_RUN, LABEL_WAVE
+from krm_fn.builders.apply_order import wave_of
+from krm_fn.keys import LABEL_RUN
 
 EXIT_DONE = 0
 EXIT_FAILED = 1
@@ -58,15 +59,13 @@ def run_kubectl(argv: Sequence[str]) -> str:
     return proc.stdout
 
 
+@dataclass(frozen=True)
 class Kubectl:
     """The only way this module reaches the cluster."""
 
-    def __init__(
-        self, command: Sequence[str], namespace: str | None, runner: Runner = run_kubectl
-    ) -> None:
-        self.command = list(command)
-        self.namespace = namespace
-        self.runner = runner
+    command: Sequence[str]
+    namespace: str | None
+    runner: Runner = run_kubectl
 
     def _ns(self) -> list[str]:
         return ["-n", self.namespace] if self.namespace else []
@@ -100,13 +99,6 @@ def _name(job: Mapping[str, Any]) -> str:
     return str((job.get("metadata") or {}).get("name", ""))
 
 
-def _wave(job: Mapping[str, Any]) -> int:
-    try:
-        return int(str(((job.get("metadata") or {}).get("labels") or {}).get(LABEL_WAVE, "0")))
-    except ValueError:
-        return 0
-
-
 @dataclass(frozen=True, slots=True)
 class Step:
     """What one look at the run's TrainJobs decided."""
@@ -123,13 +115,11 @@ def decide(jobs: Sequence[Mapping[str, Any]]) -> Step:
     failed = sorted(_name(j) for j in jobs if _condition(j, "Failed"))
     if failed:
         return Step(
-            EXIT_FAILED,
-            (),
-            f"TrainJob(s) {', '.join(failed)} failed; later waves stay suspended",
+            EXIT_FAILED, (), f"TrainJob(s) {', '.join(failed)} failed; later waves stay suspended"
         )
-    waves = sorted({_wave(j) for j in jobs})
+    waves = sorted({wave_of(j) for j in jobs})
     for w in waves:
-        wave = [j for j in jobs if _wave(j) == w]
+        wave = [j for j in jobs if wave_of(j) == w]
         pending = [j for j in wave if not _condition(j, "Complete")]
         if not pending:
             continue

@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
 
 from pydantic import (
     AfterValidator,
@@ -47,9 +47,9 @@ from krm_fn.platforms.templates import is_int_template, template_problem
 BUNDLED_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "platforms.yaml")
 """The bundled table (wheel and editable installs alike)."""
 
-FRAMEWORKS: tuple[str, ...] = ("exec", "mpi", "torch")
-UNKNOWN_ARCH = "unknown"
 Framework = Literal["mpi", "torch", "exec"]
+FRAMEWORKS: tuple[str, ...] = tuple(sorted(get_args(Framework)))
+UNKNOWN_ARCH = "unknown"
 _DNS_RULE = "at most 63 lower-case letters, digits or '-', not starting or ending with '-'"
 
 
@@ -337,14 +337,6 @@ class ClaimTemplate(_Model):
     count: ClaimCount
 
 
-_SETTINGS = (
-    "env", "forward_env", "mpi_args", "resources", "nic_resource_name", "volumes",
-    "volume_mounts", "security_context", "tolerations", "pod_annotations", "topology_key",
-    "pre_command", "gpus_per_node", "nics_per_node", "trainer_env", "compute_domain",
-    "claim_templates",
-)  # fmt: skip
-
-
 class CatalogEntry(_Model):
     """One override entry: a cited source, a ``when`` condition and the settings it adds.
 
@@ -393,10 +385,11 @@ class CatalogEntry(_Model):
                 f"field 'volumeMounts': mount(s) {', '.join(map(repr, unmatched))} name no "
                 f"volume of this entry (its volumes: {', '.join(sorted(names)) or 'none'})"
             )
-        if all(getattr(self, key) in (None, False) for key in _SETTINGS):
+        settings = list(CatalogEntry.model_fields)[4:]  # after name, source, inferred, when
+        if all(getattr(self, key) in (None, False) for key in settings):
             problems.append(
                 "entry sets nothing: give it at least one of "
-                + ", ".join(to_camel(key) for key in _SETTINGS)
+                + ", ".join(to_camel(key) for key in settings)
             )
         if problems:
             raise ValueError("; ".join(problems))
@@ -580,13 +573,8 @@ def _duplicates(data: Any) -> list[tuple[tuple[Any, ...], str]]:
     for kind, loc, item in _located(data):
         name = _name(item)
         if name is not None and (kind, name) in first:
-            noun = _NOUNS[kind]
-            out.append(
-                (
-                    (*loc, "name"),
-                    f"duplicate {noun} name {name!r} (first used by {first[kind, name]})",
-                )
-            )
+            problem = f"duplicate {_NOUNS[kind]} name {name!r} (first used by {first[kind, name]})"
+            out.append(((*loc, "name"), problem))
         elif name is not None:
             first[kind, name] = f"{_NOUNS[kind]} #{loc[-1]}"
     return out
@@ -648,20 +636,19 @@ def _context(data: Any, base: Catalog | None) -> dict[str, tuple[str, ...]]:
     return {"platforms": tuple(platforms), "gpus": tuple(gpus), "archs": (*gpus, UNKNOWN_ARCH)}
 
 
-def _problems(data: object, base: Catalog | None) -> list[str]:
-    """Every problem of ``data`` against the names of ``base`` (``None``: it is the base)."""
-    found = list(_duplicates(data))
+def _validated(data: object, base: Catalog | None) -> tuple[Catalog | None, list[str]]:
+    """``data`` as a catalog and every problem of it against the names of ``base``.
+
+    ``base``: ``None`` for the bundled table itself. The catalog is ``None`` when the model
+    refuses ``data``.
+    """
+    found, doc = list(_duplicates(data)), None
     try:
-        Catalog.model_validate(data, context=_context(data, base))
+        doc = Catalog.model_validate(data, context=_context(data, base))
     except ValidationError as exc:
         found[:0] = [(tuple(e["loc"]), _message(e)) for e in exc.errors(include_url=False)]
     problems = [_problem(data, loc, message) for loc, message in found]
-    return [text for _, text in sorted(problems, key=lambda p: p[0])]
-
-
-def validate_catalog_data(data: object) -> list[str]:
-    """Every problem of a parsed site catalog document, in document order (empty: valid)."""
-    return _problems(data, bundled())
+    return doc, [text for _, text in sorted(problems, key=lambda p: p[0])]
 
 
 def _merge_problems(base: Catalog, data: Any) -> list[str]:
@@ -709,12 +696,11 @@ def parse_catalog(text: str, origin: str = "<string>", base: Catalog | None = No
         raise CatalogError(origin, [f"not valid YAML: {exc}"]) from exc
     if base is None and origin != _BUNDLED_ORIGIN:
         base = bundled()
-    problems = _problems(data, base)
+    doc, problems = _validated(data, base)
     if base is not None and not problems:
         problems = _merge_problems(base, data)
-    if problems:
+    if problems or doc is None:
         raise CatalogError(origin, problems)
-    doc = Catalog.model_validate(data, context=_context(data, base))
     nested = [
         e.model_copy(update={"when": e.when.model_copy(update={"platform": [p.name]})})
         for p in doc.platforms
@@ -759,7 +745,6 @@ def load_catalog(paths: Sequence[str | Path] = ()) -> Catalog:
 def read_text(path: str | Path, origin: str) -> str:
     """The text of a catalog file; an unreadable file is a :class:`CatalogError`."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise CatalogError(origin, [f"cannot read: {exc}"]) from exc

@@ -6,10 +6,11 @@ that matches wins, and the platform without rules is the fallback. No platform n
 providerID prefix or label is written here.
 
 Invariants:
-    * :func:`detect_platform` never raises and always returns a platform of the table,
-      whatever shape the node dict has (missing or ``None`` fields are treated as absent).
-    * :func:`detect_fleet_platform` returns exactly one platform, or ``platform=None`` plus
-      an error whose text depends only on the set of (platform, node name) pairs.
+    * Never raises, whatever shape a node dict has (missing or ``None`` fields are absent).
+    * :func:`detect_fleet_platform` returns exactly one platform of the table (NVCRE's
+      ``nodePlatform``, pkg/controller/workflow_detect.go, per node, except that a hostname
+      never decides: :func:`hostname_only`), or ``platform=None`` plus an error whose text
+      depends only on the set of (platform, node name) pairs.
     * An empty fleet detects as the default platform.
     * Pure functions of their arguments (the bundled table when none is given).
 """
@@ -17,11 +18,12 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from krm_fn.fleet.inventory import HOSTNAME_LABEL
-from krm_fn.platforms.catalog import Catalog, bundled
+from krm_fn.io.results import some
+from krm_fn.platforms.catalog import Catalog, Platform, bundled
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
@@ -32,10 +34,6 @@ def __getattr__(name: str) -> Any:
     if name == "PLATFORMS":
         return bundled().platform_names
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-Rule = tuple[str | None, str | None, str | None, str]
-"""(providerID prefix, label, allocatable resource, platform) of one detection rule."""
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -61,11 +59,13 @@ def _provider_id(node: Mapping[str, Any]) -> str:
     return provider_id.strip() if isinstance(provider_id, str) else ""
 
 
-def rules(catalog: Catalog) -> tuple[Rule, ...]:
-    """The table's detection rules, in the order they are tried."""
-    return tuple(
-        (r.provider_id, r.label, r.allocatable, p.name) for p in catalog.platforms for r in p.detect
-    )
+Rule = tuple[str | None, str | None, str | None, str]
+"""(providerID prefix, label, allocatable resource, platform) of one detection rule."""
+
+
+def _rules(platforms: Iterable[Platform]) -> list[Rule]:
+    """The detection rules of ``platforms``, in the order they are tried."""
+    return [(r.provider_id, r.label, r.allocatable, p.name) for p in platforms for r in p.detect]
 
 
 def _match(node: Mapping[str, Any], table: Sequence[Rule], default: str) -> str:
@@ -90,16 +90,6 @@ def _match(node: Mapping[str, Any], table: Sequence[Rule], default: str) -> str:
     return default
 
 
-def detect_platform(node: Mapping[str, Any], catalog: Catalog | None = None) -> str:
-    """The platform of one node: the first detection rule of the table it meets.
-
-    NVCRE's ``nodePlatform`` (pkg/controller/workflow_detect.go), except that a hostname
-    never decides: see :func:`hostname_only`.
-    """
-    table = catalog or bundled()
-    return _match(node, rules(table), table.default_platform.name)
-
-
 def unrecognised_provider_ids(
     nodes: Iterable[Mapping[str, Any]], catalog: Catalog | None = None
 ) -> dict[str, list[str]]:
@@ -108,7 +98,7 @@ def unrecognised_provider_ids(
     Such nodes detect as the default platform (NVCRE does the same); the caller warns, so a
     Hetzner or kind node does not silently receive InfiniBand settings.
     """
-    known = tuple(r[0] for r in rules(catalog or bundled()) if r[0])
+    known = tuple(r[0] for r in _rules((catalog or bundled()).platforms) if r[0])
     found: dict[str, list[str]] = {}
     for node in nodes:
         provider_id = _provider_id(node)
@@ -134,7 +124,7 @@ def hostname_only(
     for p in table.platforms:
         if not p.hostname_hint:
             continue
-        own = rules(table.model_copy(update={"platforms": [p]}))
+        own = _rules([p])
         names = sorted(
             node_name(n)
             for n in node_list
@@ -147,26 +137,12 @@ def hostname_only(
     return out
 
 
-def shown(names: Sequence[str]) -> str:
-    """``a, b, c and 2 more``: at most three names."""
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-
-
-def summarize_node_groups(groups: Mapping[str, Sequence[str]], limit: int = 3) -> str:
-    """``{key: [node names]}`` as ``"key: 2 nodes (a, b); other: 1 node (c)"``.
-
-    Keys in the mapping's order; names sorted, at most ``limit`` shown per key, then
-    ``and N more``.
-    """
-    parts = []
-    for key, names in groups.items():
-        ordered = sorted(names)
-        shown = ", ".join(ordered[:limit])
-        if len(ordered) > limit:
-            shown += f", and {len(ordered) - limit} more"
-        noun = "node" if len(ordered) == 1 else "nodes"
-        parts.append(f"{key}: {len(ordered)} {noun} ({shown})")
-    return "; ".join(parts)
+def summarize_node_groups(groups: Mapping[str, Sequence[str]]) -> str:
+    """``{key: [node names]}`` as ``"key: 2 nodes (a, b); other: 1 node (c)"`` (names sorted)."""
+    return "; ".join(
+        f"{key}: {len(names)} node{'' if len(names) == 1 else 's'} ({some(sorted(names))})"
+        for key, names in groups.items()
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +150,6 @@ class PlatformDetection:
     """The fleet's platform (``None`` when the nodes disagree, ``error`` then says how)."""
 
     platform: str | None
-    nodes_by_platform: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     error: str | None = None
 
 
@@ -188,29 +163,22 @@ def detect_fleet_platform(
     (a, b); gcp: 1 node (c); every eligible node must be on the same platform``.
     """
     table = catalog or bundled()
-    compiled, default = rules(table), table.default_platform.name
+    compiled, default = _rules(table.platforms), table.default_platform.name
     found: dict[str, list[str]] = {}
     for node in nodes:
         found.setdefault(_match(node, compiled, default), []).append(node_name(node))
-    by_platform = {p: tuple(sorted(found[p])) for p in sorted(found)}
-    if not by_platform:
-        return PlatformDetection(platform=default, nodes_by_platform={})
-    if len(by_platform) == 1:
-        return PlatformDetection(platform=next(iter(by_platform)), nodes_by_platform=by_platform)
-    message = (
+    if len(found) <= 1:
+        return PlatformDetection(next(iter(found), default))
+    by_platform = {p: found[p] for p in sorted(found)}
+    return PlatformDetection(
+        None,
         f"heterogeneous platforms detected: {summarize_node_groups(by_platform)}; "
-        "every eligible node must be on the same platform"
+        "every eligible node must be on the same platform",
     )
-    return PlatformDetection(platform=None, nodes_by_platform=by_platform, error=message)
 
 
 def check_platform_name(name: str, catalog: Catalog | None = None) -> str:
-    """The canonical (lower-case) platform name a user gave (``--platform``).
-
-    Raises:
-        ValueError: ``unknown platform 'x': must be one of aws, azure, ...``.
-
-    """
+    """The canonical (lower-case) platform name a user gave (``--platform``), or ValueError."""
     names = (catalog or bundled()).platform_names
     canonical = name.strip().lower()
     if canonical not in names:

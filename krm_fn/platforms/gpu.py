@@ -19,7 +19,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -46,7 +46,6 @@ def architectures() -> frozenset[str]:
     return frozenset(bundled().gpu_names)
 
 
-_VENDOR_PREFIX = "NVIDIA-"
 _RTX_PRO_6000 = ("RTX-PRO-6000", "RTXPRO-6000", "RTXPRO6000")
 
 
@@ -68,11 +67,7 @@ def _normalised(product: str) -> str:
     """
     words = "-".join(product.strip().upper().replace("_", " ").split())
     text = "-".join(part for part in words.split("-") if part)
-    if text.startswith(_VENDOR_PREFIX):
-        text = text[len(_VENDOR_PREFIX) :]
-    if text.endswith("-SHARED"):
-        text = text[: -len("-SHARED")]
-    return _strip_mig(text)
+    return _strip_mig(text.removeprefix("NVIDIA-").removesuffix("-SHARED"))
 
 
 def parse_gpu_product(product: str) -> str:
@@ -140,19 +135,6 @@ def gpu_product_label_value(name: str) -> str:
     return "-".join(kept.split())
 
 
-def node_gpu_product(node: Mapping[str, Any]) -> tuple[str, str]:
-    """(GPU product, label it came from) of a node, ``("", "")`` when it names none.
-
-    ``nvidia.com/gpu.product`` (GPU Feature Discovery) first, else
-    ``cloud.google.com/gke-accelerator`` (GKE's own GPU stack sets no ``nvidia.com/*``).
-    """
-    for key in (GPU_PRODUCT_LABEL, GKE_ACCELERATOR_LABEL):
-        product = node_label(node, key).strip()
-        if product:
-            return product, key
-    return "", ""
-
-
 def check_gpu_arch_name(name: str) -> str:
     """The GPU model a user gave (``--gpu-arch``; ``NVIDIA-GB300`` → ``gb300``), or ValueError."""
     arch = parse_gpu_product(name)
@@ -164,21 +146,13 @@ def check_gpu_arch_name(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class GpuDetection:
-    """Result of :func:`detect_gpu_architecture`.
+    """The voted model (``"unknown"`` when no node names its GPU) and its nodes' products.
 
-    ``architecture``: the voted model (``"unknown"`` when no node names its GPU);
-    ``products``: the distinct product names of every voting node, ``model_products`` those
-    of the voted model's nodes; ``votes`` per model, most first; ``minority_nodes`` and
-    ``unlabelled_nodes`` (no vote), sorted; ``warning`` naming the minority, and in strict
-    mode the same as ``error``.
+    ``warning`` names the minority; in strict mode ``error`` does the same.
     """
 
     architecture: str
-    products: tuple[str, ...] = ()
     model_products: tuple[str, ...] = ()
-    votes: Mapping[str, int] = field(default_factory=dict)
-    minority_nodes: tuple[str, ...] = ()
-    unlabelled_nodes: tuple[str, ...] = ()
     warning: str | None = None
     error: str | None = None
 
@@ -194,39 +168,29 @@ def detect_gpu_architecture(
     """
     by_model: dict[str, list[str]] = {}
     products: dict[str, set[str]] = {}
-    unlabelled: list[str] = []
     for node in sorted(nodes, key=node_name):  # dicts keep the first voter's order
-        product, source = node_gpu_product(node)
-        if source == GKE_ACCELERATOR_LABEL:
+        # GPU Feature Discovery's label, else GKE's (its own GPU stack sets no nvidia.com/*)
+        product = node_label(node, GPU_PRODUCT_LABEL).strip()
+        model = gpu_model(product)
+        if not product:
+            product = node_label(node, GKE_ACCELERATOR_LABEL).strip()
             model = gke_accelerator_model(product)
-        else:
-            model = gpu_model(product) if product else ""
         if not model:
-            unlabelled.append(node_name(node))
             continue
         products.setdefault(model, set()).add(product)
         by_model.setdefault(model, []).append(node_name(node))
     if not by_model:
-        return GpuDetection(architecture=UNKNOWN_ARCH, unlabelled_nodes=tuple(unlabelled))
+        return GpuDetection(UNKNOWN_ARCH)
     ranking = sorted(by_model, key=lambda m: -len(by_model[m]))  # stable: first voter first
     winner, minority = ranking[0], {m: by_model[m] for m in ranking[1:]}
-    votes = {m: len(by_model[m]) for m in ranking}
     warning = error = None
     if minority:
+        voters = sum(map(len, by_model.values()))
         detail = (
-            f"{winner} on {votes[winner]} of {sum(votes.values())} labelled nodes; "
+            f"{winner} on {len(by_model[winner])} of {voters} labelled nodes; "
             f"other architectures: {summarize_node_groups(minority)}"
         )
         warning = f"mixed GPU architectures, using the majority: {detail}"
         if strict:
             error = f"mixed GPU architectures are not allowed in strict mode: {detail}"
-    return GpuDetection(
-        architecture=winner,
-        products=tuple(sorted(p for ps in products.values() for p in ps)),
-        model_products=tuple(sorted(products[winner])),
-        votes=votes,
-        minority_nodes=tuple(sorted(n for names in minority.values() for n in names)),
-        unlabelled_nodes=tuple(unlabelled),
-        warning=warning,
-        error=error,
-    )
+    return GpuDetection(winner, tuple(sorted(products[winner])), warning, error)

@@ -21,9 +21,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from krm_fn.api import models
-from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
+from krm_fn.fleet.inventory import (
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    Exclusion,
+    NodeInfo,
+    is_default,
+)
+from krm_fn.io.results import some
 from krm_fn.platforms.catalog import ClaimTemplate
-from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL, shown
+from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL
 from krm_fn.platforms.overlay import ResolvedOverlay
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -129,19 +136,14 @@ def with_slice_products(
     out = []
     for n in nodes:
         gpus = slices.get(n.name)
-        if (
-            gpus is None
-            or not gpus.product
-            or n.labels.get(GPU_PRODUCT_LABEL)
-            or n.labels.get(GKE_ACCELERATOR_LABEL)
-        ):
+        named = n.labels.get(GPU_PRODUCT_LABEL) or n.labels.get(GKE_ACCELERATOR_LABEL)
+        if gpus is None or not gpus.product or named:
             out.append(n)
             continue
-        raw = dict(n.raw)
-        meta = dict(_mapping(raw.get("metadata")))
+        meta = dict(_mapping(n.raw.get("metadata")))
         meta["labels"] = {**_mapping(meta.get("labels")), GPU_PRODUCT_LABEL: gpus.product}
-        raw["metadata"] = meta
-        out.append(replace(n, labels={**n.labels, GPU_PRODUCT_LABEL: gpus.product}, raw=raw))
+        labels = {**n.labels, GPU_PRODUCT_LABEL: gpus.product}
+        out.append(replace(n, labels=labels, raw={**n.raw, "metadata": meta}))
     return out
 
 
@@ -166,20 +168,14 @@ def node_gpu_count(node: NodeInfo, slices: Mapping[str, SliceGpus]) -> tuple[int
     return None, ""
 
 
-@dataclass(frozen=True, slots=True)
-class FleetCount:
-    """GPUs per node the eligible nodes agree on, or the groups they split into."""
+def fleet_gpu_count(
+    nodes: Sequence[NodeInfo], slices: Mapping[str, SliceGpus]
+) -> tuple[dict[int, tuple[str, ...]], str]:
+    """Node names per GPU count the nodes report (highest first), and where one count came from.
 
-    count: int | None  # None: no node says, or the nodes disagree
-    source: str  # where the agreed count comes from ("" when count is None)
-    by_count: Mapping[int, tuple[str, ...]]  # node names per reported count, highest first
-
-
-def fleet_gpu_count(nodes: Sequence[NodeInfo], slices: Mapping[str, SliceGpus]) -> FleetCount:
-    """The GPUs per node of a fleet: the count every node that reports one agrees on.
-
-    Nodes that report nothing do not vote. The source is the first of allocatable, the
-    ``nvidia.com/gpu.count`` label and ResourceSlices that any node used.
+    Nodes that report nothing do not vote. The source, ``""`` unless the nodes agree on one
+    count, is the first of allocatable, the ``nvidia.com/gpu.count`` label and ResourceSlices
+    that any node used.
     """
     by_count: dict[int, list[str]] = {}
     sources: set[str] = set()
@@ -189,16 +185,8 @@ def fleet_gpu_count(nodes: Sequence[NodeInfo], slices: Mapping[str, SliceGpus]) 
             by_count.setdefault(count, []).append(n.name)
             sources.add(source)
     groups = {c: tuple(sorted(by_count[c])) for c in sorted(by_count, reverse=True)}
-    if len(groups) != 1:
-        return FleetCount(None, "", groups)
     order = (SOURCE_ALLOCATABLE, SOURCE_COUNT_LABEL, SOURCE_SLICE)
-    source = next(s for s in order if s in sources)
-    return FleetCount(next(iter(groups)), source, groups)
-
-
-def extended_resource_toleration(resource: str) -> dict[str, Any]:
-    """The toleration the ExtendedResourceToleration admission plugin adds for a resource."""
-    return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
+    return groups, (next(s for s in order if s in sources) if len(groups) == 1 else "")
 
 
 # --------------------------------------------------------------------------- per run
@@ -276,11 +264,11 @@ def gpus_by_claim(
     deleted = any((res.get(k) or {}).get(GPU_RESOURCE, 0) is None for k in ("limits", "requests"))
     if not dra or deleted or gpus <= 0 or requested_gpus(spec, gpus) <= 0:
         return overlay, None
-    via = f"node(s) {shown(dra)} publish their GPUs only through {DRA_GPU_DRIVER} ResourceSlices"
+    via = f"node(s) {some(dra)} publish their GPUs only through {DRA_GPU_DRIVER} ResourceSlices"
     others = [n.name for n in eligible if n.name not in set(dra)]
     if others:
         why = "the pods of a run request their GPUs one way; narrow spec.target to one kind"
-        return overlay, (f"{via} and {shown(others)} do not: {why}", "spec.target")
+        return overlay, (f"{via} and {some(others)} do not: {why}", "spec.target")
     if requested_gpus(spec, -1) > 0:  # the user's own nvidia.com/gpu (-1: none named)
         fix = f"remove it and the pods claim {DRA_GPU_DRIVER} devices instead"
         return overlay, (
@@ -299,35 +287,30 @@ def _sliced(node: NodeInfo, slices: Mapping[str, SliceGpus]) -> bool:
 
 
 def unlabelled_gpu_hint(
-    nodes: Sequence[NodeInfo],
-    target: models.Target | None,
-    slices: Mapping[str, SliceGpus] | None = None,
+    nodes: Sequence[NodeInfo], target: models.Target | None, slices: Mapping[str, SliceGpus]
 ) -> str:
     """Under the default target, name GPU nodes that lack ``nvidia.com/gpu.present``.
 
     GKE's own GPU stack and DRA-only nodes run no GPU Feature Discovery, so the implied target
     (``nvidia.com/gpu.present=true``) never selects them; the hint says how to.
     """
-    if target is not None and (
-        target.node_selector or target.match_expressions or target.node_names
-    ):
+    if not is_default(target):
         return ""
-    slices = slices or {}
     unlabelled = [n for n in nodes if n.labels.get(GPU_PRESENT_LABEL) != "true"]
     gke = sorted(n.name for n in unlabelled if n.labels.get(GKE_ACCELERATOR_LABEL))
-    dra = sorted(n.name for n in unlabelled if n.name in slices and slices[n.name].count > 0)
+    dra = sorted(n.name for n in unlabelled if _sliced(n, slices))
     hints = []
     if gke:
         value = next(n.labels[GKE_ACCELERATOR_LABEL] for n in nodes if n.name == gke[0])
         hints.append(
             f"{len(gke)} node(s) carry {GKE_ACCELERATOR_LABEL} but not {GPU_PRESENT_LABEL} "
-            f"(GKE without GPU Feature Discovery: {shown(gke)}): select them with spec.target, "
+            f"(GKE without GPU Feature Discovery: {some(gke)}): select them with spec.target, "
             f"e.g. nodeSelector {GKE_ACCELERATOR_LABEL}: {value}"
         )
     if dra:
         hints.append(
             f"{len(dra)} node(s) advertise GPUs in {DRA_GPU_DRIVER} ResourceSlices but carry no "
-            f"{GPU_PRESENT_LABEL} label ({shown(dra)}): select them with spec.target, e.g. "
+            f"{GPU_PRESENT_LABEL} label ({some(dra)}): select them with spec.target, e.g. "
             "nodeNames or a label they carry"
         )
     return "".join(f"; {h}" for h in hints)

@@ -20,7 +20,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from krm_fn.platforms.catalog import FRAMEWORKS, Catalog, CatalogEntry, ClaimTemplate, EnvVarSpec
@@ -71,21 +71,21 @@ class PlatformContext:
 
 @dataclass(frozen=True, slots=True)
 class ResolvedOverlay:
-    """The merged settings of every entry that matched a context (module docstring)."""
+    """The merged settings of the entries that matched a context (defaults: of none)."""
 
-    applied: tuple[str, ...]
-    env: tuple[EnvVar, ...]
-    forward_env: tuple[EnvVar, ...]
-    mpi_args: tuple[str, ...]
-    resources: Mapping[str, Mapping[str, str | int | None]]
-    volumes: tuple[Mapping[str, Any], ...]
-    volume_mounts: tuple[Mapping[str, Any], ...]
-    security_context: Mapping[str, Any]
-    tolerations: tuple[Mapping[str, Any], ...]
-    pod_annotations: Mapping[str, str]
-    topology_key: str | None
-    pre_command: tuple[str, ...]
-    nic_resource_name: str | None
+    applied: tuple[str, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+    forward_env: tuple[EnvVar, ...] = ()
+    mpi_args: tuple[str, ...] = ()
+    resources: Mapping[str, Mapping[str, str | int | None]] = field(default_factory=dict)
+    volumes: tuple[Mapping[str, Any], ...] = ()
+    volume_mounts: tuple[Mapping[str, Any], ...] = ()
+    security_context: Mapping[str, Any] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    pod_annotations: Mapping[str, str] = field(default_factory=dict)
+    topology_key: str | None = None
+    pre_command: tuple[str, ...] = ()
+    nic_resource_name: str | None = None
     trainer_env: tuple[EnvVar, ...] = ()
     compute_domain: bool = False
     claim_templates: tuple[ClaimTemplate, ...] = ()
@@ -111,12 +111,6 @@ def _entries(
         and _shape_ok(e.when.instance_types, shapes[0], e.when.default_shape)
         and _shape_ok(e.when.gke_accelerator, shapes[1], e.when.default_shape)
     )
-
-
-def matching_entries(catalog: Catalog, ctx: PlatformContext) -> tuple[CatalogEntry, ...]:
-    """The entries whose ``when`` matches ``ctx``, in evaluation order."""
-    shapes = (ctx.instance_types, ctx.gke_accelerators)
-    return _entries(catalog, ctx.platform, ctx.gpu_architecture, ctx.framework, shapes)
 
 
 def _merge_env(
@@ -183,28 +177,24 @@ def _resources(entries: Sequence[CatalogEntry], variables: Mapping[str, int]) ->
 
 
 def _pod(entries: Sequence[CatalogEntry], variables: Mapping[str, int]) -> dict[str, Any]:
-    """Volumes, securityContext, tolerations, annotations and the scalars of the entries."""
-    pod: dict[str, Any] = {"volumes": (), "volume_mounts": (), "tolerations": ()}
-    security: dict[str, Any] = {}
+    """Volumes, securityContext, tolerations, annotations and the scalars of the entries.
+
+    Only what an entry sets; :class:`ResolvedOverlay`'s defaults are the rest.
+    """
+    pod: dict[str, Any] = {"security_context": {}}
     annotations: dict[str, str] = {}
     for e in entries:
         if e.volumes is not None and e.volume_mounts is not None:
             pod["volumes"] = tuple(v.k8s() for v in e.volumes)
             pod["volume_mounts"] = tuple(m.k8s() for m in e.volume_mounts)
         if e.security_context is not None:
-            _deep_merge(security, e.security_context.k8s())
+            _deep_merge(pod["security_context"], e.security_context.k8s())
         if e.tolerations is not None:
             pod["tolerations"] = tuple(t.k8s() for t in e.tolerations)
         annotations.update((k, render(v, variables)) for k, v in (e.pod_annotations or {}).items())
-    return {
-        **pod,
-        "security_context": security,
-        "pod_annotations": annotations,
-        "topology_key": next((e.topology_key for e in entries[::-1] if e.topology_key), None),
-        "nic_resource_name": next(
-            (e.nic_resource_name for e in entries[::-1] if e.nic_resource_name), None
-        ),
-    }
+        pod["topology_key"] = e.topology_key or pod.get("topology_key")
+        pod["nic_resource_name"] = e.nic_resource_name or pod.get("nic_resource_name")
+    return {**pod, "pod_annotations": annotations}
 
 
 def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> None:
@@ -234,7 +224,8 @@ def resolve(catalog: Catalog, ctx: PlatformContext) -> ResolvedOverlay:
         "nicsPerNode": ctx.nics_per_node,
         "enableMNNVL": 1 if ctx.mnnvl else 0,
     }
-    entries = matching_entries(catalog, ctx)
+    shapes = (ctx.instance_types, ctx.gke_accelerators)
+    entries = _entries(catalog, ctx.platform, ctx.gpu_architecture, ctx.framework, shapes)
     env, forward, trainer, mpi_args, pre = _env(entries, variables, ctx.framework == "mpi")
     return ResolvedOverlay(
         applied=tuple(e.name for e in entries),

@@ -1,24 +1,14 @@
-"""Resolve platform, GPU model, per-node counts, NIC resource and overlay for one run.
+"""The platform options of a run: forced names checked, and the offline preview's nodes.
 
 Invariants:
-    * The table is the bundled one with the ``platformCatalog`` files (:func:`run_catalog`);
-      detection reads only the eligible nodes; ``platform``/``gpuArch`` options win.
-    * GPUs per node: ``spec.gpusPerNode``; else the count the eligible nodes agree on
-      (:mod:`krm_fn.platforms.node_gpus`; disagreeing is an error); else the table (shape
-      entries, GPU defaults). NICs: GPU defaults, shape entries, ``spec.mlnxPerNode``.
-    * NIC resource: ``spec.nicResourceName``; else, where the platform's ``nicDetection``
-      names the GPU model and mlnxPerNode is not 0 (the opt-out), the one ``nicResources``
-      candidate on every eligible node, with a note saying which or why none.
-    * What detection cannot vouch for is a warning: a GPU model outside the table or none, a
-      providerID no rule knows, a hostname NVCRE would read.
+    * The table is the bundled one with the ``platformCatalog`` files (``load_catalog``);
+      the ``platform``/``gpuArch`` options name one of its platforms and GPU models.
     * Offline preview: without Nodes and with a forced platform or GPU, ``numNodes``
       synthetic nodes from the table (detection written backwards) stand in.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from krm_fn.api import models
@@ -32,56 +22,23 @@ from krm_fn.fleet.inventory import (
 )
 from krm_fn.platforms import detect as pdetect
 from krm_fn.platforms import gpu as pgpu
-from krm_fn.platforms import node_gpus as fleet
-from krm_fn.platforms import overlay as poverlay
-from krm_fn.platforms.catalog import UNKNOWN_ARCH, Catalog, CatalogError, load_catalog
+from krm_fn.platforms.catalog import Catalog, CatalogError, load_catalog
 
 SYNTHETIC_PREFIX = "synthetic-node-"
 
 
-def run_catalog(options: FunctionOptions) -> Catalog:
-    """The platform table of a run: the bundled one and the ``platformCatalog`` files."""
-    return load_catalog(options.platform_catalog)
-
-
-@dataclass(frozen=True, slots=True)
-class PlatformPlan:
-    """What detection and the catalog resolved for one run."""
-
-    platform: str
-    gpu_architecture: str
-    gpus_per_node: int
-    nics_per_node: int
-    mnnvl: bool
-    overlay: poverlay.ResolvedOverlay
-    products: tuple[str, ...]
-    model_products: tuple[str, ...] = ()  # what the nodes of the detected model call their GPU
-    gpus_from: str = ""  # where gpus_per_node comes from, for the summary
-    counts_disagree: bool = False  # the nodes report different GPU counts (already an error)
-    nic_resource_name: str | None = None  # spec.nicResourceName, else the detected one
-
-
-def default_topology_key(catalog: Catalog, platform: str) -> str | None:
-    """The platform's ``defaultTopologyKey`` in the table (NVCRE's ``cluster.DefaultTopologyKey``).
-
-    ``None`` for a platform the table does not know or that names none.
-    """
-    entry = catalog.platform(platform)
-    return entry.default_topology_key if entry else None
+def forced_platform(options: FunctionOptions) -> str | None:
+    """The ``platform`` option, canonical (checked by :func:`check_forced_names` before)."""
+    return options.platform.strip().lower() if options.platform else None
 
 
 def target_gpu_product(target: models.Target | None) -> str | None:
     """The GPU product a target names (nodeSelector, else an ``In`` expression), as NVCRE."""
     product = target.node_selector.get(GPU_PRODUCT_LABEL) if target else None
-    expressions = target.match_expressions if target else []
-    return product or next(
-        (
-            r.values[0]
-            for r in expressions
-            if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values
-        ),
-        None,
-    )
+    for r in target.match_expressions if target and not product else []:
+        if r.key == GPU_PRODUCT_LABEL and r.operator == "In" and r.values:
+            return r.values[0]
+    return product or None
 
 
 def _target_labels(target: models.Target | None) -> dict[str, str]:
@@ -152,7 +109,7 @@ def synthetic_nodes(
 def check_forced_names(options: FunctionOptions) -> list[tuple[str, str]]:
     """An invalid ``platformCatalog`` (each problem), unknown ``platform``/``gpuArch`` values."""
     try:
-        table = run_catalog(options)
+        table = load_catalog(options.platform_catalog)
     except CatalogError as exc:
         return [("platformCatalog", f"{exc.origin}: {p}") for p in exc.problems]
     out = []
@@ -167,183 +124,3 @@ def check_forced_names(options: FunctionOptions) -> list[tuple[str, str]]:
         except ValueError as exc:
             out.append(("gpuArch", str(exc)))
     return out
-
-
-def resolve_platform(
-    spec: models.WorkloadRunSpec,
-    eligible: Sequence[NodeInfo],
-    options: FunctionOptions,
-    err: Any,
-    warn: Any,
-    slices: Mapping[str, fleet.SliceGpus] | None = None,
-    note: Any = None,
-) -> PlatformPlan:
-    """Detect and resolve; problems go to ``err``/``warn``, what was detected to ``note``."""
-    table = run_catalog(options)
-    raws = [n.raw for n in eligible]
-    platform, arch, gdet = _detect(raws, options, table, err, warn)
-    node_gpus, gpus_from, disagree = _node_gpus(spec, eligible, slices or {}, err)
-    ctx = poverlay.make_context(
-        table,
-        platform=platform,
-        gpu_architecture=arch,
-        framework=spec.framework.name,
-        nodes=raws,
-        gpus_per_node=spec.gpus_per_node if spec.gpus_per_node is not None else node_gpus,
-        nics_per_node=spec.mlnx_per_node,
-        mnnvl=spec.enable_mnnvl,
-    )
-    if not gpus_from:  # the table sized the run: a shape entry or the GPU defaults
-        by = ctx.gpus_from
-        gpus_from = (
-            f"catalog entry {by}" if by != "gpu-defaults" else f"the GPU defaults for {arch}"
-        )
-    overlay = poverlay.resolve(table, ctx)
-    _warn_gpu_model(arch, gdet.model_products, ctx, gpus_from, warn)
-    if not options.platform and platform == table.default_platform.name:
-        _warn_platform_guesses(raws, overlay, table, warn)
-    return PlatformPlan(
-        platform=platform,
-        gpu_architecture=arch,
-        gpus_per_node=ctx.gpus_per_node,
-        nics_per_node=ctx.nics_per_node,
-        mnnvl=ctx.mnnvl,
-        overlay=overlay,
-        products=tuple(gdet.products),
-        model_products=tuple(gdet.model_products),
-        gpus_from=gpus_from,
-        counts_disagree=disagree,
-        nic_resource_name=_nic_resource(spec, eligible, table, ctx, note),
-    )
-
-
-def _nic_resource(
-    spec: models.WorkloadRunSpec,
-    eligible: Sequence[NodeInfo],
-    table: Catalog,
-    ctx: poverlay.PlatformContext,
-    note: Any,
-) -> str | None:
-    """``spec.nicResourceName``, else the one the platform detects (see the module docstring)."""
-    if spec.nic_resource_name or ctx.nics_per_node == 0:  # mlnxPerNode: 0 requests no NIC
-        return spec.nic_resource_name
-    own = table.platform(ctx.platform)
-    if own is None or ctx.gpu_architecture not in (own.nic_detection or ()):
-        return None
-    name, why = fleet.detect_nic_resource(eligible, own.nic_resources, ctx.nics_per_node)
-    if note is not None:
-        note(
-            f"nicResourceName {name} detected on every eligible node ({ctx.nics_per_node} per "
-            "pod, mlnxPerNode): set spec.nicResourceName to choose another, or "
-            "spec.mlnxPerNode: 0 to request none"
-            if name
-            else why
-        )
-    return name
-
-
-def _detect(
-    raws: Sequence[Mapping[str, Any]],
-    options: FunctionOptions,
-    table: Catalog,
-    err: Any,
-    warn: Any,
-) -> tuple[str, str, pgpu.GpuDetection]:
-    """Platform and GPU architecture of the nodes (forced options win), and the detection."""
-    pdet = pdetect.detect_fleet_platform(raws, table)
-    if pdet.error and not options.platform:
-        err(pdet.error, "spec.target")
-    platform = (
-        pdetect.check_platform_name(options.platform, table) if options.platform else pdet.platform
-    ) or "unknown"
-    gdet = pgpu.detect_gpu_architecture(raws, strict=options.strict_gpu_arch)
-    if gdet.error and not options.gpu_arch:
-        err(gdet.error, "spec.target")
-    elif gdet.warning and not options.gpu_arch:
-        warn(gdet.warning, "spec.target")
-    arch = pgpu.check_gpu_arch_name(options.gpu_arch) if options.gpu_arch else gdet.architecture
-    return platform, arch, gdet
-
-
-def _node_gpus(
-    spec: models.WorkloadRunSpec,
-    eligible: Sequence[NodeInfo],
-    slices: Mapping[str, fleet.SliceGpus],
-    err: Any,
-) -> tuple[int | None, str, bool]:
-    """(GPUs per node the nodes agree on, where it comes from, whether they disagree)."""
-    if spec.gpus_per_node is not None:
-        return None, "spec.gpusPerNode", False
-    counted = fleet.fleet_gpu_count(eligible, slices)
-    if len(counted.by_count) <= 1:
-        return counted.count, counted.source, False
-    groups = {f"{c} GPU{'' if c == 1 else 's'}": n for c, n in counted.by_count.items()}
-    err(
-        "the eligible nodes report different numbers of GPUs per node ("
-        + pdetect.summarize_node_groups(groups)
-        + "), and every worker pod of a run requests the same number; set "
-        "spec.gpusPerNode (nodes with fewer are then left out) or narrow spec.target to "
-        "nodes with one count (e.g. matchExpressions on nvidia.com/gpu.count)",
-        "spec.gpusPerNode",
-    )
-    return counted.count, counted.source, True
-
-
-_FROM_TABLE = ("the GPU defaults for ", "catalog entry ")
-
-
-def _warn_gpu_model(
-    arch: str, products: Sequence[str], ctx: poverlay.PlatformContext, gpus_from: str, warn: Any
-) -> None:
-    """Say when the GPU model is unknown or outside the table, and what that means for sizing."""
-    guessed = gpus_from.startswith(_FROM_TABLE)
-    sizing = (
-        f"; the job is sized as gpusPerNode={ctx.gpus_per_node} mlnxPerNode={ctx.nics_per_node}: "
-        "set spec.gpusPerNode and spec.mlnxPerNode if the nodes differ"
-        if guessed
-        else f"; {ctx.gpus_per_node} GPU(s) per node from {gpus_from}"
-    )
-    path = "spec.gpusPerNode" if guessed else "spec.target"
-    if arch == UNKNOWN_ARCH:
-        warn(
-            "no eligible node names its GPU model (label nvidia.com/gpu.product, label "
-            "cloud.google.com/gke-accelerator, or a gpu.nvidia.com ResourceSlice in the input), "
-            "so no GPU-specific settings apply; set the gpuArch option to choose them" + sizing,
-            path,
-        )
-    elif arch not in pgpu.architectures():
-        named = f" ({', '.join(products)})" if products else ""
-        warn(
-            f"GPU model {arch!r}{named} has no entry in the GPU defaults, so no GPU-specific "
-            "settings apply" + sizing,
-            path,
-        )
-
-
-def _warn_platform_guesses(
-    raws: Sequence[Mapping[str, Any]],
-    overlay: poverlay.ResolvedOverlay,
-    table: Catalog,
-    warn: Any,
-) -> None:
-    """Name default-platform nodes no rule knows, and those NVCRE gives one by hostname."""
-    default = table.default_platform.name
-    applied = ", ".join(f"catalog:{name}" for name in overlay.applied)
-    settings = (
-        f"the {default} settings apply ({applied})" if applied else "no platform settings apply"
-    )
-    for scheme, names in pdetect.unrecognised_provider_ids(raws, table).items():
-        warn(
-            f"providerID scheme {scheme!r} (node(s) {pdetect.shown(names)}) is not a platform this "
-            f"function knows, so the nodes count as {default}, as in NVCRE, and {settings}; "
-            "set the platform option if another platform fits",
-            "spec.target",
-        )
-    for platform, (names, hint, labels) in pdetect.hostname_only(raws, table).items():
-        warn(
-            f"node(s) {pdetect.shown(names)} have no providerID and a hostname containing {hint!r}: "
-            f"NVCRE calls them {platform}, but a hostname never decides the platform here "
-            f"(only the label {' or '.join(labels)} does), so they count as {default} and "
-            f"{settings}; set the platform option to {platform} if they are {platform} nodes",
-            "spec.target",
-        )

@@ -2,8 +2,10 @@
 
 1. :mod:`~krm_fn.stages.parse` — refuse bad inputs, parse runs, validate every ``when``.
 2. :mod:`~krm_fn.stages.checks` — names, rules, measurements, deadline.
-3. :mod:`~krm_fn.stages.nodes` — select the eligible nodes and tolerations.
-4. :mod:`~krm_fn.stages.platform` — detect platform and GPU, capacity filter.
+3. :mod:`~krm_fn.stages.nodes` — select the eligible nodes and tolerations (offline
+   preview: synthetic nodes), within :mod:`~krm_fn.stages.run_flags`' topology domain.
+4. :mod:`~krm_fn.stages.platform` — detect platform and GPU, capacity filter; then
+   :mod:`~krm_fn.stages.run_flags` sizes ``numNodes``.
 5. :mod:`~krm_fn.stages.partitioning` — groups of nodes, one TrainJob each.
 6. :mod:`~krm_fn.stages.env` — env, resources, config and pull secrets.
 7. :mod:`~krm_fn.stages.overrides` — match every ``when`` once (and, later, apply).

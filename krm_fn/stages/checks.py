@@ -26,34 +26,18 @@ DEFAULT_TIMEOUT = models.DEFAULT_TIMEOUT_PER_JOB
 BUILTIN_LOG_PROFILES = frozenset(
     {"nccl-bandwidth", "nccl-loopback", "megatron-training", "megatron-bridge"}
 )
-NCCL_TEST_TYPES = frozenset(
-    [
-        "all_reduce",
-        "all_gather",
-        "alltoall",
-        "broadcast",
-        "reduce",
-        "reduce_scatter",
-        "sendrecv",
-        "scatter",
-        "gather",
-        "hypercube",
-    ]
-)
+NCCL_TEST_TYPES = frozenset((
+    "all_reduce", "all_gather", "alltoall", "broadcast", "reduce", "reduce_scatter", "sendrecv",
+    "scatter", "gather", "hypercube",
+))  # fmt: skip
 
 
 @dataclass(frozen=True)
 class RunChecks:
-    """What the checks resolved.
+    """What the checks resolved."""
 
-    Attributes:
-        deadline: ``activeDeadlineSeconds`` of every TrainJob (timeoutPerJob, default 24h).
-        trainjob_annotations: Measurements and thresholds for the report.
-
-    """
-
-    deadline: int
-    trainjob_annotations: dict[str, str]
+    deadline: int  # every TrainJob's activeDeadlineSeconds (timeoutPerJob, default 24h)
+    trainjob_annotations: dict[str, str]  # measurements and thresholds for the report
 
 
 def check_run(wr: models.WorkloadRun, context: InputContext, diag: RunDiagnostics) -> RunChecks:

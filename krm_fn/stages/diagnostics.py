@@ -16,30 +16,22 @@ from krm_fn.io.results import FileRef, ResourceRef, Results
 
 @dataclass
 class RunDiagnostics:
-    """Errors, warnings and notes of one run, recorded into the shared :class:`Results`.
-
-    Attributes:
-        results: The collector of the whole render.
-        ref: The run's reference, put on every result.
-        file: The file the run came from.
-        errors: Errors recorded for this run so far.
-
-    """
+    """Errors, warnings and notes of one run, recorded into the whole render's results."""
 
     results: Results
-    ref: ResourceRef
+    ref: ResourceRef  # put on every result
     file: FileRef | None
-    errors: int = 0
+    errors: int = 0  # recorded for this run so far
 
     @property
     def failed(self) -> bool:
         """Whether the run has an error."""
         return self.errors > 0
 
-    def error(self, msg: str, path: str | None = None) -> None:
+    def error(self, msg: str, path: str | None = None, **tags: str) -> None:
         """Record an error at ``path`` (a field path of the run)."""
         self.errors += 1
-        self.results.error(msg, resource=self.ref, field_path=path, file=self.file)
+        self.results.error(msg, resource=self.ref, field_path=path, file=self.file, tags=tags)
 
     def warning(self, msg: str, path: str | None = None) -> None:
         """Record a warning at ``path``."""
@@ -47,10 +39,7 @@ class RunDiagnostics:
 
     def build_failed(self, msg: str, path: str) -> None:
         """Record an error of a rule Trainer or the cluster would refuse (tagged BuildFailed)."""
-        self.errors += 1
-        self.results.error(
-            msg, resource=self.ref, field_path=path, file=self.file, tags={"reason": "BuildFailed"}
-        )
+        self.error(msg, path, reason="BuildFailed")
 
     def info(self, msg: str) -> None:
         """Record a note (no field path)."""

@@ -12,7 +12,6 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from krm_fn.api import models, naming, rules
@@ -25,6 +24,7 @@ from krm_fn.builders.nccl_env import (
     user_wins_in_mpi_args,
 )
 from krm_fn.builders.plan import WorkerEnv
+from krm_fn.platforms.node_gpus import GPU_RESOURCE
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
 from krm_fn.stages.partitioning import Partitioned
@@ -44,41 +44,32 @@ def env_and_resources(
     _shared_claims(wr, platform, partitioned, context, diag)
     overlay = platform.overlay
     user_env = [Env(e.name, e.value or "", e.value_from) for e in spec.env]
-    mnnvl = platform.plan.mnnvl if platform.plan else bool(spec.enable_mnnvl)
-    env = merge_env(base_nccl_env(mnnvl), user_env)
+    env = merge_env(base_nccl_env(platform.mnnvl), user_env)
     user_by_name = {e.name: e for e in user_env}
     node_env = (
         merge_named(env, [user_by_name.get(e.name, Env(e.name, e.value)) for e in overlay.env])
-        if overlay and overlay.env
+        if overlay.env
         else None
     )
-    trainer_env = [
-        user_by_name.get(e.name, Env(e.name, e.value))
-        for e in (overlay.trainer_env if overlay else ())
-    ]
+    trainer_env = [user_by_name.get(e.name, Env(e.name, e.value)) for e in overlay.trainer_env]
     trainer_by_name = {e.name: e for e in trainer_env}
     env = [trainer_by_name.get(e.name, e) for e in env]
     if node_env is not None:
         node_env = [trainer_by_name.get(e.name, e) for e in node_env]
-    mpi_args = user_wins_in_mpi_args(list(overlay.mpi_args) if overlay else [], user_by_name)
-    resources = worker_resources(
-        spec.resources,
-        platform.gpus,
-        overlay.resources if overlay else {},
-        platform.plan.nic_resource_name if platform.plan else spec.nic_resource_name,
-        platform.plan.nics_per_node if platform.plan else 0,
-    )
+    mpi_args = user_wins_in_mpi_args(list(overlay.mpi_args), user_by_name)
     secret_name = options.registry_pull_secret or (
         naming.pull_secret_name(wr.name) if options.registry else None
     )
+    pull = [s.name for s in spec.image_pull_secrets]
+    pull += [secret_name] if secret_name and secret_name not in pull else []
     return WorkerEnv(
         env=tuple(env),
         node_env=tuple(node_env) if node_env is not None else None,
         trainer_env=tuple(trainer_env),
         platform_mpi_args=tuple(mpi_args),
-        resources=resources,
+        resources=worker_resources(spec.resources, platform),
         config_map=_config_map(wr),
-        pull_secrets=_pull_secrets(spec, secret_name),
+        pull_secrets=tuple(pull),
         secret_name=secret_name,
     )
 
@@ -110,19 +101,8 @@ def _config_map(wr: models.WorkloadRun) -> str | None:
     return config.config_map_ref.name if config.config_map_ref is not None else None
 
 
-def _pull_secrets(spec: models.WorkloadRunSpec, secret_name: str | None) -> tuple[str, ...]:
-    pull = [s.name for s in spec.image_pull_secrets]
-    if secret_name and secret_name not in pull:
-        pull.append(secret_name)
-    return tuple(pull)
-
-
 def worker_resources(
-    res: models.ResourceRequirements | None,
-    gpus: int,
-    platform: Mapping[str, Mapping[str, str | int | None]],
-    nic_name: str | None,
-    nics: int,
+    res: models.ResourceRequirements | None, platform: ResolvedPlatform
 ) -> dict[str, Any]:
     """Worker resources: NVCRE's GPU rule, then platform requests, then the NIC request.
 
@@ -130,7 +110,8 @@ def worker_resources(
     platform resources (EFA adapters, RDMA devices, hugepages) are added where the user did
     not set the same name; ``nicResourceName`` requests ``mlnxPerNode`` (0 opts out).
     """
-    gpu = "nvidia.com/gpu"
+    gpu, gpus = GPU_RESOURCE, platform.gpus
+    nic_name, nics = platform.nic_resource_name, platform.nics
     limits: dict[str, Any] = dict(res.limits or {}) if res else {}
     requests: dict[str, Any] = dict(res.requests or {}) if res else {}
     if gpu not in limits and gpu not in requests:
@@ -138,7 +119,7 @@ def worker_resources(
         requests[gpu] = str(gpus)
     user_named = set(limits) | set(requests)
     for section, target in (("limits", limits), ("requests", requests)):
-        for k, v in (platform.get(section) or {}).items():
+        for k, v in (platform.overlay.resources.get(section) or {}).items():
             if v is None:  # the platform deletes the name (DRA claims replace nvidia.com/gpu)
                 target.pop(k, None)
             elif k not in user_named:

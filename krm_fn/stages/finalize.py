@@ -26,25 +26,18 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 def finalize(
     objs: Sequence[dict[str, Any]],
     spec: models.WorkloadRunSpec,
-    platform_args: Sequence[str],
-    override_args: Sequence[str],
+    mpi_args: tuple[Sequence[str], Sequence[str]],
     built_env: Mapping[str, Mapping[str, Any]],
     diag: RunDiagnostics,
 ) -> list[dict[str, Any]] | None:
     """Forward env, check limits, order the objects; ``None`` on an error.
 
-    Args:
-        objs: The run's objects after overrides (modified in place by the env forwarding).
-        spec: The run's spec.
-        platform_args: The platform's ``mpiArgs``.
-        override_args: The matching overrides' ``mpiArgs`` (variables these, the platform's
-            and the user's ``-x`` explicitly are not forwarded again).
-        built_env: The launcher env as built, before overrides.
-        diag: The run's diagnostics.
-
+    ``objs`` (after overrides) are modified in place by the env forwarding; a variable passed
+    with ``-x`` by the platform's or the matching overrides' ``mpiArgs`` (``mpi_args``) or the
+    user's is not passed again. ``built_env``: the launcher env as built, before overrides.
     """
     jobs = [o for o in objs if apply_order.is_trainjob(o)]
-    _forward_env(objs, jobs, spec, (platform_args, override_args), built_env, diag)
+    _forward_env(objs, jobs, spec, mpi_args, built_env, diag)
     ok = True
     for j in jobs:
         msg = trainer_limits.fit_trainer_argv(j)

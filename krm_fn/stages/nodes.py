@@ -22,24 +22,19 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import Exclusion, NodeInfo, select_nodes
 from krm_fn.io.results import ResourceRef, Results
 from krm_fn.platforms import node_gpus as fleet
-from krm_fn.platforms.run_platform import default_topology_key, run_catalog, synthetic_nodes
+from krm_fn.platforms.catalog import load_catalog
+from krm_fn.platforms.gpu import parse_gpu_product
+from krm_fn.platforms.run_platform import forced_platform, synthetic_nodes
 from krm_fn.stages.parse import InputContext
 
 
 @dataclass(frozen=True)
 class NodeSelection:
-    """The run's nodes.
-
-    Attributes:
-        eligible: Nodes the run may use, in name order.
-        excluded: Nodes matching the target but left out, each with its reason.
-        tolerations: Tolerations every pod of the run carries (before platform ones).
-
-    """
+    """The run's nodes: those it may use (in name order) and those left out, with why."""
 
     eligible: tuple[NodeInfo, ...]
     excluded: tuple[Exclusion | fleet.ShortOfGpus, ...]
-    tolerations: tuple[dict[str, Any], ...]
+    tolerations: tuple[dict[str, Any], ...]  # every pod of the run's (before platform ones)
 
 
 def select(
@@ -48,7 +43,10 @@ def select(
     """Select the eligible nodes and the tolerations that keep them eligible."""
     tolerations = [t.to_toleration() for t in (spec.target.taint_selectors if spec.target else [])]
     sel = select_nodes(nodes, spec.target, tolerations, fleet.requested_resources(spec))
-    tolerations += [fleet.extended_resource_toleration(k) for k in sel.resource_taints]
+    # what the ExtendedResourceToleration admission plugin adds for a requested resource
+    tolerations += [
+        {"key": k, "operator": "Exists", "effect": "NoSchedule"} for k in sel.resource_taints
+    ]
     eligible = fleet.with_slice_products(sel.eligible, context.gpu_slices)
     return NodeSelection(tuple(eligible), tuple(sel.excluded), tuple(tolerations))
 
@@ -58,6 +56,12 @@ def within(target: models.Target | None, key: str, domain: str) -> models.Target
     target = target or models.Target()
     term = models.NodeSelectorRequirement(key=key, operator="In", values=[domain])
     return target.model_copy(update={"match_expressions": [*target.match_expressions, term]})
+
+
+def domain_key(options: FunctionOptions, platform: str | None) -> str | None:
+    """The label naming ``topologyDomain``'s domain: ``topologyKey``, else the platform's."""
+    own = load_catalog(options.platform_catalog).platform(platform or "")
+    return options.topology_key or (own.default_topology_key if own else None)
 
 
 def inventory_for(
@@ -70,19 +74,12 @@ def inventory_for(
     """The inventory, or synthetic nodes for an offline preview (said in a note)."""
     if nodes or not (options.platform or options.gpu_arch):
         return nodes
-    from krm_fn.platforms import gpu as pgpu
-
-    platform = options.platform.strip().lower() if options.platform else None
-    table = run_catalog(options)
-    key = options.topology_key or default_topology_key(table, platform or "")
-    domain = options.topology_domain
-    synthetic = synthetic_nodes(
-        spec.num_nodes,
-        platform,
-        pgpu.parse_gpu_product(options.gpu_arch) if options.gpu_arch else None,
-        within(spec.target, key, domain) if key and domain else spec.target,
-        table,
-    )
+    platform = forced_platform(options)
+    arch = parse_gpu_product(options.gpu_arch) if options.gpu_arch else None
+    key, domain = domain_key(options, platform), options.topology_domain
+    target = within(spec.target, key, domain) if key and domain else spec.target
+    table = load_catalog(options.platform_catalog)
+    synthetic = synthetic_nodes(spec.num_nodes, platform, arch, target, table)
     results.info(
         f"no Node in the input: offline preview on {len(synthetic)} synthetic node(s) "
         f"({synthetic[0].name} ...)",

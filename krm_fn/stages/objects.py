@@ -34,16 +34,10 @@ from krm_fn.stages.waves import Schedule
 
 @dataclass(frozen=True)
 class Built:
-    """The run's objects as built, before overrides.
-
-    Attributes:
-        objects: Dependencies, then TrainJobs.
-        launcher_env: The launcher ``node`` container's env by name, as built.
-
-    """
+    """The run's objects as built (dependencies, then TrainJobs), before overrides."""
 
     objects: tuple[dict[str, Any], ...]
-    launcher_env: Mapping[str, Mapping[str, Any]]
+    launcher_env: Mapping[str, Mapping[str, Any]]  # the launcher container's env by name
 
 
 def build_objects(
@@ -77,16 +71,7 @@ def build_objects(
         runtime = torch_runtime.build_torch_runtime(plan)
     objs.append(runtime)
     for j in jobs.jobs:
-        objs.append(
-            trainjob.build_trainjob(
-                plan,
-                j.group,
-                j.name,
-                runs_after=j.runs_after,
-                active_deadline_seconds=deadline,
-                wave=j.wave,
-            )
-        )
+        objs.append(trainjob.build_trainjob(plan, j.group, j.name, j.runs_after, deadline, j.wave))
         if options.wave_release == "engine":
             # The GitOps engine applies wave w+1 only after wave w completed (Argo CD sync
             # waves with the TrainJob health check, Flux dependsOn): nothing to release by hand.
@@ -125,9 +110,7 @@ def _pull_secret(
 
 
 def with_platform_objects(
-    objs: list[dict[str, Any]], plan: RunPlan, overlay: ResolvedOverlay | None
+    objs: list[dict[str, Any]], plan: RunPlan, overlay: ResolvedOverlay
 ) -> list[dict[str, Any]]:
     """The objects with the platform's DRA objects added and the pods claiming them."""
-    if overlay is None:
-        return objs
     return dra.apply_dra(objs, plan, overlay.compute_domain, overlay.claim_templates)

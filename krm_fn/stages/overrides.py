@@ -27,45 +27,15 @@ from krm_fn.stages.platform import ResolvedPlatform
 if TYPE_CHECKING:
     from krm_fn.overrides.when import WhenContext
 
-_FIELDS = (
-    ("jobTemplate", "job_template"),
-    ("jobTemplatePatch", "job_template_patch"),
-    ("dependencies", "dependencies"),
-    ("orchestration", "orchestration"),
-    ("mpiArgs", "mpi_args"),
-    ("preCommand", "pre_command"),
-)
-"""``spec.overrides[]`` fields besides ``when``: (camelCase name, model attribute)."""
-
 
 @dataclass(frozen=True)
 class MatchedOverrides:
-    """Every override of the run with the outcome of its ``when``.
+    """Every override of the run with the outcome of its ``when``."""
 
-    Attributes:
-        overrides: ``spec.overrides`` as plain mappings (camelCase keys), from the model.
-        matched: Per override, whether its ``when`` matched.
-        mpi_args: The matching overrides' ``mpiArgs``, in order.
-        pre_command: The platform's ``preCommand`` lines, then the matching overrides'.
-        applied: ``catalog:<entry>`` for each catalog entry, then ``spec.overrides[i]``.
-
-    """
-
-    overrides: tuple[dict[str, Any], ...]
-    matched: tuple[bool, ...]
-    mpi_args: tuple[str, ...]
-    pre_command: tuple[str, ...]
-    applied: tuple[str, ...]
-
-
-def override_mapping(ov: models.Override) -> dict[str, Any]:
-    """One validated override as the plain mapping :func:`apply_overrides` reads."""
-    out: dict[str, Any] = {"when": ov.when.as_mapping()}
-    for key, attr in _FIELDS:
-        value = getattr(ov, attr)
-        if value is not None:
-            out[key] = value
-    return out
+    matched: tuple[bool, ...]  # per override of spec.overrides
+    mpi_args: tuple[str, ...]  # the matching overrides', in order
+    pre_command: tuple[str, ...]  # the platform's preCommand lines, then the matching overrides'
+    applied: tuple[str, ...]  # catalog:<entry> for each catalog entry, then spec.overrides[i]
 
 
 def match(
@@ -76,13 +46,11 @@ def match(
     diag: RunDiagnostics,
 ) -> MatchedOverrides:
     """Evaluate every ``when`` once; collect the matching overrides' arguments."""
-    overlay = platform.overlay
-    overrides = tuple(override_mapping(ov) for ov in spec.overrides)
     matched: list[bool] = []
     args: list[str] = []
-    pre_command: list[str] = list(overlay.pre_command) if overlay else []
-    applied = [f"catalog:{n}" for n in (overlay.applied if overlay else ())]
-    if overrides:
+    pre_command = list(platform.overlay.pre_command)
+    applied = [f"catalog:{n}" for n in platform.overlay.applied]
+    if spec.overrides:
         from krm_fn.overrides.when import WhenContext
 
         ctx = WhenContext(
@@ -91,16 +59,14 @@ def match(
             topology_mode=partitioned.topology_mode,
             domain_count=partitioned.domains,
         )
-    for i, ov in enumerate(overrides):
-        hit = i not in bad_whens and _matches(i, ov["when"], ctx, platform, diag)
+    for i, ov in enumerate(spec.overrides):
+        hit = i not in bad_whens and _matches(i, ov.when.as_mapping(), ctx, platform, diag)
         matched.append(hit)
         if hit:
             applied.append(f"spec.overrides[{i}]")
-            args += ov.get("mpiArgs") or []
-            pre_command += ov.get("preCommand") or []
-    return MatchedOverrides(
-        overrides, tuple(matched), tuple(args), tuple(pre_command), tuple(applied)
-    )
+            args += ov.mpi_args or []
+            pre_command += ov.pre_command or []
+    return MatchedOverrides(tuple(matched), tuple(args), tuple(pre_command), tuple(applied))
 
 
 def _matches(
@@ -132,7 +98,7 @@ def apply(
     diag: RunDiagnostics,
 ) -> list[dict[str, Any]] | None:
     """Apply the matching overrides to the generated objects; ``None`` on an error."""
-    if not matched.overrides:
+    if not spec.overrides:
         return list(objects)
     from krm_fn.overrides import jobtemplate as jt
     from krm_fn.overrides.apply import apply_overrides

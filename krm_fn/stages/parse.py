@@ -21,26 +21,21 @@ from krm_fn.api.config import FunctionOptions
 from krm_fn.api.validate import parse_workloadrun
 from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.io.results import FileRef, ResourceRef, Results
+from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
+from krm_fn.keys import WORKLOADRUN_KIND
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.run_platform import check_forced_names
 
-OWN_KINDS = ("WorkloadRun", "LogProfile")
+OWN_KINDS = (WORKLOADRUN_KIND, "LogProfile")
 
 
 @dataclass(frozen=True)
 class InputContext:
-    """Input objects the runs may refer to.
+    """Input objects the runs may refer to."""
 
-    Attributes:
-        pvcs: PersistentVolumeClaims by (namespace, name).
-        log_profiles: Names of the LogProfiles in the input.
-        gpu_slices: GPUs per node from gpu.nvidia.com ResourceSlices.
-
-    """
-
-    pvcs: Mapping[tuple[str, str], Mapping[str, Any]]
-    log_profiles: frozenset[str]
-    gpu_slices: Mapping[str, fleet.SliceGpus]
+    pvcs: Mapping[tuple[str, str], Mapping[str, Any]]  # PersistentVolumeClaims by (ns, name)
+    log_profiles: frozenset[str]  # names of the LogProfiles in the input
+    gpu_slices: Mapping[str, fleet.SliceGpus]  # by node, from gpu.nvidia.com ResourceSlices
 
     @classmethod
     def of(cls, objects: Sequence[Mapping[str, Any]]) -> InputContext:
@@ -58,20 +53,12 @@ class InputContext:
 
 @dataclass(frozen=True)
 class ParsedRun:
-    """One WorkloadRun that passed its model.
-
-    Attributes:
-        model: The validated run.
-        raw: The input object (the output objects' origin).
-        file: The file it came from.
-        bad_whens: Indices of the overrides whose ``when`` failed (already reported).
-
-    """
+    """One WorkloadRun that passed its model, and its input object (the outputs' origin)."""
 
     model: models.WorkloadRun
     raw: dict[str, Any]
     file: FileRef | None
-    bad_whens: frozenset[int] = frozenset()
+    bad_whens: frozenset[int] = frozenset()  # overrides whose ``when`` failed (reported)
 
     @property
     def ref(self) -> ResourceRef:
@@ -102,12 +89,12 @@ def _check_objects(objects: Sequence[Mapping[str, Any]], results: Results) -> No
     for o in objects:
         api = o.get("apiVersion")
         kind = o.get("kind")
-        if isinstance(api, str) and api.startswith("nvcre.nvidia.com/") and kind not in OWN_KINDS:
+        if isinstance(api, str) and api.startswith(API_GROUP + "/") and kind not in OWN_KINDS:
             import difflib  # only for the hint of this error
 
             close = difflib.get_close_matches(str(kind), OWN_KINDS, n=1, cutoff=0.6)
             results.error(
-                f"unknown kind {kind!r} in the nvcre.nvidia.com API group"
+                f"unknown kind {kind!r} in the {API_GROUP} API group"
                 + (f"; did you mean {close[0]!r}?" if close else "")
                 + f" (this function reads {' and '.join(OWN_KINDS)})",
                 resource=ResourceRef.of(dict(o)),
@@ -152,18 +139,16 @@ def parse_runs(
     parsed: list[ParsedRun] = []
     for raw, file in runs:
         wr = parse_workloadrun(raw, results, file)
-        bad = _check_whens(wr, raw, file, results)
+        bad = _check_whens(raw, file, results)
         if wr is not None:
             parsed.append(ParsedRun(wr, raw, file, bad))
     return sorted(parsed, key=lambda p: (p.model.namespace or "", p.model.name))
 
 
-def _check_whens(
-    wr: models.WorkloadRun | None, raw: dict[str, Any], file: FileRef | None, results: Results
-) -> frozenset[int]:
+def _check_whens(raw: dict[str, Any], file: FileRef | None, results: Results) -> frozenset[int]:
     """Report every ``when.expression`` that does not parse; the indices of those."""
     bad: set[int] = set()
-    for i, when in enumerate(_validated_whens(wr, raw)):
+    for i, when in enumerate(_validated_whens(raw)):
         if when is None or when.expression is None:
             continue
         from krm_fn.overrides.when import WhenError, parse_expression  # only runs with overrides
@@ -171,22 +156,14 @@ def _check_whens(
         try:
             parse_expression(when.expression)
         except WhenError as exc:
-            results.error(
-                str(exc),
-                resource=ResourceRef.of(raw),
-                field_path=f"spec.overrides[{i}].when",
-                file=file,
-            )
+            path = f"spec.overrides[{i}].when"
+            results.error(str(exc), resource=ResourceRef.of(raw), field_path=path, file=file)
             bad.add(i)
     return frozenset(bad)
 
 
-def _validated_whens(
-    wr: models.WorkloadRun | None, raw: dict[str, Any]
-) -> list[models.When | None]:
-    """Each override's validated ``when``; for a run whose model failed, each valid one alone."""
-    if wr is not None:
-        return [ov.when for ov in wr.spec.overrides]
+def _validated_whens(raw: dict[str, Any]) -> list[models.When | None]:
+    """Each override's ``when`` validated alone, so a run whose model failed still has them."""
     spec = raw.get("spec")
     overrides = spec.get("overrides") if isinstance(spec, Mapping) else None
     if not isinstance(overrides, list):

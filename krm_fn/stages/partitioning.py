@@ -26,22 +26,13 @@ from krm_fn.stages.platform import ResolvedPlatform
 
 @dataclass(frozen=True)
 class Partitioned:
-    """The run's groups.
-
-    Attributes:
-        part: Groups and untested nodes (empty on an error).
-        per_group: Nodes per TrainJob.
-        unpinned: Placement Unpinned (pods not pinned to nodes).
-        topology_key: The label partitioned by, if any.
-        domains: Number of topology domains among the eligible nodes (0 when not by topology).
-
-    """
+    """The run's groups (none on an error) and how they were cut."""
 
     part: Partition
-    per_group: int
-    unpinned: bool
-    topology_key: str | None
-    domains: int
+    per_group: int  # nodes per TrainJob
+    unpinned: bool  # placement Unpinned: pods not pinned to nodes
+    topology_key: str | None  # the label partitioned by, if any
+    domains: int  # topology domains among the eligible nodes (0 when not by topology)
 
     @property
     def topology_mode(self) -> str:
@@ -59,10 +50,8 @@ def partition(
     orch = spec.orchestration
     scale = orch.test_scale if orch else None
     per_group = 1 if scale == "intra-node" else spec.num_nodes
-    overlay = platform.overlay
-    topo_key = (orch.topology.topology_key if orch and orch.topology else None) or (
-        overlay.topology_key if overlay else None
-    )
+    own_key = orch.topology.topology_key if orch and orch.topology else None
+    topo_key = own_key or platform.overlay.topology_key
     unpinned = bool(orch and orch.placement == "Unpinned")
     out = Partitioned(Partition(()), per_group, unpinned, topo_key, 0)
     if not platform.eligible:
@@ -121,7 +110,7 @@ def _by_topology(
     """Groups filled domain by domain; every node must carry the topology label."""
     orch = spec.orchestration
     pairs = [(n.name, n.labels.get(topo_key)) for n in platform.eligible]
-    missing = topology.missing_topology_label(pairs, topo_key)
+    missing = topology.missing_topology_label(pairs)
     if missing:
         src = (
             "spec.orchestration.topology.topologyKey"

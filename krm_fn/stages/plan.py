@@ -13,7 +13,6 @@ from __future__ import annotations
 from krm_fn.api import models
 from krm_fn.builders.plan import RunPlan, WorkerEnv, build_plan
 from krm_fn.keys import ANN_APPLIED, ANN_FRAMEWORK, ANN_GPU_ARCH, ANN_GPU_PRODUCT, ANN_PLATFORM
-from krm_fn.platforms.gpu import architectures
 from krm_fn.stages.checks import RunChecks
 from krm_fn.stages.nodes import NodeSelection
 from krm_fn.stages.overrides import MatchedOverrides
@@ -36,9 +35,8 @@ def plan(
         ANN_GPU_ARCH: platform.arch,
         ANN_FRAMEWORK: wr.spec.framework.name,
     }
-    products = unlisted_products(platform)
-    if products:
-        annotations[ANN_GPU_PRODUCT] = ",".join(products)
+    if platform.unlisted_products:
+        annotations[ANN_GPU_PRODUCT] = ",".join(platform.unlisted_products)
     annotations[ANN_APPLIED] = ",".join(matched.applied)
     return build_plan(
         wr,
@@ -52,9 +50,3 @@ def plan(
         annotations=annotations,
         trainjob_annotations=checks.trainjob_annotations,
     )
-
-
-def unlisted_products(platform: ResolvedPlatform) -> tuple[str, ...]:
-    """The nodes' GPU product names when their model is outside the defaults table."""
-    products = platform.plan.model_products if platform.plan else ()
-    return products if products and platform.arch not in architectures() else ()

@@ -26,10 +26,12 @@ from typing import Any
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.fleet.inventory import NodeInfo
+from krm_fn.io.results import LISTED, some
+from krm_fn.platforms.catalog import load_catalog
 from krm_fn.platforms.detect import detect_fleet_platform
-from krm_fn.platforms.run_platform import default_topology_key, run_catalog
+from krm_fn.platforms.run_platform import forced_platform
 from krm_fn.stages.diagnostics import RunDiagnostics
-from krm_fn.stages.nodes import NodeSelection, select, within
+from krm_fn.stages.nodes import NodeSelection, domain_key, select, within
 from krm_fn.stages.parse import InputContext
 
 
@@ -75,11 +77,9 @@ def narrowed(
     domain = options.topology_domain
     if not domain or not selection.eligible:
         return Narrowed(wr, selection, _flags(options, None))
-    table = run_catalog(options)
-    platform = (options.platform or "").strip().lower() or detect_fleet_platform(
-        [n.raw for n in selection.eligible], table
-    ).platform
-    key = options.topology_key or (default_topology_key(table, platform) if platform else None)
+    raws, table = [n.raw for n in selection.eligible], load_catalog(options.platform_catalog)
+    platform = forced_platform(options) or detect_fleet_platform(raws, table).platform
+    key = domain_key(options, platform)
     if key is None:
         if platform:  # else the nodes' platforms disagree: that error comes with the platform
             diag.error(
@@ -91,11 +91,10 @@ def narrowed(
     inside = _with(wr, target=within(wr.spec.target, key, domain))
     chosen = select(inside.spec, nodes, context)
     if not chosen.eligible:
-        found = sorted(Counter(n.labels.get(key, "(no label)") for n in selection.eligible).items())
-        more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+        found = Counter(n.labels.get(key, "(no label)") for n in selection.eligible)
         diag.error(
-            f"no eligible node is in topologyDomain {domain!r} (label {key}); the run's "
-            f"eligible nodes are in: {', '.join(f'{d} ({c})' for d, c in found[:10])}{more}"
+            f"no eligible node is in topologyDomain {domain!r} (label {key}); the run's eligible "
+            f"nodes are in: {some([f'{d} ({c})' for d, c in sorted(found.items())], LISTED)}"
         )
         return Narrowed(wr, selection, _flags(options, key))
     return Narrowed(inside, chosen, _flags(options, key))

@@ -6,7 +6,7 @@ Invariants:
       first few names ("and N more"); ``verbose`` lists every one. "Untested nodes" counts
       every node no group tests: the nodes left out (target filters, GPU capacity) and the
       remainder ``remainder: skip`` leaves.
-    * The note of a rendered run starts with :data:`RENDERED_NOTE` and names TrainJobs,
+    * The note of a rendered run starts with ``rendered`` and names TrainJobs,
       group sizes, eligible nodes, waves, platform, GPU (with the nodes' product names for
       a model outside the defaults table), GPUs per node and where that count came from, and
       the applied overrides.
@@ -19,31 +19,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from krm_fn.api import models
-from krm_fn.fleet.partition import Group
+from krm_fn.fleet.partition import Partition
 from krm_fn.io.results import LISTED, listed
 from krm_fn.stages.overrides import MatchedOverrides
 from krm_fn.stages.partitioning import Partitioned
-from krm_fn.stages.plan import unlisted_products
 from krm_fn.stages.platform import ResolvedPlatform
 from krm_fn.stages.waves import Schedule
 
-RENDERED_NOTE = "rendered"
-"""First word of the info result a run that rendered reports (retracted when another failed)."""
 
-
-@dataclass
+@dataclass(frozen=True)
 class RunSummary:
     """What was rendered for one run (for the stderr summary)."""
 
-    name: str
-    namespace: str | None
-    groups: list[Group]
-    untested: list[str]
-    excluded: list[str]
-    platform: str
-    gpu_arch: str
-    waves: list[list[str]] = field(default_factory=list)
-    run_flags: list[str] = field(default_factory=list)
+    run: models.WorkloadRun
+    part: Partition
+    platform: ResolvedPlatform
+    waves: tuple[tuple[str, ...], ...]  # TrainJob names per wave
+    run_flags: tuple[str, ...]  # the run:<option> entries of the applied overrides
 
 
 @dataclass
@@ -56,18 +48,11 @@ class RenderOutput:
 
 @dataclass(frozen=True)
 class RenderedRun:
-    """One run's share of the output.
-
-    Attributes:
-        objects: The run's final objects, in output order.
-        summary: Its summary.
-        note: Its "rendered ..." info text.
-
-    """
+    """One run's share of the output: its final objects in output order, summary and note."""
 
     objects: tuple[dict[str, Any], ...]
     summary: RunSummary
-    note: str
+    note: str  # the "rendered ..." info text
 
 
 def rendered(
@@ -80,27 +65,16 @@ def rendered(
 ) -> RenderedRun:
     """The run's output, summary and note."""
     part = partitioned.part
-    summary = RunSummary(
-        wr.name,
-        wr.namespace,
-        list(part.groups),
-        list(part.untested),
-        [x.node for x in platform.excluded],
-        platform.platform,
-        platform.arch,
-        waves=[list(w) for w in jobs.waves],
-        run_flags=[a for a in matched.applied if a.startswith("run:")],
-    )
+    flags = tuple(a for a in matched.applied if a.startswith("run:"))
+    summary = RunSummary(wr, part, platform, jobs.waves, flags)
     sizes = sorted({len(g.nodes) or wr.spec.num_nodes for g in part.groups})
-    products = unlisted_products(platform)
-    plat = platform.plan
     note = (
-        f"{RENDERED_NOTE} {len(jobs.jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
+        f"rendered {len(jobs.jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
         f"from {len(platform.eligible)} eligible node(s) in {len(jobs.waves)} wave(s); "
         f"platform {platform.platform}, GPU {platform.arch}"
-        + (f" ({', '.join(products)})" if products else "")
+        + (f" ({', '.join(platform.unlisted_products)})" if platform.unlisted_products else "")
         + f", {platform.gpus} GPU(s) per node"
-        + (f" ({plat.gpus_from})" if plat and plat.gpus_from else "")
+        + (f" ({platform.gpus_from})" if platform.gpus_from else "")
         + (f"; overrides: {', '.join(matched.applied)}" if matched.applied else "")
     )
     return RenderedRun(tuple(objects), summary, note)
@@ -110,18 +84,19 @@ def summary_lines(summaries: list[RunSummary], verbose: bool = False) -> list[st
     """The human summary of each run (``render``'s stderr); see the module invariants."""
     lines = []
     for s in summaries:
-        ns = f"{s.namespace}/" if s.namespace else ""
+        ns = f"{s.run.namespace}/" if s.run.namespace else ""
+        groups = s.part.groups
         lines.append(
-            f"WorkloadRun {ns}{s.name}: {len(s.groups)} group(s), platform {s.platform}, "
-            f"GPU {s.gpu_arch}"
+            f"WorkloadRun {ns}{s.run.name}: {len(groups)} group(s), platform "
+            f"{s.platform.platform}, GPU {s.platform.arch}"
         )
-        shown = s.groups if verbose or len(s.groups) <= LISTED else s.groups[:3]
+        shown = groups if verbose or len(groups) <= LISTED else groups[:3]
         for g in shown:
             nodes = _names(g.nodes, verbose) if g.nodes else "placed by the scheduler (Unpinned)"
             extra = f" (overlaps {g.overlaps}: runs after it)" if g.overlaps else ""
             lines.append(f"  {g.name}: {len(g.nodes) or '-'} node(s): {nodes}{extra}")
-        if len(shown) < len(s.groups):
-            more = len(s.groups) - len(shown)
+        if len(shown) < len(groups):
+            more = len(groups) - len(shown)
             lines.append(f"  ... and {more} more group(s) (--verbose lists every group)")
         lines.append("  untested nodes: " + _untested(s, verbose))
         if len(s.waves) > 1:
@@ -138,10 +113,7 @@ def summary_lines(summaries: list[RunSummary], verbose: bool = False) -> list[st
 
 
 def _names(names: Sequence[str], verbose: bool, what: str = "") -> str:
-    """Every name, or past :data:`LISTED` (unless ``verbose``) the first few ("and N more").
-
-    ``what`` (e.g. ``TrainJob(s)``): say the count before a shortened list.
-    """
+    """Every name, or past :data:`LISTED` (unless ``verbose``) "N <what>: a, b, c and N more"."""
     if verbose or len(names) <= LISTED:
         return ", ".join(names)
     return (f"{len(names)} {what}: " if what else "") + listed(names)
@@ -149,13 +121,14 @@ def _names(names: Sequence[str], verbose: bool, what: str = "") -> str:
 
 def _untested(s: RunSummary, verbose: bool) -> str:
     """``none``, or how many nodes no group tests and why: left out, or the skipped remainder."""
+    excluded = [x.node for x in s.platform.excluded]
     parts = [
         f"{len(names)} {why}: {_names(names, verbose)}"
         for names, why in (
-            (s.excluded, "left out (the warning above says why)"),
-            (s.untested, "not filling a last group (remainder: skip)"),
+            (excluded, "left out (the warning above says why)"),
+            (s.part.untested, "not filling a last group (remainder: skip)"),
         )
         if names
     ]
-    total = len(s.excluded) + len(s.untested)
+    total = len(excluded) + len(s.part.untested)
     return "none" if not parts else parts[0] if len(parts) == 1 else f"{total}: " + "; ".join(parts)

@@ -31,33 +31,18 @@ RUNS_AFTER_MAX = 16 * 1024
 
 @dataclass(frozen=True)
 class Job:
-    """One TrainJob to build.
-
-    Attributes:
-        name: The TrainJob's name.
-        group: The group it runs on.
-        nodes: The nodes it counts as using (all target nodes under Unpinned).
-        wave: Its wave (0-based).
-        runs_after: What it runs after (``None`` in wave 0).
-
-    """
+    """One TrainJob to build, on its group, in its wave (0-based)."""
 
     name: str
     group: Group
-    nodes: tuple[str, ...]
+    nodes: tuple[str, ...]  # the nodes it counts as using (all target nodes under Unpinned)
     wave: int = 0
-    runs_after: str | None = None
+    runs_after: str | None = None  # what it runs after (None in wave 0)
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """The run's TrainJobs and waves.
-
-    Attributes:
-        jobs: Every TrainJob, iteration by iteration, group by group.
-        waves: TrainJob names per wave.
-
-    """
+    """The run's TrainJobs (iteration by iteration, group by group) and their names per wave."""
 
     jobs: tuple[Job, ...]
     waves: tuple[tuple[str, ...], ...]
@@ -80,8 +65,16 @@ def schedule(
             "spec.orchestration.repeatCount",
         )
         return None
-    unpinned = [n.name for n in eligible] if partitioned.unpinned else None
-    jobs = _jobs(wr.name, groups, repeat, unpinned)
+    unpinned = tuple(n.name for n in eligible) if partitioned.unpinned else None
+    jobs = [  # one TrainJob per group and iteration
+        Job(
+            naming.trainjob_name(wr.name, f"{g.name}-iter-{k}" if repeat > 1 else g.name),
+            g,
+            g.nodes if unpinned is None else unpinned,
+        )
+        for k in range(1, repeat + 1)
+        for g in groups
+    ]
     waves = topology.run_waves(
         [Group(j.name, j.nodes) for j in jobs], (orch.max_concurrent if orch else None) or 0
     )
@@ -91,19 +84,6 @@ def schedule(
         Job(j.name, j.group, j.nodes, wave_of[j.name], after[wave_of[j.name]]) for j in jobs
     )
     return Schedule(placed, tuple(tuple(w) for w in waves))
-
-
-def _jobs(
-    run: str, groups: Sequence[Group], repeat: int, unpinned_nodes: Sequence[str] | None
-) -> list[Job]:
-    """One TrainJob per group and iteration (``-iter-<k>`` only when repeatCount > 1)."""
-    jobs = []
-    for k in range(1, repeat + 1):
-        for g in groups:
-            suffix = f"{g.name}-iter-{k}" if repeat > 1 else g.name
-            nodes = tuple(unpinned_nodes) if unpinned_nodes is not None else g.nodes
-            jobs.append(Job(naming.trainjob_name(run, suffix), g, nodes))
-    return jobs
 
 
 def _runs_after(previous: Sequence[str], wave: int) -> str:

@@ -182,14 +182,7 @@ def test_majority_wins_and_minority_is_reported() -> None:
     result = detect_gpu_architecture(nodes)
     assert result.architecture == "h100"
     assert result.error is None
-    assert result.error is None
-    assert result.minority_nodes == ("n2",)
-    assert result.votes == {"h100": 3, "a100": 1}
-    assert result.products == (
-        "NVIDIA-A100-SXM4-40GB",
-        "NVIDIA-H100-80GB-HBM3",
-        "NVIDIA-H100-80GB-HBM3-SHARED",
-    )
+    assert result.model_products == ("NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-80GB-HBM3-SHARED")
     assert result.warning == (
         "mixed GPU architectures, using the majority: h100 on 3 of 4 labelled nodes; "
         "other architectures: a100: 1 node (n2)"
@@ -218,7 +211,6 @@ def test_strict_mode_accepts_uniform_fleet_with_unlabelled_nodes() -> None:
     assert result.error is None
     assert result.warning is None
     assert result.architecture == "gb200"
-    assert result.unlabelled_nodes == ("b",)
 
 
 def test_tie_goes_to_first_node_by_name() -> None:
@@ -240,7 +232,8 @@ def test_tie_ignores_first_node_outside_the_tie() -> None:
     ]
     result = detect_gpu_architecture(nodes)
     assert result.architecture == "h100"
-    assert result.minority_nodes == ("a", "c", "e")
+    assert result.warning is not None
+    assert result.warning.endswith("other architectures: a100: 2 nodes (c, e); l40s: 1 node (a)")
 
 
 def test_unlabelled_nodes_do_not_vote() -> None:
@@ -252,14 +245,14 @@ def test_unlabelled_nodes_do_not_vote() -> None:
     nodes.append(make_node("y", product="NVIDIA-B200"))
     result = detect_gpu_architecture(nodes)
     assert result.architecture == "b200"
-    assert result.unlabelled_nodes == ("x1", "x2", "x3")
-    assert result.minority_nodes == ()
+    assert result.warning is None
+    assert result.model_products == ("NVIDIA-B200",)
 
 
 def test_no_labelled_nodes_is_unknown() -> None:
     result = detect_gpu_architecture([make_node("a"), make_node("b")], strict=True)
     assert result.architecture == "unknown"
-    assert result.products == ()
+    assert result.model_products == ()
     assert result.error is None
 
 
@@ -272,7 +265,7 @@ def test_models_outside_the_table_vote_under_their_own_name() -> None:
     result = detect_gpu_architecture(nodes)
     assert result.architecture == "t4"
     assert result.model_products == ("Tesla-T4",)
-    assert result.minority_nodes == ("c",)
+    assert result.warning is not None and "other architectures: h100: 1 node (c)" in result.warning
 
 
 def test_two_models_outside_the_table_are_mixed_and_strict_refuses_them() -> None:
@@ -283,8 +276,8 @@ def test_two_models_outside_the_table_are_mixed_and_strict_refuses_them() -> Non
     ]
     result = detect_gpu_architecture(nodes, strict=True)
     assert result.architecture == "h800"
-    assert result.votes == {"h800": 2, "h20": 1}
-    assert result.error is not None and "h20: 1 node (c)" in result.error
+    assert result.error is not None and "h800 on 2 of 3 labelled nodes" in result.error
+    assert "h20: 1 node (c)" in result.error
 
 
 def test_gke_accelerator_label_names_the_model_when_gfd_is_absent() -> None:
@@ -294,7 +287,7 @@ def test_gke_accelerator_label_names_the_model_when_gfd_is_absent() -> None:
     ]
     result = detect_gpu_architecture(nodes)
     assert result.architecture == "h100"
-    assert result.votes == {"h100": 2}
+    assert result.warning is None
     assert result.model_products == ("NVIDIA-H100-80GB-HBM3", "nvidia-h100-mega-80gb")
 
 

@@ -8,7 +8,6 @@ from krm_fn.platforms.detect import (
     PLATFORMS,
     check_platform_name,
     detect_fleet_platform,
-    detect_platform,
     distinct_label_values,
 )
 
@@ -139,11 +138,14 @@ PROVIDER_CASES = [
 
 @pytest.mark.parametrize(("node", "expected"), PROVIDER_CASES)
 def test_detect_platform(node: dict[str, Any], expected: str) -> None:
-    assert detect_platform(node) == expected
+    assert detect_fleet_platform([node]).platform == expected
 
 
 def test_every_detected_platform_is_listed() -> None:
-    results = {detect_platform(cast(dict[str, Any], case.values[0])) for case in PROVIDER_CASES}
+    results = {
+        detect_fleet_platform([cast(dict[str, Any], case.values[0])]).platform
+        for case in PROVIDER_CASES
+    }
     assert results <= set(PLATFORMS)
     assert set(PLATFORMS) == results
 
@@ -157,14 +159,12 @@ def test_fleet_of_one_platform() -> None:
     result = detect_fleet_platform(nodes)
     assert result.error is None
     assert result.platform == "aws"
-    assert result.nodes_by_platform == {"aws": ("gpu-1", "gpu-2")}
 
 
 def test_empty_fleet_is_onprem() -> None:
     result = detect_fleet_platform([])
     assert result.error is None
     assert result.platform == "onprem"
-    assert result.nodes_by_platform == {}
 
 
 def test_mixed_fleet_error_lists_platforms_and_up_to_three_nodes() -> None:
@@ -175,12 +175,11 @@ def test_mixed_fleet_error_lists_platforms_and_up_to_three_nodes() -> None:
     assert result.platform is None
     assert result.error == (
         "heterogeneous platforms detected: "
-        "aws: 5 nodes (aws-0, aws-1, aws-2, and 2 more); "
+        "aws: 5 nodes (aws-0, aws-1, aws-2 and 2 more); "
         "gcp: 1 node (gke-a); "
         "onprem: 1 node (bare-1); "
         "every eligible node must be on the same platform"
     )
-    assert result.nodes_by_platform["aws"] == tuple(f"aws-{i}" for i in range(5))
 
 
 def test_mixed_fleet_message_is_independent_of_order() -> None:
