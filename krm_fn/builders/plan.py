@@ -87,12 +87,12 @@ class RunPlan:
     @property
     def runtime_name(self) -> str:
         """The TrainingRuntime every TrainJob of the run refers to."""
-        return naming.runtime_name(self.run.name)
+        return naming.object_name(self.run.name, "runtime")
 
     @property
     def checkpoint_pvc(self) -> str | None:
         """The claim of ``spec.checkpoint``, if set."""
-        return naming.checkpoint_pvc_name(self.run.name) if self.spec.checkpoint else None
+        return naming.object_name(self.run.name, "checkpoint-pvc") if self.spec.checkpoint else None
 
     def meta(self, name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         """ObjectMeta for a generated object of this run."""

@@ -69,7 +69,7 @@ def env_and_resources(
         platform.plan.nics_per_node if platform.plan else 0,
     )
     secret_name = options.registry_pull_secret or (
-        naming.pull_secret_name(wr.name) if options.registry else None
+        naming.object_name(wr.name, "pull-secret") if options.registry else None
     )
     return WorkerEnv(
         env=tuple(env),
@@ -106,7 +106,7 @@ def _config_map(wr: models.WorkloadRun) -> str | None:
     if config is None:
         return None
     if config.inline:
-        return naming.config_map_name(wr.name)
+        return naming.object_name(wr.name, "config")
     return config.config_map_ref.name if config.config_map_ref is not None else None
 
 
