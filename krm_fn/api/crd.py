@@ -25,7 +25,9 @@ from pydantic import BaseModel
 
 from krm_fn.api import corev1
 from krm_fn.api.fields import FieldView, fields_of
-from krm_fn.api.models import API_GROUP, KIND, CoreV1, WorkloadRun, WorkloadRunSpec
+from krm_fn.api.models import CoreV1, WorkloadRun, WorkloadRunSpec
+from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
+from krm_fn.keys import WORKLOADRUN_KIND as KIND
 
 
 def _model_schema(model: type[BaseModel]) -> dict[str, Any]:

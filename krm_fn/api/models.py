@@ -19,9 +19,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-API_GROUP = "nvcre.nvidia.com"
+from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
+
 API_VERSION = f"{API_GROUP}/v1alpha1"
-KIND = "WorkloadRun"
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
@@ -99,16 +99,10 @@ class Strict(BaseModel):
     )
 
 
-class Open(BaseModel):
-    """Base for Kubernetes objects we pass through verbatim (unknown fields kept)."""
-
-    model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
-
-
 # --- core/v1 pieces: thin views of Kubernetes' types, checked against their derived schemas ---
 
 
-class CoreV1(BaseModel):
+class CoreV1(Strict):
     """A Kubernetes core/v1 type, written as in a Pod.
 
     Declares only the fields the render reads; every field, declared or not, is checked
@@ -116,14 +110,7 @@ class CoreV1(BaseModel):
     :meth:`to_k8s` gives the object back as written (declared fields first, unset ones left out).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        strict=True,
-        frozen=True,
-        populate_by_name=True,
-        defer_build=True,
-        alias_generator=to_camel,
-    )
+    model_config = ConfigDict(extra="allow")
 
     @model_validator(mode="after")
     def _derived_schema(self) -> CoreV1:
@@ -1079,8 +1066,10 @@ class WorkloadRunSpec(Strict):
         return v
 
 
-class ObjectMeta(Open):
+class ObjectMeta(BaseModel):
     """The parts of ObjectMeta we read; everything else passes through."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
 
     name: str = Field(min_length=1)
     namespace: str | None = None
