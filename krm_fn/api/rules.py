@@ -256,6 +256,22 @@ def workload_labels(
     return resolved, out
 
 
+def thresholds(value: Mapping[str, str]) -> list[Problem]:
+    """Every unknown key and every expression that does not parse, of ``spec.thresholds``."""
+    from krm_fn import thresholds as th  # the threshold language; only when used
+
+    out: list[Problem] = []
+    for key, expr in value.items():
+        try:
+            th.check_threshold_key(key)
+            th.parse_threshold(expr)
+        except th.ThresholdKeyError as exc:
+            out.append((f"spec.thresholds[{key!r}]", str(exc)))
+        except th.ThresholdSyntaxError as exc:
+            out.append((f"spec.thresholds[{key!r}]", f"threshold {expr!r} does not parse: {exc}"))
+    return out
+
+
 def placement(spec: models.WorkloadRunSpec) -> list[Problem]:
     """NVCRE's Unpinned × testScale refusals (verbatim)."""
     o = spec.orchestration

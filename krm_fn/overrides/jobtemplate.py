@@ -131,7 +131,7 @@ def from_view(view: Any, original: Mapping[str, Any], ctx: TemplateContext) -> M
     spec, baseline = view["spec"], to_view(original, ctx)
     old_ann = (original.get("metadata") or {}).get("annotations") or {}
     if typed.thresholds is not None and spec["thresholds"] != baseline["spec"].get("thresholds"):
-        out.errors += _threshold_problems(typed.thresholds)
+        out.errors += rules.thresholds(typed.thresholds)
     _check_runtime_ref(typed.workload.train_job, original, ctx, out.errors)
     if out.errors:
         return out
@@ -227,31 +227,6 @@ def trainjob_field(key: str) -> bool:
     table = load_table()
     root = table["nodes"][table["roots"]["TrainJob"]]
     return key in table["nodes"][root["p"]["spec"]]["p"]
-
-
-def _threshold_problems(value: Mapping[str, str]) -> list[tuple[str, str]]:
-    from krm_fn import thresholds as th  # the threshold language; only when used
-
-    out: list[tuple[str, str]] = []
-    unknown = sorted(str(k) for k in value if k not in th.KNOWN_THRESHOLD_KEYS)
-    if unknown:
-        # NVCRE pkg/threshold/evaluator.go ValidateKeysError
-        out.append(
-            (
-                "spec.thresholds",
-                f"unknown threshold key(s) [{', '.join(unknown)}]; valid keys: "
-                f"[{', '.join(th.KNOWN_THRESHOLD_KEYS)}]",
-            )
-        )
-    for key, expr in value.items():
-        if key in th.KNOWN_THRESHOLD_KEYS:
-            try:
-                th.parse_threshold(expr)
-            except th.ThresholdSyntaxError as exc:
-                out.append(
-                    (f"spec.thresholds[{key!r}]", f"threshold {expr!r} does not parse: {exc}")
-                )
-    return out
 
 
 def _check_runtime_ref(

@@ -289,9 +289,9 @@ def test_controller_only_field_is_accepted_with_a_warning(
         ),
         pytest.param(
             {"spec": {"thresholds": {"busBandwidth": "value > 1"}}},
-            "spec.overrides[0].jobTemplate.spec.thresholds",
-            "unknown threshold key(s) [busBandwidth]; valid keys: [busBandwidthGBps,",
-            id="unknown-threshold-key-nvcre-message",
+            "spec.overrides[0].jobTemplate.spec.thresholds['busBandwidth']",
+            "unknown threshold key 'busBandwidth'; known keys: algBandwidthGBps,",
+            id="unknown-threshold-key-as-spec-thresholds",
         ),
         pytest.param(
             _tj({"runtimeRef": {"name": "elsewhere"}}),
