@@ -14,13 +14,13 @@ Invariants:
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["FieldView", "fields_of", "iter_models"]
+__all__ = ["FieldView", "fields_of", "iter_models", "model_at"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +80,15 @@ def iter_models(tp: Any) -> Iterator[type[BaseModel]]:
         yield tp
     for arg in typing.get_args(tp):
         yield from iter_models(arg)
+
+
+def model_at(root: type[BaseModel], loc: Sequence[int | str]) -> type[BaseModel] | None:
+    """The model under ``root`` that holds the last field of ``loc`` (``None``: not a model)."""
+    model = root
+    for part in loc[:-1]:
+        f = next((f for f in fields_of(model) if part in (f.key, f.name)), None)
+        sub = next(iter_models(f.annotation), None) if f is not None else None
+        if sub is None:
+            return None
+        model = sub
+    return model

@@ -854,12 +854,13 @@ class JobSpec(Strict):
     )
     node_health_monitor: NodeHealthMonitor | None = Field(
         default=None,
-        description="NVCRE's node health check; a change is a warning (nothing acts on it here).",
+        description="NVCRE's node health monitoring; a change is a warning.",
         examples=[{"cel": {"expression": "node.spec.unschedulable == true"}}],
     )
     checkpoint: JobCheckpoint | None = Field(
         default=None,
-        description="Shown when `spec.checkpoint` is set; a change is a warning.",
+        description="NVCRE's checkpoint restarts; shown when `spec.checkpoint` is set, a change "
+        "is a warning.",
         examples=[{"maxRestarts": 1}],
     )
     stall_multiplier: int | None = Field(

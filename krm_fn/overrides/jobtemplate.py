@@ -30,10 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from krm_fn.api import models, rules
-from krm_fn.api.fields import fields_of, iter_models
+from krm_fn.api.fields import fields_of, model_at
 from krm_fn.api.validate import error_message
 from krm_fn.keys import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
 
@@ -46,14 +46,11 @@ HEALTH_MONITOR_EXPRESSION: Final = "node.spec.unschedulable == true"
 """NVCRE's job-level nodeHealthMonitor for a WorkloadRun (reference §2.11)."""
 
 CONTROLLER_ONLY: Final[Mapping[str, str]] = {
-    "nodeHealthMonitor": "node health monitoring",
-    "checkpoint": "checkpoint restarts",
-    "stallMultiplier": "stall detection",
-    "startupStallTimeoutSeconds": "startup stall detection",
-    "schedulingStallGraceSeconds": "the scheduling-stall grace window",
-    "measurementTimeout": "threshold validation timing",
+    f.key: f.description.split(";")[0].removeprefix("NVCRE's ")
+    for f in fields_of(models.JobSpec)
+    if f.description and "a change is a warning" in f.description
 }
-"""JobSpec fields only NVCRE's Job controller acts on -> what it does with them."""
+"""JobSpec fields only NVCRE's Job controller acts on -> what, from ``NVCRE's <what>; ...``."""
 
 MEASURED: Final[Mapping[str, str]] = {
     "thresholds": ANN_THRESHOLDS,
@@ -166,18 +163,6 @@ def from_view(view: Any, original: Mapping[str, Any], ctx: TemplateContext) -> M
     return out
 
 
-def _parent(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    """The job-template model that holds the last field of ``loc`` (``None``: not a model)."""
-    model: type[BaseModel] = models.JobTemplate
-    for part in loc[:-1]:
-        f = next((f for f in fields_of(model) if f.key == part), None)
-        sub = next(iter_models(f.annotation), None) if f is not None else None
-        if sub is None:
-            return None
-        model = sub
-    return model
-
-
 def _path(loc: tuple[int | str, ...]) -> str:
     """``('spec', 'workloadMetadata', 'labels', 'a')`` → ``spec.workloadMetadata.labels['a']``."""
     out = ""
@@ -208,7 +193,7 @@ def _shape_problem(err: ErrorDetails) -> tuple[str, str]:
 
 
 def _unknown(loc: tuple[int | str, ...]) -> str:
-    key, model = str(loc[-1]), _parent(loc)
+    key, model = str(loc[-1]), model_at(models.JobTemplate, loc)
     if model is models.JobWorkload:
         return f"unknown workload kind {key!r}; NVCRE's WorkloadSpec has only trainJob"
     known = ", ".join(f.key for f in fields_of(model)) if model else "none"

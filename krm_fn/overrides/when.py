@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from krm_fn import expressions
 from krm_fn.api import models
-from krm_fn.api.fields import fields_of, iter_models
+from krm_fn.api.fields import fields_of, model_at
 from krm_fn.api.validate import error_message, field_path
 
 __all__ = ["WhenContext", "WhenError", "describe", "matches"]
@@ -122,11 +122,7 @@ def _problem(err: Any) -> str:
 
 
 def _unknown_field(loc: tuple[int | str, ...]) -> str:
-    model: Any = models.When
-    for part in loc[:-1]:
-        key = next(f for f in fields_of(model) if f.key == part or f.name == part)
-        model = next(iter_models(key.annotation))
-    known = ", ".join(f.key for f in fields_of(model))
+    known = ", ".join(f.key for f in fields_of(model_at(models.When, loc) or models.When))
     return f"unknown field {loc[-1]!r}; known fields: {known}"
 
 
