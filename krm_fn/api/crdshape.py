@@ -25,17 +25,33 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["KINDS", "TABLE_PATH", "derive", "dumps", "load_table", "unknown_fields"]
-
 KINDS: Final[Mapping[str, str]] = {
     "TrainJob": "trainer.kubeflow.org_trainjobs.yaml",
     "TrainingRuntime": "trainer.kubeflow.org_trainingruntimes.yaml",
 }
 """Kinds the table covers, and the pinned CRD file each is derived from."""
 
-TABLE_PATH: Final = os.path.join(
-    os.path.dirname(os.path.dirname(__file__)), "data", "crd_shapes.json"
-)
+
+def data_path(name: str) -> str:
+    """Where the committed table ``name`` lives (``krm_fn/data``)."""
+    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", name)
+
+
+@functools.cache
+def read_table(path: str) -> dict[str, Any]:
+    """The committed JSON table at ``path``, read once."""
+    with open(path, encoding="utf-8") as fh:
+        table: dict[str, Any] = json.load(fh)
+    return table
+
+
+def storage_schema(crd: Mapping[str, Any]) -> Any:
+    """The ``openAPIV3Schema`` of the CRD's storage version."""
+    (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    return version["schema"]["openAPIV3Schema"]
+
+
+TABLE_PATH: Final = data_path("crd_shapes.json")
 """The committed table."""
 
 _TYPES: Final = {"object": "o", "array": "a", "string": "s", "integer": "i", "number": "n",
@@ -92,19 +108,13 @@ def derive(crds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
     roots: dict[str, int] = {}
     for kind in sorted(crds):
-        crd = crds[kind]
-        versions = crd["spec"]["versions"]
-        (version,) = [v for v in versions if v.get("storage")]
-        roots[kind] = walk(version["schema"]["openAPIV3Schema"])
+        roots[kind] = walk(storage_schema(crds[kind]))
     return {"nodes": nodes, "roots": roots}
 
 
-@functools.cache
 def load_table() -> dict[str, Any]:
     """The committed table (``krm_fn/data/crd_shapes.json``)."""
-    with open(TABLE_PATH, encoding="utf-8") as fh:
-        table: dict[str, Any] = json.load(fh)
-    return table
+    return read_table(TABLE_PATH)
 
 
 _METADATA: Final = frozenset(
