@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.overrides import AppliedOverride, WhenContext, apply_overrides
+from krm_fn.overrides.apply import AppliedOverride, apply_overrides
+from krm_fn.overrides.when import WhenContext
 from tests.overrides.objects import TRAINER_API, generated, pod_spec, replicated_job
 
 CTX = WhenContext(platform="aws", gpu_architecture="gb200")
