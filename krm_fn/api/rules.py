@@ -48,10 +48,6 @@ MPI_PLUGIN_ENV = frozenset(
 )
 """Env Trainer's MPI plugin sets on the launcher (kubeflow/trainer v2.3.0
 ``pkg/runtime/framework/plugins/mpi/mpi.go:208-227``), meant for mpirun itself."""
-TORCH_PLUGIN_ENV = frozenset(
-    {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
-)
-"""Env Trainer's torch plugin sets (``pkg/runtime/framework/plugins/torch/torch.go:56-87``)."""
 MAX_WORKLOAD_LABELS = 32
 
 
@@ -151,25 +147,24 @@ def _mount_problems(
     return out
 
 
+def plugin_env(framework: str, name: str) -> bool:
+    """Whether Trainer's plugin for ``framework`` sets env ``name`` (torch.go:56-87: ``PET_*``)."""
+    return name in MPI_PLUGIN_ENV if framework == "mpi" else name.startswith("PET_")
+
+
 def reserved_env(spec: models.WorkloadRunSpec) -> list[Problem]:
     """Env names Trainer's plugins set and would silently replace."""
-    out: list[Problem] = []
-    for i, e in enumerate(spec.env):
-        if spec.framework.name == "mpi" and e.name in MPI_PLUGIN_ENV:
-            out.append(
-                (
-                    f"spec.env[{i}].name",
-                    f"{e.name} is set by Kubeflow Trainer's MPI plugin and cannot be overridden",
-                )
-            )
-        if spec.framework.name != "mpi" and e.name.startswith("PET_"):
-            out.append(
-                (
-                    f"spec.env[{i}].name",
-                    f"{e.name}: PET_* variables are set by Kubeflow Trainer's torch plugin",
-                )
-            )
-    return out
+    mpi = spec.framework.name == "mpi"
+    return [
+        (
+            f"spec.env[{i}].name",
+            f"{e.name} is set by Kubeflow Trainer's MPI plugin and cannot be overridden"
+            if mpi
+            else f"{e.name}: PET_* variables are set by Kubeflow Trainer's torch plugin",
+        )
+        for i, e in enumerate(spec.env)
+        if plugin_env(spec.framework.name, e.name)
+    ]
 
 
 def reserved_label(key: str) -> bool:
