@@ -10,7 +10,6 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -43,16 +42,6 @@ def _names(value: Any) -> Any:
         return value
     names = [str(v).strip() if isinstance(v, str) else v for v in value]
     return list(dict.fromkeys(n for n in names if n != ""))
-
-
-def _checked(problem: Callable[[str], str | None], what: str) -> AfterValidator:
-    def check(value: str | None) -> str | None:
-        why = problem(value) if value is not None else None
-        if why:
-            raise ValueError(f"{value!r} is not a valid {what}: {why}")
-        return value
-
-    return AfterValidator(check)
 
 
 def _test_scale(value: str | None) -> str | None:
@@ -185,7 +174,9 @@ class FunctionOptions(BaseModel):
         examples=["gpu-node-01,gpu-node-02"],
     )
     topology_domain: Annotated[
-        str | None, BeforeValidator(_given), _checked(models.label_value_problem, "label value")
+        str | None,
+        BeforeValidator(_given),
+        models.checked(models.label_value_problem, "{value!r} is not a valid label value: {why}"),
     ] = Field(
         default=None,
         description="Run on the nodes of this topology domain only (a `target.matchExpressions` "
@@ -194,7 +185,9 @@ class FunctionOptions(BaseModel):
         examples=["nn-0001"],
     )
     topology_key: Annotated[
-        str | None, BeforeValidator(_given), _checked(models.label_key_problem, "label key")
+        str | None,
+        BeforeValidator(_given),
+        models.checked(models.label_key_problem, "{value!r} is not a valid label key: {why}"),
     ] = Field(
         default=None,
         description="The node label naming `topologyDomain`; default: the platform's topology "

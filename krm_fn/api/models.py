@@ -14,9 +14,17 @@ Invariants:
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
@@ -42,20 +50,26 @@ DEFAULT_TIMEOUT_PER_JOB = "24h"
 """NVCRE's ``catalog.DefaultWorkloadRunTimeoutPerJob``."""
 
 
-def _dns_label(value: str, what: str) -> str:
+def checked(problem: Callable[[str], str | None], message: str) -> AfterValidator:
+    """Refuse a value ``problem`` faults: ``message`` formatted with ``value`` and ``why``."""
+
+    def check(value: str | None) -> str | None:
+        why = problem(value) if value is not None else None
+        if why:
+            raise ValueError(message.format(value=value, why=why))
+        return value
+
+    return AfterValidator(check)
+
+
+def dns_label_problem(value: str) -> str | None:
+    """Why ``value`` is not a DNS-1123 label, or ``None`` when it is."""
     if len(value) > 63 or not DNS1123_LABEL_RE.match(value):
-        raise ValueError(
-            f"{what} {value!r} must be a DNS-1123 label: at most 63 lower-case letters, digits "
-            "or '-', starting and ending with a letter or digit"
+        return (
+            "must be a DNS-1123 label: at most 63 lower-case letters, digits or '-', starting "
+            "and ending with a letter or digit"
         )
-    return value
-
-
-def _label_key(value: str, what: str) -> str:
-    problem = label_key_problem(value)
-    if problem:
-        raise ValueError(f"{what} {value!r} is not a valid label key: {problem}")
-    return value
+    return None
 
 
 def label_key_problem(key: str) -> str | None:
@@ -74,6 +88,9 @@ def label_key_problem(key: str) -> str | None:
             "with '-', '_' or '.' inside"
         )
     return None
+
+
+_KEY = "key {value!r} is not a valid label key: {why}"
 
 
 def label_value_problem(value: str) -> str | None:
@@ -126,8 +143,8 @@ class CoreV1(Strict):
         return self
 
     def to_k8s(self) -> dict[str, Any]:
-        """The object as Kubernetes reads it."""
-        return self.model_dump(by_alias=True, exclude_none=True)
+        """The object as Kubernetes reads it (unset and empty-by-default fields left out)."""
+        return self.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True)
 
 
 class EnvVar(CoreV1):
@@ -165,12 +182,9 @@ class VolumeMount(CoreV1):
 class Volume(CoreV1):
     """A pod volume: a name plus exactly one volume source."""
 
-    name: str = Field(min_length=1)
-
-    @field_validator("name")
-    @classmethod
-    def _volume_name(cls, v: str) -> str:
-        return _dns_label(v, "volume name")
+    name: Annotated[str, checked(dns_label_problem, "volume name {value!r} {why}")] = Field(
+        min_length=1
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> Volume:
@@ -192,12 +206,9 @@ class Volume(CoreV1):
 class Container(CoreV1):
     """A container (``spec.initContainers``)."""
 
-    name: str = Field(min_length=1)
-
-    @field_validator("name")
-    @classmethod
-    def _container_name(cls, v: str) -> str:
-        return _dns_label(v, "container name")
+    name: Annotated[str, checked(dns_label_problem, "container name {value!r} {why}")] = Field(
+        min_length=1
+    )
 
 
 class ResourceRequirements(CoreV1):
@@ -347,14 +358,9 @@ class Framework(Strict):
 class NodeSelectorRequirement(CoreV1):
     """A node selector requirement."""
 
-    key: str = Field(min_length=1)
+    key: Annotated[str, checked(label_key_problem, _KEY)] = Field(min_length=1)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
     values: list[str] = Field(default_factory=list)
-
-    @field_validator("key")
-    @classmethod
-    def _key(cls, v: str) -> str:
-        return _label_key(v, "key")
 
     @model_validator(mode="after")
     def _values_fit_operator(self) -> NodeSelectorRequirement:
@@ -367,18 +373,11 @@ class NodeSelectorRequirement(CoreV1):
             raise ValueError(f"operator {op} requires exactly one integer value, got {vals}")
         return self
 
-    def to_k8s(self) -> dict[str, Any]:
-        """Render as a core/v1 NodeSelectorRequirement mapping."""
-        out: dict[str, Any] = {"key": self.key, "operator": self.operator}
-        if self.values:
-            out["values"] = list(self.values)
-        return out
-
 
 class TaintSelector(Strict):
     """``spec.target.taintSelectors[]``: tainted nodes to select and tolerate."""
 
-    key: str = Field(
+    key: Annotated[str, checked(label_key_problem, "taint " + _KEY)] = Field(
         min_length=1, description="Taint key: `tolerations[].key`.", examples=["dedicated"]
     )
     value: str | None = Field(
@@ -392,19 +391,11 @@ class TaintSelector(Strict):
         examples=["NoSchedule"],
     )
 
-    @field_validator("key")
-    @classmethod
-    def _key(cls, v: str) -> str:
-        return _label_key(v, "taint key")
-
     def to_toleration(self) -> dict[str, Any]:
         """The pod toleration this selector implies."""
-        tol: dict[str, Any] = {"key": self.key}
+        tol: dict[str, Any] = {"key": self.key, "operator": "Equal" if self.value else "Exists"}
         if self.value:
-            tol["operator"] = "Equal"
             tol["value"] = self.value
-        else:
-            tol["operator"] = "Exists"
         if self.effect:
             tol["effect"] = self.effect
         return tol
@@ -1073,14 +1064,9 @@ class ObjectMeta(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
 
     name: str = Field(min_length=1)
-    namespace: str | None = None
+    namespace: Annotated[str | None, checked(dns_label_problem, "namespace {value!r} {why}")] = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, v: str | None) -> str | None:
-        return v if v is None else _dns_label(v, "namespace")
 
 
 class WorkloadRun(Strict):
