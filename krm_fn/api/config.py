@@ -293,11 +293,8 @@ def options_from_config(fc: dict[str, Any] | None) -> FunctionOptions:
 
     Accepted forms: ``None`` (defaults), a ``v1`` ``ConfigMap`` (``data`` strings), the typed
     ``WorkloadRunRender`` kind (``spec``), and a ``WorkloadRun`` used as the generator config
-    (defaults; the WorkloadRun itself is an input).
-
-    Raises:
-        ValueError: With a message naming the option and the allowed values.
-
+    (defaults; the WorkloadRun itself is an input). A ValueError names the option and the
+    allowed values.
     """
     if not fc:
         return FunctionOptions()
@@ -329,9 +326,7 @@ def options_from_config(fc: dict[str, Any] | None) -> FunctionOptions:
 def with_options(options: FunctionOptions, given: dict[str, Any], where: str) -> FunctionOptions:
     """``options`` with the ``given`` ones (by option name) replacing theirs, validated again.
 
-    Raises:
-        ValueError: As :func:`options_from_config`, the problem's place named by ``where``.
-
+    A ValueError as :func:`options_from_config`'s, the problem's place named by ``where``.
     """
     return _validate({**options.model_dump(by_alias=True, exclude_none=True), **given}, where)
 

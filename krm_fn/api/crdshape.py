@@ -144,17 +144,9 @@ _NAMES: Final = {"o": "an object", "a": "a list", "s": "a string", "i": "an inte
 
 
 def unknown_fields(kind: str, obj: Any, prefix: str = "") -> list[tuple[str, str]]:
-    """Fields of ``obj`` the pinned ``kind`` CRD does not declare, and wrongly typed values.
+    """``(dotted path, message)`` for each field the ``kind`` CRD lacks or value it mistypes.
 
-    Args:
-        kind: a key of :data:`KINDS`.
-        obj: the object (or, with ``prefix``, the part of it under ``prefix``).
-        prefix: the dotted path of ``obj`` inside the whole object (``""`` for the whole);
-            its node is looked up by walking the property names of the prefix.
-
-    Returns:
-        ``(dotted path, message)`` pairs, in document order.
-
+    With ``prefix`` (a dotted path), ``obj`` is the part of the object found there.
     """
     table = load_table()
     nodes: list[dict[str, Any]] = table["nodes"]

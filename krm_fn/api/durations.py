@@ -9,12 +9,7 @@ _PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
 
 
 def parse_go_duration(text: str) -> float:
-    """Seconds in a Go duration string.
-
-    Raises:
-        ValueError: When ``text`` is not a Go duration.
-
-    """
+    """Seconds in a Go duration string; ValueError when ``text`` is not one."""
     s = text.strip()
     if not s:
         raise ValueError("empty duration")

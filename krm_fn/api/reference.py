@@ -157,16 +157,15 @@ def documented_models() -> list[type[BaseModel]]:
 
 
 def reference() -> str:
-    """The Markdown reference.
-
-    Raises:
-        MissingDocs: A documented field has no description.
-
-    """
+    """The Markdown reference; :class:`MissingDocs` when a documented field has no description."""
     seen: set[type[BaseModel]] = set()
     run, template = _models(WorkloadRun, seen), _models(JobTemplate, seen)
-    models: list[type[BaseModel]] = [*run, *template, FunctionOptions]
-    missing = [f"{m.__name__}.{f.key}" for m in models for f in fields_of(m) if not f.description]
+    missing = [
+        f"{m.__name__}.{f.key}"
+        for m in documented_models()
+        for f in fields_of(m)
+        if not f.description
+    ]
     if missing:
         raise MissingDocs("fields without a Field(description=...): " + ", ".join(missing))
     return "\n".join(

@@ -71,10 +71,8 @@ def _mounts(spec: models.WorkloadRunSpec) -> Iterator[tuple[str, models.VolumeMo
 def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
     """Volumes, mounts and init containers that would collide with built-in ones.
 
-    Returns:
-        Every problem: volume names, then mount paths and names (workload container first,
-        then init containers), then init container names, then duplicate mount paths.
-
+    In order: volume names, mount paths and names (workload container first, then init
+    containers), init container names, duplicate mount paths.
     """
     reserved = {**RESERVED_VOLUMES_ALWAYS, **RESERVED_VOLUMES[spec.framework.name]}
     out: list[Problem] = []
@@ -211,11 +209,8 @@ def workload_labels(
     ``spec.workloadMetadata.labels`` after an override (NVCRE's ``ValidateResolvedJobTemplate``):
     at most 32 labels, no controller-owned key, valid keys and values, and the gang queue label
     NVCRE owns: restored when absent, accepted when equal, a conflict otherwise (NVCRE's
-    ``InsertConsistentLabel``). The messages are NVCRE's Go-side ones.
-
-    Returns:
-        The labels with the queue label restored, and every problem (``path[key]`` paths).
-
+    ``InsertConsistentLabel``). The messages are NVCRE's Go-side ones. Returns the labels
+    with the queue label restored, and every problem (``path[key]`` paths).
     """
     resolved = dict(labels)
     if gang is not None:
@@ -299,10 +294,8 @@ def shared_claims(
 ) -> tuple[list[Problem], list[Problem]]:
     """PVCs mounted by several worker pods at once must be RWX (or ROX mounted read-only).
 
-    Returns:
-        (errors, warnings): errors for PVCs in the input that violate the rule, warnings for
-        claims that could not be checked because the PVC is not in the input.
-
+    Returns (errors, warnings): errors for the input's PVCs that break the rule, warnings for
+    claims whose PVC is not in the input, so they could not be checked.
     """
     errors: list[Problem] = []
     warnings: list[Problem] = []

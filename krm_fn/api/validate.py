@@ -63,16 +63,9 @@ def error_message(err: ErrorDetails, unknown_field: Callable[[tuple[int | str, .
     """One pydantic error as the sentence a user reads: what is wrong, the value, what is allowed.
 
     Shared by every pydantic model of user input (the WorkloadRun here, the platform catalog
-    file in :mod:`krm_fn.platforms.catalog_file`), so they word their errors alike.
-
-    Args:
-        err: One item of :meth:`pydantic.ValidationError.errors`.
-        unknown_field: Words an ``extra_forbidden`` error, given its location (each model
-            knows its own fields and where a misplaced one belongs).
-
-    Returns:
-        The message, without the field path.
-
+    file in :mod:`krm_fn.platforms.catalog_file`), so they word their errors alike; the field
+    path is not part of it. ``unknown_field`` words an ``extra_forbidden`` error from its
+    location (each model knows its own fields and where a misplaced one belongs).
     """
     kind = err["type"]
     if kind == "extra_forbidden":

@@ -110,10 +110,7 @@ def forward_launcher_env(
     launcher env the render built the argv from, before any override (a name whose entry is
     unchanged keeps the render's value, e.g. a catalog ``forwardEnv`` meant for the ranks);
     ``cache``: shared by the TrainJobs of one run, which mostly share their command line.
-
-    Returns:
-        Launcher variables that cannot be forwarded because an override replaced mpirun.
-
+    Returns the launcher variables that cannot be forwarded because an override replaced mpirun.
     """
     trainer = trainjob.setdefault("spec", {}).setdefault("trainer", {})
     key = None

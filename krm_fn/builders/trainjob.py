@@ -30,16 +30,9 @@ def build_trainjob(
     active_deadline_seconds: int | None,
     wave: int = 0,
 ) -> dict[str, Any]:
-    """The TrainJob of one group.
+    """The TrainJob of one group (no nodes under Unpinned).
 
-    Args:
-        plan: The run's resolved plan.
-        group: The group (its nodes; empty under Unpinned).
-        name: The TrainJob name (already within limits).
-        runs_after: TrainJobs (comma-separated) of the previous wave; makes it suspended.
-        active_deadline_seconds: ``orchestration.timeoutPerJob`` in seconds.
-        wave: The wave this TrainJob runs in (0 starts at once).
-
+    ``runs_after`` names the TrainJobs of the previous wave and makes this one suspended.
     """
     metadata, gang = plan.spec.workload_metadata, plan.spec.gang_scheduler
     labels = {

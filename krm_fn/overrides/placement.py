@@ -194,10 +194,8 @@ def placement_problems(
 ) -> list[str]:
     """Why ``tj`` (with ``runtime``, overrides applied) would be refused or run elsewhere.
 
-    Returns:
-        Every problem: per replicated job its pods' placement, then the gang queue labels,
-        then what Trainer's webhook refuses; ``[]`` if fine.
-
+    Per replicated job its pods' placement, then the gang queue labels, then what Trainer's
+    webhook refuses; ``[]`` if fine.
     """
     out: list[str] = []
     meta = tj.get("metadata") or {}

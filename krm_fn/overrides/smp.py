@@ -89,13 +89,7 @@ _SET_ELEMENT_ORDER = "$setElementOrder/"
 
 
 class SMPError(ValueError):
-    """A patch that cannot be merged.
-
-    Attributes:
-        path: Where in the patch the problem is, as segments (see :func:`dotted`).
-        reason: What is wrong, without the path.
-
-    """
+    """A patch that cannot be merged: ``reason`` (what is wrong) at ``path`` (segments)."""
 
     def __init__(self, path: Sequence[str], reason: str) -> None:
         self.path: tuple[str, ...] = tuple(path)
@@ -134,12 +128,8 @@ def strategic_merge(
     """Strategic-merge ``patch`` into ``base`` (at ``path``) and return a new object.
 
     ``kind`` selects the rules; by default it is ``base``'s (else ``patch``'s) ``kind``, and a
-    fragment without one merges with SMP.
-
-    Raises:
-        SMPError: An unknown or misplaced directive, a merge-keyed list item without its key,
-            or ``$patch: delete`` on the root.
-
+    fragment without one merges with SMP. :class:`SMPError`: an unknown or misplaced
+    directive, a merge-keyed list item without its key, or ``$patch: delete`` on the root.
     """
     if kind is None:
         for candidate in (base, patch):
