@@ -114,15 +114,7 @@ def worker_job(plan: RunPlan) -> dict[str, Any]:
         "securityContext": dict(plan.worker_security_context),
         "volumeMounts": pods.workload_mounts(plan),
     }
-    spec: dict[str, Any] = {"restartPolicy": "OnFailure"}
-    spec.update(pods.init_containers(plan))
-    spec["containers"] = [container]
-    spec["volumes"] = pods.workload_volumes(plan)
-    spec.update(pods.pod_extras(plan))
-    pod: dict[str, Any] = {"spec": spec}
-    meta = pods.workload_pod_metadata(plan)
-    if meta:
-        pod = {"metadata": meta, **pod}
+    pod = pods.workload_pod(plan, {"restartPolicy": "OnFailure"}, container)
     return {"name": "node", "template": {"spec": {"template": pod}}}
 
 

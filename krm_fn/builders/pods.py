@@ -79,9 +79,18 @@ def workload_mounts(plan: RunPlan) -> list[dict[str, Any]]:
     ]
 
 
-def workload_pod_metadata(plan: RunPlan) -> dict[str, Any]:
-    """Pod template metadata of workload pods (platform annotations such as GKE's NICs)."""
-    return {"annotations": dict(plan.pod_annotations)} if plan.pod_annotations else {}
+def workload_pod(plan: RunPlan, head: dict[str, Any], container: dict[str, Any]) -> dict[str, Any]:
+    """Pod template of the pods that run the workload (torch/exec node pods, MPI workers).
+
+    ``head`` fields first, then ``spec.initContainers`` as written, ``container``, the workload
+    volumes and :func:`pod_extras`; the platform's pod annotations (GKE's NICs) in metadata.
+    """
+    inits = [c.to_k8s() for c in plan.spec.init_containers]
+    spec = {**head, **({"initContainers": inits} if inits else {})}
+    spec |= {"containers": [container], "volumes": workload_volumes(plan), **pod_extras(plan)}
+    if not plan.pod_annotations:
+        return {"spec": spec}
+    return {"metadata": {"annotations": dict(plan.pod_annotations)}, "spec": spec}
 
 
 def affinity(exprs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -95,12 +104,6 @@ def affinity(exprs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
             }
         }
     }
-
-
-def init_containers(plan: RunPlan) -> dict[str, Any]:
-    """``initContainers`` of the workload pods (``spec.initContainers`` as written), or nothing."""
-    inits = [c.model_dump(by_alias=True, exclude_none=True) for c in plan.spec.init_containers]
-    return {"initContainers": inits} if inits else {}
 
 
 def finish_runtime(runtime: dict[str, Any], plan: RunPlan) -> None:

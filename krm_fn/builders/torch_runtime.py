@@ -26,14 +26,10 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
     }
     if plan.worker_security_context:
         container["securityContext"] = dict(plan.worker_security_context)
-    spec: dict[str, Any] = {
+    head = {
         "terminationGracePeriodSeconds": 30,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
     }
-    spec.update(pods.init_containers(plan))
-    spec["containers"] = [container]
-    spec["volumes"] = pods.workload_volumes(plan)
-    spec.update(pods.pod_extras(plan))
     runtime: dict[str, Any] = {
         "apiVersion": TRAINER_API,
         "kind": "TrainingRuntime",
@@ -51,7 +47,7 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
                                         "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
                                     }
                                 },
-                                "spec": {"template": {**_pod_meta(plan), "spec": spec}},
+                                "spec": {"template": pods.workload_pod(plan, head, container)},
                             },
                         }
                     ]
@@ -61,8 +57,3 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
     }
     pods.finish_runtime(runtime, plan)
     return runtime
-
-
-def _pod_meta(plan: RunPlan) -> dict[str, Any]:
-    meta = pods.workload_pod_metadata(plan)
-    return {"metadata": meta} if meta else {}
