@@ -60,12 +60,9 @@ def _mounts(spec: models.WorkloadRunSpec) -> Iterator[tuple[str, models.VolumeMo
         yield f"spec.volumeMounts[{i}]", m
     for ci, c in enumerate(spec.init_containers):
         for i, m in enumerate((c.model_extra or {}).get("volumeMounts") or ()):
-            yield (
-                f"spec.initContainers[{ci}].volumeMounts[{i}]",
-                models.VolumeMount.model_construct(
-                    name=m.get("name"), mount_path=m.get("mountPath"), read_only=m.get("readOnly")
-                ),
-            )
+            fields = {"name": m.get("name"), "mount_path": m.get("mountPath")}
+            mount = models.VolumeMount.model_construct(**fields, read_only=m.get("readOnly"))
+            yield f"spec.initContainers[{ci}].volumeMounts[{i}]", mount
 
 
 def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
@@ -96,15 +93,10 @@ def reserved_names(spec: models.WorkloadRunSpec) -> list[Problem]:
     ]
     seen: dict[str, str] = {}
     for i, m in enumerate(spec.volume_mounts):
-        p = _norm(m.mount_path)
+        p, at = _norm(m.mount_path), f"spec.volumeMounts[{i}]"
         if p in seen:
-            out.append(
-                (
-                    f"spec.volumeMounts[{i}].mountPath",
-                    f"duplicate mount path {p!r} (also {seen[p]})",
-                )
-            )
-        seen.setdefault(p, f"spec.volumeMounts[{i}]")
+            out.append((f"{at}.mountPath", f"duplicate mount path {p!r} (also {seen[p]})"))
+        seen.setdefault(p, at)
     return out
 
 
@@ -117,31 +109,20 @@ def _mount_problems(
     exact |= {"/config": "spec.config"} if spec.config is not None else {}
     out: list[Problem] = []
     for where, m in _mounts(spec):
-        path = _norm(m.mount_path)
+        path, at, name_at = _norm(m.mount_path), f"{where}.mountPath", f"{where}.name"
         if path in exact:
-            out.append(
-                (f"{where}.mountPath", f"mount path {m.mount_path!r} is reserved for {exact[path]}")
-            )
-        for root, why in RESERVED_TREES[spec.framework.name].items():
+            out.append((at, f"mount path {m.mount_path!r} is reserved for {exact[path]}"))
+        for root, owner in RESERVED_TREES[spec.framework.name].items():
             if path == root or path.startswith(root + "/"):
-                out.append(
-                    (
-                        f"{where}.mountPath",
-                        f"mount path {m.mount_path!r} is reserved: {root} and every path below it "
-                        f"belong to {why}",
-                    )
-                )
+                owner = f"{root} and every path below it belong to {owner}"
+                out.append((at, f"mount path {m.mount_path!r} is reserved: {owner}"))
         if m.name == "config-volume" and spec.config is None:
-            out.append(
-                (
-                    f"{where}.name",
-                    "a mount may name 'config-volume' only when spec.config creates it",
-                )
-            )
+            why = "a mount may name 'config-volume' only when spec.config creates it"
+            out.append((name_at, why))
         elif m.name in reserved and m.name != "config-volume":
-            out.append((f"{where}.name", f"mount names the reserved volume {m.name!r}"))
+            out.append((name_at, f"mount names the reserved volume {m.name!r}"))
         elif m.name not in declared and m.name not in reserved:
-            out.append((f"{where}.name", f"no volume named {m.name!r} in spec.volumes"))
+            out.append((name_at, f"no volume named {m.name!r} in spec.volumes"))
     return out
 
 
@@ -262,29 +243,25 @@ def thresholds(value: Mapping[str, str]) -> list[Problem]:
     return out
 
 
+_UNPINNED_REFUSED = {
+    "intra-node": "intra-node runs one job per target node, Unpinned runs exactly one job; drop "
+    "one of the two",
+    "intra-rack": "intra-rack runs one job per topology domain, Unpinned runs exactly one job; to "
+    "confine a single unpinned job to one domain, name the domain label in "
+    "target.matchExpressions instead",
+}
+"""NVCRE's Unpinned × testScale refusals (verbatim, after the incompatibility)."""
+
+
 def placement(spec: models.WorkloadRunSpec) -> list[Problem]:
-    """NVCRE's Unpinned × testScale refusals (verbatim)."""
+    """NVCRE's Unpinned × testScale refusals."""
     o = spec.orchestration
-    if o is None or o.placement != "Unpinned" or o.test_scale is None:
+    why = _UNPINNED_REFUSED.get(o.test_scale or "") if o and o.placement == "Unpinned" else None
+    if why is None:
         return []
-    if o.test_scale == "intra-node":
-        return [
-            (
-                "spec.orchestration.placement",
-                'orchestration.placement: Unpinned is incompatible with orchestration.testScale "intra-node": '
-                "intra-node runs one job per target node, Unpinned runs exactly one job; drop one of the two",
-            )
-        ]
-    if o.test_scale == "intra-rack":
-        return [
-            (
-                "spec.orchestration.placement",
-                'orchestration.placement: Unpinned is incompatible with orchestration.testScale "intra-rack": '
-                "intra-rack runs one job per topology domain, Unpinned runs exactly one job; to confine a single "
-                "unpinned job to one domain, name the domain label in target.matchExpressions instead",
-            )
-        ]
-    return []
+    assert o is not None
+    incompatible = f'Unpinned is incompatible with orchestration.testScale "{o.test_scale}"'
+    return [("spec.orchestration.placement", f"orchestration.placement: {incompatible}: {why}")]
 
 
 def shared_claims(
