@@ -157,27 +157,17 @@ def gang_scheduler(spec: models.WorkloadRunSpec) -> list[Problem]:
     if g is None:
         return []
     out: list[Problem] = []
+    at = "spec.gangScheduler.queueLabelKey"
     vp = models.label_value_problem(g.queue) if g.queue else None
     if vp:
-        out.append(
-            ("spec.gangScheduler.queue", f"queue {g.queue!r} is not a valid label value: {vp}")
-        )
+        why = f"queue {g.queue!r} is not a valid label value: {vp}"
+        out.append(("spec.gangScheduler.queue", why))
     kp = models.label_key_problem(g.queue_label_key) if g.queue_label_key else None
     if kp:
-        out.append(
-            (
-                "spec.gangScheduler.queueLabelKey",
-                f"{g.queue_label_key!r} is not a valid label key: {kp}",
-            )
-        )
+        out.append((at, f"{g.queue_label_key!r} is not a valid label key: {kp}"))
     elif reserved_label(g.label_key):
-        out.append(
-            (
-                "spec.gangScheduler.queueLabelKey",
-                "queueLabelKey must not use the controller-owned key app.kubernetes.io/managed-by "
-                "or any key under the nvcre.nvidia.com/ prefix",
-            )
-        )
+        why = f"queueLabelKey must not use the controller-owned key {CONTROLLER_LABEL} or any key"
+        out.append((at, f"{why} under the {RESERVED_PREFIX} prefix"))
     return out
 
 
@@ -289,26 +279,19 @@ def shared_claims(
         )
         pvc = pvcs.get(claim)
         where = f"spec.volumes[{i}].persistentVolumeClaim.claimName"
+        shared = f"mounted by {concurrent_pods} worker pods at once"
         if pvc is None:
-            warnings.append(
-                (
-                    where,
-                    f"PersistentVolumeClaim {claim!r} is mounted by {concurrent_pods} worker pods at once "
-                    "but is not in the input, so its access modes could not be checked: it must be "
-                    "ReadWriteMany, or ReadOnlyMany mounted read-only",
-                )
-            )
+            why = f"PersistentVolumeClaim {claim!r} is {shared} but is not in the input, so its "
+            why += "access modes could not be checked: it must be ReadWriteMany, or ReadOnlyMany "
+            warnings.append((where, why + "mounted read-only"))
             continue
         modes = set((pvc.get("spec") or {}).get("accessModes") or ())
         if "ReadWriteMany" in modes or ("ReadOnlyMany" in modes and read_only):
             continue
         need = "ReadWriteMany" if not read_only else "ReadWriteMany or ReadOnlyMany"
-        errors.append(
-            (
-                where,
-                f"PersistentVolumeClaim {claim!r} has accessModes {sorted(modes) or '[]'} but is mounted by "
-                f"{concurrent_pods} worker pods at once; it must be {need}"
-                + ("" if read_only else " (or ReadOnlyMany with every mount readOnly: true)"),
-            )
-        )
+        why = f"PersistentVolumeClaim {claim!r} has accessModes {sorted(modes) or '[]'} but is "
+        why += f"{shared}; it must be {need}"
+        if not read_only:
+            why += " (or ReadOnlyMany with every mount readOnly: true)"
+        errors.append((where, why))
     return errors, warnings
