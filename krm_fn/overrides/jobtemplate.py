@@ -129,7 +129,7 @@ def from_view(view: Any, original: Mapping[str, Any], ctx: TemplateContext) -> M
     old_ann = (original.get("metadata") or {}).get("annotations") or {}
     if typed.thresholds is not None and spec["thresholds"] != baseline["spec"].get("thresholds"):
         out.errors += rules.thresholds(typed.thresholds)
-    _check_runtime_ref(typed.workload.train_job, original, ctx, out.errors)
+    out.errors += _runtime_ref_problems(typed.workload.train_job, original, ctx)
     if out.errors:
         return out
     out.controller_only = ["metadata"] if view.get("metadata") != baseline["metadata"] else []
@@ -138,14 +138,10 @@ def from_view(view: Any, original: Mapping[str, Any], ctx: TemplateContext) -> M
     ]
     new = copy.deepcopy(dict(original))
     new_meta = new.setdefault("metadata", {})
+    # the controller-owned labels (never in the view) stay; the others are the view's, in place
     old_labels: Mapping[str, str] = new_meta.get("labels") or {}
-    merged = {
-        k: (v if rules.reserved_label(k) else labels[k])
-        for k, v in old_labels.items()
-        if rules.reserved_label(k) or k in labels
-    }
-    merged.update({k: v for k, v in labels.items() if k not in merged})
-    new_meta["labels"] = merged
+    kept = {k: v for k, v in old_labels.items() if rules.reserved_label(k) or k in labels}
+    new_meta["labels"] = kept | labels
     annotations = dict(old_ann)
     for key, annotation in MEASURED.items():
         if spec.get(key) == baseline["spec"].get(key):
@@ -214,35 +210,22 @@ def trainjob_field(key: str) -> bool:
     return key in table["nodes"][root["p"]["spec"]]["p"]
 
 
-def _check_runtime_ref(
-    trainjob_spec: Mapping[str, Any],
-    original: Mapping[str, Any],
-    ctx: TemplateContext,
-    errors: list[tuple[str, str]],
-) -> None:
-    ref = trainjob_spec.get("runtimeRef")
-    old = (original.get("spec") or {}).get("runtimeRef") or {}
-    at = "spec.workload.trainJob.runtimeRef"
+def _runtime_ref_problems(
+    trainjob_spec: Mapping[str, Any], original: Mapping[str, Any], ctx: TemplateContext
+) -> list[tuple[str, str]]:
+    """The runtimeRef may only move to another TrainingRuntime this run generates."""
+    ref, at = trainjob_spec.get("runtimeRef"), "spec.workload.trainJob.runtimeRef"
     if not isinstance(ref, Mapping):
-        errors.append((at, "cannot be removed: it names the TrainingRuntime this run generates"))
-        return
-    if ref == old:
-        return
+        return [(at, "cannot be removed: it names the TrainingRuntime this run generates")]
+    if ref == ((original.get("spec") or {}).get("runtimeRef") or {}):
+        return []
     kind, group, name = ref.get("kind"), ref.get("apiGroup"), ref.get("name")
     if kind != "TrainingRuntime" or group != "trainer.kubeflow.org":
-        errors.append(
-            (
-                at,
-                f"runtimeRef must stay kind TrainingRuntime, apiGroup trainer.kubeflow.org "
-                f"(got kind {kind!r}, apiGroup {group!r})",
-            )
+        why = "runtimeRef must stay kind TrainingRuntime, apiGroup trainer.kubeflow.org"
+        return [(at, f"{why} (got kind {kind!r}, apiGroup {group!r})")]
+    if name not in ctx.runtimes:
+        why = (
+            f"runtimeRef {name!r} is not among the Workflow's TrainingRuntime.trainer.kubeflow.org"
         )
-    elif name not in ctx.runtimes:
-        errors.append(
-            (
-                f"{at}.name",
-                f"runtimeRef {name!r} is not among the Workflow's "
-                f"TrainingRuntime.trainer.kubeflow.org dependencies "
-                f"({', '.join(sorted(ctx.runtimes)) or 'none'})",
-            )
-        )
+        return [(f"{at}.name", f"{why} dependencies ({', '.join(sorted(ctx.runtimes)) or 'none'})")]
+    return []
