@@ -1,4 +1,4 @@
-"""Pod-level pieces shared by the runtime builders: volumes, mounts, affinity, resources.
+"""Pieces shared by the runtime builders: the runtime, Job and pod templates, volumes, affinity.
 
 Invariants:
     * The built-in volumes (``dshm`` memory-backed at ``/dev/shm``, ``config-volume`` at
@@ -6,6 +6,11 @@ Invariants:
       ``[dshm, user volumes..., config-volume]``.
     * Affinity is one required ``nodeSelectorTerm`` whose expressions are concatenated and
       de-duplicated (exact duplicates only), in a stable order.
+    * Gang scheduling (the guide's section): ``schedulerName`` is set in every pod spec of the
+      runtime (MPI: launcher and workers), since Trainer's ``runtimePatches`` cannot carry it,
+      and the queue label (``queueLabelKey: queue``) is on every Job template's and pod
+      template's metadata; the pod-template metadata block exists only when a gang scheduler
+      is set (or the platform annotates the pods).
 """
 
 from __future__ import annotations
@@ -13,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from krm_fn.builders import gang
-from krm_fn.builders.plan import RunPlan, distinct
+from krm_fn.builders.plan import TRAINER_API, RunPlan, distinct
 
 DSHM = "dshm"
 CONFIG_VOLUME = "config-volume"
@@ -106,13 +110,37 @@ def affinity(exprs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def finish_runtime(runtime: dict[str, Any], plan: RunPlan) -> None:
-    """Checkpoint restarts and gang scheduling on a built TrainingRuntime (in place)."""
+def training_runtime(
+    plan: RunPlan, framework: str, ml_policy: dict[str, Any], jobset: dict[str, Any]
+) -> dict[str, Any]:
+    """The run's TrainingRuntime; checkpoint restarts become the JobSet's ``failurePolicy``."""
     checkpoint = plan.spec.checkpoint
     if checkpoint is not None and checkpoint.max_restarts:
-        failure = {"maxRestarts": checkpoint.max_restarts}
-        runtime["spec"]["template"]["spec"]["failurePolicy"] = failure
-    gang.apply_gang_to_runtime(runtime, plan)
+        jobset = {**jobset, "failurePolicy": {"maxRestarts": checkpoint.max_restarts}}
+    return {
+        "apiVersion": TRAINER_API,
+        "kind": "TrainingRuntime",
+        "metadata": plan.meta(plan.runtime_name, {"trainer.kubeflow.org/framework": framework}),
+        "spec": {"mlPolicy": ml_policy, "template": {"spec": jobset}},
+    }
+
+
+TRAINER_STEP = {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+"""The label of the replicated job Trainer puts the TrainJob's image, command and env on."""
+
+
+def job_template(
+    plan: RunPlan, pod: dict[str, Any], labels: dict[str, str] | None = None, **job: Any
+) -> dict[str, Any]:
+    """A replicated job's Job template: ``labels``, then ``job`` fields and the pod template."""
+    g = plan.spec.gang_scheduler
+    if g is not None:
+        queue = {g.label_key: g.queue_name}
+        labels = {**(labels or {}), **queue}
+        pod_meta = {**(pod.get("metadata") or {}), "labels": queue}
+        pod = {"metadata": pod_meta, "spec": {"schedulerName": g.scheduler_name, **pod["spec"]}}
+    meta = {"metadata": {"labels": labels}} if labels else {}
+    return {**meta, "spec": {**job, "template": pod}}
 
 
 def pull_secrets(plan: RunPlan) -> list[dict[str, str]]:

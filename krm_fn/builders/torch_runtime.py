@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from krm_fn.builders import pods
-from krm_fn.builders.plan import TRAINER_API, RunPlan
+from krm_fn.builders.plan import RunPlan
 
 
 def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
@@ -30,30 +30,7 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
         "terminationGracePeriodSeconds": 30,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
     }
-    runtime: dict[str, Any] = {
-        "apiVersion": TRAINER_API,
-        "kind": "TrainingRuntime",
-        "metadata": plan.meta(plan.runtime_name, {"trainer.kubeflow.org/framework": "torch"}),
-        "spec": {
-            "mlPolicy": {"numNodes": plan.num_nodes, "torch": {}},
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "node",
-                            "template": {
-                                "metadata": {
-                                    "labels": {
-                                        "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
-                                    }
-                                },
-                                "spec": {"template": pods.workload_pod(plan, head, container)},
-                            },
-                        }
-                    ]
-                }
-            },
-        },
-    }
-    pods.finish_runtime(runtime, plan)
-    return runtime
+    pod = pods.workload_pod(plan, head, container)
+    job = {"name": "node", "template": pods.job_template(plan, pod, pods.TRAINER_STEP)}
+    ml_policy = {"numNodes": plan.num_nodes, "torch": {}}
+    return pods.training_runtime(plan, "torch", ml_policy, {"replicatedJobs": [job]})
