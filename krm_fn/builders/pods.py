@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from krm_fn.builders.plan import TRAINER_API, RunPlan, distinct
+from krm_fn.keys import LABEL_TRAINER_STEP
 
 DSHM = "dshm"
 CONFIG_VOLUME = "config-volume"
@@ -125,7 +126,7 @@ def training_runtime(
     }
 
 
-TRAINER_STEP = {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+TRAINER_STEP = {LABEL_TRAINER_STEP: "trainer"}
 """The label of the replicated job Trainer puts the TrainJob's image, command and env on."""
 
 

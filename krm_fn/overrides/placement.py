@@ -30,6 +30,7 @@ from krm_fn.api.models import GangScheduler
 from krm_fn.api.rules import plugin_env
 from krm_fn.fleet.inventory import HOSTNAME_LABEL
 from krm_fn.keys import ANN_GROUP_NODES as GROUP_NODES
+from krm_fn.keys import LABEL_TRAINER_STEP
 from krm_fn.overrides.smp import SMPError, strategic_merge
 
 __all__ = ["Expect", "effective_pod_specs", "keep_placement", "placement_problems"]
@@ -332,9 +333,6 @@ def _trainer_webhook(
     return out
 
 
-ANCESTOR: Final = "trainer.kubeflow.org/trainjob-ancestor-step"
-
-
 def yield_env_to_trainer(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Leave to ``trainer.env`` the variables an override set there (new list, new objects).
 
@@ -361,7 +359,7 @@ def yield_env_to_trainer(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
         new = copy.deepcopy(o)
         changed = False
         for rj in _jobs(new.get("spec")):
-            if _dig(rj, "template", "metadata", "labels", ANCESTOR) != "trainer":
+            if _dig(rj, "template", "metadata", "labels", LABEL_TRAINER_STEP) != "trainer":
                 continue
             for c in _dig(_pod_of(rj), "containers") or []:
                 if c.get("name") != "node" or not c.get("env"):
