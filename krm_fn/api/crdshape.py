@@ -125,18 +125,14 @@ _METADATA: Final = frozenset(
 """ObjectMeta fields: CRDs declare ``metadata`` as a bare object the API server fills in."""
 
 
+_PYTHON: Final[Mapping[str, tuple[type, ...]]] = {
+    "o": (dict,), "a": (list,), "s": (str,), "b": (bool,), "i": (int,), "n": (int, float)
+}  # fmt: skip
+"""The Python types a value of each type letter may have (a bool is never a number)."""
+
+
 def _type_ok(letter: str, value: Any) -> bool:
-    if letter == "o":
-        return isinstance(value, dict)
-    if letter == "a":
-        return isinstance(value, list)
-    if letter == "s":
-        return isinstance(value, str)
-    if letter == "b":
-        return isinstance(value, bool)
-    if letter == "i":
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, _PYTHON[letter]) and (letter == "b" or not isinstance(value, bool))
 
 
 _NAMES: Final = {"o": "an object", "a": "a list", "s": "a string", "i": "an integer",

@@ -9,7 +9,8 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -22,17 +23,20 @@ if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
 
-def field_path(loc: Sequence[int | str]) -> str:
-    """``('spec', 'env', 0, 'name')`` → ``spec.env[0].name``."""
+def field_path(loc: Sequence[int | str], maps: Collection[str] = ()) -> str:
+    """``('spec', 'env', 0, 'name')`` → ``spec.env[0].name`` (a key of ``maps``: ``[key]``)."""
     out = ""
-    for part in loc:
+    for i, part in enumerate(loc):
         if isinstance(part, int):
             out += f"[{part}]"
+        elif i and loc[i - 1] in maps:
+            out += f"[{part!r}]"
         else:
             out += ("." if out else "") + part
     return out
 
 
+@functools.cache
 def _known_fields() -> dict[str, list[str]]:
     """Every field name of the WorkloadRun API → the paths where it is defined."""
     where: dict[str, list[str]] = {}
@@ -49,9 +53,6 @@ def _known_fields() -> dict[str, list[str]]:
 
     walk(models.WorkloadRun, "", 0)
     return where
-
-
-_KNOWN: dict[str, list[str]] | None = None
 
 
 def _short(value: Any) -> str:
@@ -82,19 +83,17 @@ def error_message(err: ErrorDetails, unknown_field: Callable[[tuple[int | str, .
 
 
 def _unknown_workloadrun_field(loc: tuple[int | str, ...]) -> str:
-    global _KNOWN
-    if _KNOWN is None:
-        _KNOWN = _known_fields()
+    known = _known_fields()
     path = field_path(loc)
     leaf = str(loc[-1]) if loc else ""
     parent = field_path(loc[:-1])
-    if leaf in _KNOWN:
-        homes = ", ".join(p for p in _KNOWN[leaf] if p != path)
+    if leaf in known:
+        homes = ", ".join(p for p in known[leaf] if p != path)
         hint = f"; {leaf!r} belongs under {homes}" if homes else ""
         return f"unknown field {leaf!r} in {parent or 'the object'}{hint}"
     import difflib  # only unknown-field errors need it
 
-    close = difflib.get_close_matches(leaf, list(_KNOWN), n=1, cutoff=0.75)
+    close = difflib.get_close_matches(leaf, list(known), n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown field {leaf!r}: not part of the WorkloadRun API{hint}"
 

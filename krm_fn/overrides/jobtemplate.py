@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from krm_fn.api import models, rules
 from krm_fn.api.fields import fields_of, model_at
-from krm_fn.api.validate import error_message
+from krm_fn.api.validate import error_message, field_path
 from krm_fn.keys import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
 
 if TYPE_CHECKING:
@@ -159,17 +159,8 @@ def from_view(view: Any, original: Mapping[str, Any], ctx: TemplateContext) -> M
     return out
 
 
-def _path(loc: tuple[int | str, ...]) -> str:
-    """``('spec', 'workloadMetadata', 'labels', 'a')`` → ``spec.workloadMetadata.labels['a']``."""
-    out = ""
-    for i, part in enumerate(loc):
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif i and loc[i - 1] in ("labels", "thresholds"):
-            out += f"[{part!r}]"
-        else:
-            out += ("." if out else "") + part
-    return out
+_MAPS: Final = ("labels", "thresholds")
+"""Maps of the job template whose keys a path shows as ``labels['a']``."""
 
 
 def _shape_problem(err: ErrorDetails) -> tuple[str, str]:
@@ -180,12 +171,12 @@ def _shape_problem(err: ErrorDetails) -> tuple[str, str]:
     if loc in (("spec",), ("spec", "workload"), ("spec", "workload", "trainJob")) and (
         err["type"] == "missing" or err.get("input") is None
     ):
-        return _path(loc), (
+        return field_path(loc, _MAPS), (
             "the job template's spec cannot be removed"
             if len(loc) == 1
             else "spec.workload.trainJob cannot be removed: it is the TrainJob this group runs"
         )
-    return _path(loc), error_message(err, _unknown)
+    return field_path(loc, _MAPS), error_message(err, _unknown)
 
 
 def _unknown(loc: tuple[int | str, ...]) -> str:
