@@ -21,7 +21,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 from krm_fn.api import models
 
@@ -261,8 +261,7 @@ class FunctionOptions(BaseModel):
 
     def _has(self, alias: str) -> bool:
         """Whether the option ``alias`` (its name in the config) is set and not empty."""
-        field = next(n for n, f in type(self).model_fields.items() if (f.alias or n) == alias)
-        return bool(getattr(self, field))
+        return bool(getattr(self, to_snake(alias)))
 
 
 _PLAIN = ("registry", "registryUsername", "registryPasswordEnv")

@@ -345,11 +345,7 @@ class Framework(Strict):
     @property
     def name(self) -> FrameworkName:
         """Which framework is set."""
-        if self.mpi is not None:
-            return "mpi"
-        if self.torch is not None:
-            return "torch"
-        return "exec"
+        return "mpi" if self.mpi is not None else "torch" if self.torch is not None else "exec"
 
 
 # --- target / orchestration -----------------------------------------------------------------
@@ -1046,11 +1042,9 @@ class WorkloadRunSpec(Strict):
     @field_validator("nic_resource_name")
     @classmethod
     def _nic_name(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        if not NIC_RESOURCE_RE.match(v):
+        if v is not None and not NIC_RESOURCE_RE.match(v):
             raise ValueError(f"nicResourceName {v!r} must look like <domain>/<name>, e.g. rdma/ib")
-        domain = v.split("/", 1)[0]
+        domain = (v or "").split("/", 1)[0]
         if domain in ("kubernetes.io", "k8s.io") or domain.endswith((".kubernetes.io", ".k8s.io")):
             raise ValueError(
                 "nicResourceName must not use the reserved kubernetes.io or k8s.io domains"

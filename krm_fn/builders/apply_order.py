@@ -145,9 +145,7 @@ def _sync_options(current: Any) -> str:
 
 def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.setdefault("metadata", {})
-    ann = meta.get("annotations")
-    if not isinstance(ann, dict):
-        ann = {}
-        meta["annotations"] = ann
-    out: dict[str, Any] = ann
+    if not isinstance(meta.get("annotations"), dict):
+        meta["annotations"] = {}
+    out: dict[str, Any] = meta["annotations"]
     return out
