@@ -17,14 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    field_validator,
-    model_validator,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
@@ -448,9 +441,7 @@ class Topology(Strict):
         examples=["topology.kubernetes.io/zone"],
     )
     strict_domain: bool = Field(
-        default=False,
-        description="One TrainJob per domain, at the domain's size.",
-        examples=[True],
+        default=False, description="One TrainJob per domain, at the domain's size.", examples=[True]
     )
 
 
@@ -546,8 +537,7 @@ class Checkpoint(Strict):
     """``spec.checkpoint``."""
 
     storage_size: str = Field(
-        description="Size of the claim `<run>-checkpoint-pvc`.",
-        examples=["100Gi"],
+        description="Size of the claim `<run>-checkpoint-pvc`.", examples=["100Gi"]
     )
     storage_class_name: str | None = Field(
         default=None,
@@ -579,9 +569,7 @@ class GoodputMeasurement(Strict):
         examples=["megatron-training"],
     )
     sample_interval: str = Field(
-        default="60s",
-        description="Sampling interval, a Go duration.",
-        examples=["30s"],
+        default="60s", description="Sampling interval, a Go duration.", examples=["30s"]
     )
 
 
@@ -595,9 +583,7 @@ class BandwidthMeasurement(Strict):
         examples=["nccl-bandwidth"],
     )
     sample_interval: str | None = Field(
-        default=None,
-        description="Sampling interval, a Go duration.",
-        examples=["60s"],
+        default=None, description="Sampling interval, a Go duration.", examples=["60s"]
     )
     test_type: str | None = Field(
         default=None,
@@ -819,10 +805,7 @@ class JobCheckpoint(Strict):
         examples=["my-workload-checkpoint-pvc"],
     )
     max_restarts: int | None = Field(
-        default=None,
-        ge=0,
-        description="Checkpoint restarts; only NVCRE acts on it.",
-        examples=[1],
+        default=None, ge=0, description="Checkpoint restarts; only NVCRE acts on it.", examples=[1]
     )
 
 

@@ -255,9 +255,7 @@ def placement(spec: models.WorkloadRunSpec) -> list[Problem]:
 
 
 def shared_claims(
-    spec: models.WorkloadRunSpec,
-    concurrent_pods: int,
-    pvcs: Mapping[str, Mapping[str, Any]],
+    spec: models.WorkloadRunSpec, concurrent_pods: int, pvcs: Mapping[str, Mapping[str, Any]]
 ) -> tuple[list[Problem], list[Problem]]:
     """PVCs mounted by several worker pods at once must be RWX (or ROX mounted read-only).
 

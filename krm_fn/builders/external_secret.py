@@ -46,13 +46,7 @@ def dockerconfig_template(registry: str, username: str) -> str:
 
 
 def build_external_secret(
-    plan: RunPlan,
-    name: str,
-    registry: str,
-    username: str,
-    store: str,
-    key: str,
-    prop: str | None,
+    plan: RunPlan, name: str, registry: str, username: str, store: str, key: str, prop: str | None
 ) -> dict[str, Any]:
     """The ExternalSecret that makes the pull Secret ``name`` in the cluster."""
     remote: dict[str, str] = {"key": key}

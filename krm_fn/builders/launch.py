@@ -23,10 +23,7 @@ from collections.abc import Sequence
 from krm_fn.api import models
 from krm_fn.builders.nccl_env import Env, forward_args
 
-MPI_HEAD = (
-    "--hostfile",
-    "/etc/mpi/hostfile",
-)
+MPI_HEAD = ("--hostfile", "/etc/mpi/hostfile")
 MPI_SSH = (
     "--allow-run-as-root",
     "--mca",

@@ -94,10 +94,7 @@ def _pinning_patch(plan: RunPlan, group: Group) -> dict[str, Any]:
             "template": {
                 "spec": {
                     "replicatedJobs": [
-                        {
-                            "name": j,
-                            "template": {"spec": {"template": {"spec": {"affinity": aff}}}},
-                        }
+                        {"name": j, "template": {"spec": {"template": {"spec": {"affinity": aff}}}}}
                         for j in jobs
                     ]
                 }

@@ -178,8 +178,7 @@ def _directive(patch: Mapping[str, Any], path: tuple[str, ...], rules: _Rules) -
     value = patch.get(_PATCH, "merge")
     if value not in ("merge", "replace", "delete"):
         raise SMPError(
-            (*path, _PATCH),
-            f"unknown $patch value {value!r}; expected merge, replace or delete",
+            (*path, _PATCH), f"unknown $patch value {value!r}; expected merge, replace or delete"
         )
     return str(value)
 
