@@ -259,22 +259,7 @@ def _options_section() -> list[str]:
     ]
 
 
-def main() -> None:
-    """Print the reference to stdout."""
+if __name__ == "__main__":
     import sys
 
     sys.stdout.write(reference())
-
-
-if __name__ == "__main__":
-    main()
-
-
-__all__ = [
-    "MissingDocs",
-    "default_text",
-    "documented_models",
-    "example_yaml",
-    "reference",
-    "type_text",
-]

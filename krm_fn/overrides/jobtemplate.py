@@ -64,13 +64,9 @@ MEASURED: Final[Mapping[str, str]] = {
 class TemplateContext:
     """What the view shows besides the TrainJob, and what the result is checked against.
 
-    Attributes:
-        health_monitor: NVCRE sets ``nodeHealthMonitor`` (not when a taintSelector keeps
-            cordoned nodes).
-        checkpoint: ``{pvcName, maxRestarts}`` when ``spec.checkpoint`` is set.
-        gang: ``spec.gangScheduler``.
-        runtimes: Names of the TrainingRuntimes this run generates.
-
+    NVCRE sets ``nodeHealthMonitor`` unless a taintSelector keeps cordoned nodes; ``checkpoint``
+    is ``{pvcName, maxRestarts}`` when ``spec.checkpoint`` is set; ``gang`` is
+    ``spec.gangScheduler``; ``runtimes`` names the TrainingRuntimes this run generates.
     """
 
     health_monitor: bool = True
@@ -83,11 +79,8 @@ class TemplateContext:
 class MappedJob:
     """The result of :func:`from_view`.
 
-    Attributes:
-        trainjob: The new TrainJob, or ``None`` when an error was found.
-        errors: ``(path inside the job template, message)`` pairs.
-        controller_only: Controller-only fields (dotted paths) the override changed.
-
+    The new TrainJob (``None`` on an error), ``(path inside the job template, message)``
+    errors, and the controller-only fields (dotted paths) the override changed.
     """
 
     trainjob: dict[str, Any] | None

@@ -45,12 +45,8 @@ _MANAGER_RE: Final = re.compile(
 class Expect:
     """What every TrainJob of the run must keep.
 
-    Attributes:
-        framework: ``mpi``, ``torch`` or ``exec``.
-        target: The target's node-affinity expressions (on every pod).
-        tolerations: The taint-selector tolerations (on every pod).
-        gang: ``spec.gangScheduler`` when gang scheduling is on.
-
+    On every pod: the target's node-affinity expressions and the taint-selector tolerations;
+    ``gang`` is ``spec.gangScheduler`` when gang scheduling is on.
     """
 
     framework: str
@@ -114,18 +110,18 @@ def effective_pod_specs(
     return out
 
 
+_REQUIRED: Final = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+
+
 def _terms(pod: Mapping[str, Any]) -> list[Any] | None:
-    required = _dig(
-        pod, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"
-    )
-    terms = _dig(required, "nodeSelectorTerms")
+    terms = _dig(pod, *_REQUIRED, "nodeSelectorTerms")
     return terms if isinstance(terms, list) else None
 
 
-def _ours(pod: Mapping[str, Any] | None) -> list[Any]:
+def _ours(pod: Mapping[str, Any]) -> list[Any]:
     exprs: list[Any] = []
-    for term in (_terms(pod) or []) if pod else []:
-        for e in (term or {}).get("matchExpressions") or []:
+    for term in _terms(pod) or []:
+        for e in _dig(term, "matchExpressions") or []:
             if e not in exprs:
                 exprs.append(e)
     return exprs
@@ -160,8 +156,7 @@ def keep_placement(
                 mine = list(term.get("matchExpressions") or [])
                 term["matchExpressions"] = mine + [e for e in exprs if e not in mine]
                 merged_terms.append(term)
-            req = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-            req["nodeSelectorTerms"] = merged_terms
+            _dig(pod, *_REQUIRED)["nodeSelectorTerms"] = merged_terms
         tols = pod.get("tolerations")
         if isinstance(tols, list) and tols != old_pod.get("tolerations"):
             keep = list(ours.get("tolerations") or [])

@@ -113,13 +113,7 @@ _DELETE: Final = _Delete()
 
 def dotted(path: Sequence[str]) -> str:
     """``("spec", "replicatedJobs", "[name=node]", "template")`` → ``spec.replicatedJobs[name=node].template``."""
-    out: list[str] = []
-    for seg in path:
-        if seg.startswith("[") or not out:
-            out.append(seg)
-        else:
-            out.append("." + seg)
-    return "".join(out)
+    return "".join(s if s.startswith("[") or not i else "." + s for i, s in enumerate(path))
 
 
 def strategic_merge(
