@@ -39,15 +39,12 @@ BASH_C = ("/bin/bash", "-c")
 def launcher_env(runtime: Mapping[str, Any], trainjob: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The launcher ``node`` container's env after Trainer upserts ``spec.trainer.env``."""
     env: list[dict[str, Any]] = []
-    for rj in ((runtime.get("spec") or {}).get("template") or {}).get("spec", {}).get(
-        "replicatedJobs"
-    ) or []:
+    jobset = ((runtime.get("spec") or {}).get("template") or {}).get("spec", {})
+    for rj in jobset.get("replicatedJobs") or []:
         if rj.get("name") != "launcher":
             continue
-        pod = (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get(
-            "spec"
-        ) or {}
-        for c in pod.get("containers") or []:
+        pod = (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+        for c in (pod or {}).get("containers") or []:
             if c.get("name") == "node":
                 env = [dict(e) for e in c.get("env") or []]
     for e in ((trainjob.get("spec") or {}).get("trainer") or {}).get("env") or []:
@@ -189,7 +186,4 @@ def _x_pairs(argv: Sequence[str]) -> dict[str, list[int]]:
 
 def explicit_names(*arg_lists: Sequence[str]) -> set[str]:
     """Names ``-x``'d in mpiArgs lists (the user's, overrides', the platform's)."""
-    out: set[str] = set()
-    for args in arg_lists:
-        out |= forwarded_names(args)
-    return out
+    return set().union(*(forwarded_names(args) for args in arg_lists))
