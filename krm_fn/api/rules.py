@@ -192,13 +192,9 @@ def workload_labels(
     for key, value in labels.items():
         at = f"{path}[{key!r}]"
         if reserved_label(key):
-            out.append(
-                (
-                    at,
-                    f"label key is reserved for the controller: {CONTROLLER_LABEL!r} and any key "
-                    f"under {RESERVED_PREFIX!r} identify workload ownership",
-                )
-            )
+            owners = f"{CONTROLLER_LABEL!r} and any key under {RESERVED_PREFIX!r}"
+            why = f"label key is reserved for the controller: {owners} identify workload ownership"
+            out.append((at, why))
             continue
         kp = models.label_key_problem(key)
         if kp:
@@ -207,13 +203,8 @@ def workload_labels(
         if vp:
             out.append((at, f"invalid label value {value!r}: {vp}"))
         elif gang is not None and key == gang.label_key and value != gang.queue_name:
-            out.append(
-                (
-                    at,
-                    f"conflicting label value {value!r}, expected {gang.queue_name!r} "
-                    "(spec.gangScheduler.queue)",
-                )
-            )
+            expected = f"expected {gang.queue_name!r} (spec.gangScheduler.queue)"
+            out.append((at, f"conflicting label value {value!r}, {expected}"))
     return resolved, out
 
 
