@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["FieldView", "fields_of", "iter_models", "model_at"]
+__all__ = ["FieldView", "fields_of", "iter_models", "model_at", "nested_models"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +74,23 @@ def fields_of(model: type[BaseModel]) -> list[FieldView]:
     return out
 
 
+def nested_models(tp: Any, suffix: str = "") -> Iterator[tuple[type[BaseModel], str]]:
+    """Each model in annotation ``tp`` with its path suffix (``[]`` list item, ``.*`` map value)."""
+    origin = typing.get_origin(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        yield tp, suffix
+    elif origin is list or origin is dict:
+        yield from nested_models(
+            typing.get_args(tp)[-1], suffix + (".*" if origin is dict else "[]")
+        )
+    else:
+        for arg in typing.get_args(tp):  # a union
+            yield from nested_models(arg, suffix)
+
+
 def iter_models(tp: Any) -> Iterator[type[BaseModel]]:
     """The pydantic model classes named in annotation ``tp``, in order."""
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        yield tp
-    for arg in typing.get_args(tp):
-        yield from iter_models(arg)
+    return (model for model, _ in nested_models(tp))
 
 
 def model_at(root: type[BaseModel], loc: Sequence[int | str]) -> type[BaseModel] | None:

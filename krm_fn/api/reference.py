@@ -20,14 +20,13 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from krm_fn.api.config import CONFIG_API_VERSION, CONFIG_KIND, FunctionOptions
 from krm_fn.api.corev1 import DOCS
-from krm_fn.api.fields import FieldView, fields_of
+from krm_fn.api.fields import FieldView, fields_of, nested_models
 from krm_fn.api.models import API_VERSION, JobTemplate, WorkloadRun
 
 
@@ -47,25 +46,12 @@ def _models(root: type[BaseModel], seen: set[type[BaseModel]]) -> dict[type[Base
             return
         found[model] = [path]
         for f in fields_of(model):
-            for sub, suffix in _nested(f.annotation):
+            for sub, suffix in nested_models(f.annotation):
                 walk(sub, f"{path}.{f.key}{suffix}" if path else f.key + suffix)
 
     walk(root, "")
     seen.update(found)
     return found
-
-
-def _nested(tp: Any, suffix: str = "") -> Iterator[tuple[type[BaseModel], str]]:
-    origin = typing.get_origin(tp)
-    if origin is typing.Union or origin is types.UnionType:
-        for a in typing.get_args(tp):
-            yield from _nested(a, suffix)
-    elif origin is list:
-        yield from _nested(typing.get_args(tp)[0], suffix + "[]")
-    elif origin is dict:
-        yield from _nested(typing.get_args(tp)[1], suffix + ".*")
-    elif isinstance(tp, type) and issubclass(tp, BaseModel):
-        yield tp, suffix
 
 
 def _anchor(model: type[BaseModel]) -> str:
