@@ -98,8 +98,8 @@ def forward_launcher_env(
     trainjob: dict[str, Any],
     explicit: Collection[str],
     mpirun_path: str,
-    built: Mapping[str, Mapping[str, Any]] | None = None,
-    cache: dict[Any, Any] | None = None,
+    built: Mapping[str, Mapping[str, Any]] | None,
+    cache: dict[Any, Any],
 ) -> list[str]:
     """Add or correct ``-x`` so the ranks get every launcher variable of ``trainjob`` (in place).
 
@@ -110,24 +110,18 @@ def forward_launcher_env(
     Returns the launcher variables that cannot be forwarded because an override replaced mpirun.
     """
     trainer = trainjob.setdefault("spec", {}).setdefault("trainer", {})
-    key = None
-    if cache is not None:  # the TrainJobs of a run share their command line: work it out once
-        key = (
-            tuple(trainer.get("command") or ()),
-            tuple(trainer.get("args") or ()),
-            repr(trainer.get("env")),
-        )
-        hit = cache.get(key)
-        if hit is not None:
-            command, args, missed = hit
-            if command is not None:
-                trainer["command"], trainer["args"] = list(command), list(args)
-            return list(missed)
+    argv = (tuple(trainer.get("command") or ()), tuple(trainer.get("args") or ()))
+    key = (*argv, repr(trainer.get("env")))
+    hit = cache.get(key)  # the TrainJobs of a run share their command line: work it out once
+    if hit is not None:
+        command, args, missed = hit
+        if command is not None:
+            trainer["command"], trainer["args"] = list(command), list(args)
+        return list(missed)
     missed = _forward(runtime, trainjob, trainer, explicit, mpirun_path, built)
-    if cache is not None and key is not None:
-        changed = (tuple(trainer.get("command") or ()), tuple(trainer.get("args") or ()))
-        same = changed == key[:2]
-        cache[key] = (None if same else changed[0], None if same else changed[1], tuple(missed))
+    changed = (tuple(trainer.get("command") or ()), tuple(trainer.get("args") or ()))
+    command, args = (None, None) if changed == argv else changed  # None: the argv is unchanged
+    cache[key] = (command, args, tuple(missed))
     return missed
 
 
