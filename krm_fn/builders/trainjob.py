@@ -49,13 +49,8 @@ def build_trainjob(
         group_nodes.annotate(ann, group.nodes)
     if runs_after:
         ann[ANN_RUNS_AFTER] = runs_after
-    spec: dict[str, Any] = {
-        "runtimeRef": {
-            "apiGroup": "trainer.kubeflow.org",
-            "kind": "TrainingRuntime",
-            "name": plan.runtime_name,
-        }
-    }
+    ref = {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": plan.runtime_name}
+    spec: dict[str, Any] = {"runtimeRef": ref}
     if runs_after:
         spec["suspend"] = True
     if active_deadline_seconds is not None:
