@@ -148,13 +148,9 @@ def _field_path(path: tuple[str, ...]) -> tuple[str, ...]:
 def _merge(base: Any, patch: Any, path: tuple[str, ...], rules: _Rules) -> Any:
     if isinstance(patch, Mapping):
         return _merge_map(base if isinstance(base, Mapping) else {}, patch, path, rules)
-    if isinstance(patch, list):
-        keys = merge_keys(rules.kind, path) if rules.strategic else None
-        if keys and _field_path(path) not in rules.atomic:
-            return _merge_keyed_list(
-                base if isinstance(base, list) else [], patch, path, keys, rules
-            )
-        return copy.deepcopy(patch)
+    keys = merge_keys(rules.kind, path) if isinstance(patch, list) and rules.strategic else None
+    if keys and _field_path(path) not in rules.atomic:
+        return _merge_keyed_list(base if isinstance(base, list) else [], patch, path, keys, rules)
     return copy.deepcopy(patch)
 
 
@@ -222,9 +218,7 @@ def _merge_keyed_list(
     base: list[Any], patch: list[Any], path: tuple[str, ...], keys: list[str], rules: _Rules
 ) -> list[Any]:
     def identity(x: Any) -> tuple[Any, ...] | None:
-        if not isinstance(x, Mapping):
-            return None
-        return tuple(x.get(k) for k in keys)
+        return tuple(x.get(k) for k in keys) if isinstance(x, Mapping) else None
 
     items: list[tuple[str, Mapping[str, Any]]] = []
     replace_all = False
