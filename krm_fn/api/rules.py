@@ -38,14 +38,10 @@ RESERVED_TREES = {
     "torch": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
     "exec": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
 }
-MPI_PLUGIN_ENV = frozenset(
-    {
-        "OMPI_MCA_orte_default_hostfile",
-        "OMPI_MCA_plm_rsh_args",
-        "OMPI_MCA_orte_keep_fqdn_hostnames",
-        "OMPI_MCA_orte_set_default_slots",
-    }
-)
+MPI_PLUGIN_ENV = frozenset({
+    "OMPI_MCA_orte_default_hostfile", "OMPI_MCA_plm_rsh_args", "OMPI_MCA_orte_keep_fqdn_hostnames",
+    "OMPI_MCA_orte_set_default_slots",
+})  # fmt: skip
 """Env Trainer's MPI plugin sets on the launcher (kubeflow/trainer v2.3.0
 ``pkg/runtime/framework/plugins/mpi/mpi.go:208-227``), meant for mpirun itself."""
 MAX_WORKLOAD_LABELS = 32

@@ -51,20 +51,13 @@ TRAINJOB = ("trainer.kubeflow.org", "TrainJob")
 NOT_AWAITED = frozenset({("", "PersistentVolumeClaim")})
 """Dependencies applied first but not named in depends-on (see the module doc)."""
 
-CLUSTER_SCOPED_KINDS = frozenset(
-    {
-        ("", "Namespace"),
-        ("", "PersistentVolume"),
-        ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
-        ("resource.k8s.io", "DeviceClass"),
-        ("storage.k8s.io", "StorageClass"),
-        ("scheduling.k8s.io", "PriorityClass"),
-        ("rbac.authorization.k8s.io", "ClusterRole"),
-        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-        ("external-secrets.io", "ClusterSecretStore"),
-        ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    }
-)
+CLUSTER_SCOPED_KINDS = frozenset({
+    ("", "Namespace"), ("", "PersistentVolume"), ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+    ("resource.k8s.io", "DeviceClass"), ("storage.k8s.io", "StorageClass"),
+    ("scheduling.k8s.io", "PriorityClass"), ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"), ("external-secrets.io", "ClusterSecretStore"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+})  # fmt: skip
 """Kinds referenced without a namespace (kpt's three-field form)."""
 
 

@@ -64,17 +64,10 @@ JOB_TEMPLATE: Final = "JobTemplate"
 """NVCRE's job template of a TrainJob (:mod:`~krm_fn.overrides.jobtemplate`), merged as one."""
 TRAINJOB_AT: Final = ("spec", "workload", "trainJob")
 
-STRATEGIC_KINDS: Final[frozenset[str]] = frozenset(
-    {
-        JOB_TEMPLATE,
-        "TrainingRuntime",
-        "ClusterTrainingRuntime",
-        "TrainJob",
-        "ConfigMap",
-        "Secret",
-        "PersistentVolumeClaim",
-    }
-)
+STRATEGIC_KINDS: Final[frozenset[str]] = frozenset({
+    JOB_TEMPLATE, "TrainingRuntime", "ClusterTrainingRuntime", "TrainJob", "ConfigMap", "Secret",
+    "PersistentVolumeClaim",
+})  # fmt: skip
 """Kinds merged with SMP; any other kind is merged as plain JSON merge patch."""
 
 ATOMIC_PATHS: Final[Mapping[str, frozenset[tuple[str, ...]]]] = {
