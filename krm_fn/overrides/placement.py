@@ -205,8 +205,7 @@ def placement_problems(
         else:
             out += _pod_problems(f"the {job} pods", pod, group, expect)
     if expect.gang is not None:
-        g = expect.gang
-        out += _queue_label_problems(meta, runtime, jobs, g.label_key, g.queue_name)
+        out += _queue_label_problems(tj, runtime, jobs, expect.gang)
     out += _trainer_webhook(tj.get("spec") or {}, effective_pod_specs({}, runtime), expect)
     return out
 
@@ -256,29 +255,21 @@ def _pod_problems(
 
 
 def _queue_label_problems(
-    meta: Mapping[str, Any],
-    runtime: Mapping[str, Any] | None,
-    jobs: list[str],
-    key: str,
-    queue: str,
+    tj: Mapping[str, Any], runtime: Mapping[str, Any] | None, jobs: list[str], gang: GangScheduler
 ) -> list[str]:
-    """Where the gang queue label is not ``key=queue``: the TrainJob, then each job's templates."""
-    out: list[str] = []
-    labels = meta.get("labels") or {}
-    if labels.get(key) != queue:
-        out.append(f"the TrainJob's queue label {key}={labels.get(key)!r} is not {queue!r}")
+    """Where the gang queue label is wrong: the TrainJob, then each job's Job and pod template."""
+    key, queue = gang.label_key, gang.queue_name
+    found = [("the TrainJob's", _dig(tj, "metadata", "labels"))]
     for rj in _jobs(_dig(runtime, "spec")):
-        if rj.get("name") not in jobs:
-            continue
-        jl = _dig(rj, "template", "metadata", "labels") or {}
-        pl = _dig(rj, "template", "spec", "template", "metadata", "labels") or {}
-        for what, lab in (("Job template", jl), ("pod template", pl)):
-            if lab.get(key) != queue:
-                out.append(
-                    f"the {rj.get('name')} {what}'s queue label {key}={lab.get(key)!r} is "
-                    f"not {queue!r}"
-                )
-    return out
+        if (name := rj.get("name")) in jobs:
+            found.append((f"the {name} Job template's", _dig(rj, "template", "metadata", "labels")))
+            pod_labels = _dig(rj, "template", "spec", "template", "metadata", "labels")
+            found.append((f"the {name} pod template's", pod_labels))
+    return [
+        f"{what} queue label {key}={(labels or {}).get(key)!r} is not {queue!r}"
+        for what, labels in found
+        if (labels or {}).get(key) != queue
+    ]
 
 
 def _trainer_webhook(
