@@ -92,12 +92,8 @@ def _structural(tp: Any, spec: FieldView | None = None) -> dict[str, Any]:
     if tp in _SCALARS:
         out = {"type": _SCALARS[tp]}
         if spec is not None:
-            bounds = (
-                ("minimum", spec.ge),
-                ("maximum", spec.le),
-                ("minLength", spec.min_length),
-                ("maxLength", spec.max_length),
-            )
+            names = ("minimum", "maximum", "minLength", "maxLength")
+            bounds = zip(names, (spec.ge, spec.le, spec.min_length, spec.max_length), strict=True)
             out.update((k, v) for k, v in bounds if v is not None)
         if tp is int:
             out["format"] = "int32"
