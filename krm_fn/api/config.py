@@ -229,8 +229,7 @@ class FunctionOptions(BaseModel):
                 )
             return self
         if self.registry_secret_store or self.registry_secret_key:
-            need = [a for a in _EXTERNAL if not self._has(a)]
-            if need:
+            if need := [a for a in _EXTERNAL if not self._has(a)]:
                 raise ValueError(
                     "an ExternalSecret needs registry, registryUsername, registrySecretStore and "
                     f"registrySecretKey; missing: {', '.join(need)}"

@@ -35,13 +35,11 @@ def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
     if model.__doc__:
         out["description"] = " ".join(model.__doc__.split())
     out["type"] = "object"
-    fields = fields_of(model)
-    if not fields:
+    if not (fields := fields_of(model)):
         out["x-kubernetes-preserve-unknown-fields"] = True
         return out
     out["properties"] = {f.key: _described(_structural(f.annotation, f), f) for f in fields}
-    required = [f.key for f in fields if f.required]
-    if required:
+    if required := [f.key for f in fields if f.required]:
         out["required"] = required
     if model.model_config.get("extra") == "allow":
         out["x-kubernetes-preserve-unknown-fields"] = True

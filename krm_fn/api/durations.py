@@ -10,8 +10,7 @@ _PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
 
 def parse_go_duration(text: str) -> float:
     """Seconds in a Go duration string; ValueError when ``text`` is not one."""
-    s = text.strip()
-    if not s:
+    if not (s := text.strip()):
         raise ValueError("empty duration")
     sign = -1.0 if s.startswith("-") else 1.0
     s = s.lstrip("+-")
@@ -19,8 +18,7 @@ def parse_go_duration(text: str) -> float:
         return 0.0
     pos, total = 0, 0.0
     while pos < len(s):
-        m = _PART.match(s, pos)
-        if not m:
+        if not (m := _PART.match(s, pos)):
             raise ValueError(f"{text!r} is not a Go duration such as 90m, 1h30m or 24h")
         total += float(m.group(1)) * _UNITS[m.group(2)]
         pos = m.end()

@@ -47,8 +47,7 @@ def checked(problem: Callable[[str], str | None], message: str) -> AfterValidato
     """Refuse a value ``problem`` faults: ``message`` formatted with ``value`` and ``why``."""
 
     def check(value: str | None) -> str | None:
-        why = problem(value) if value is not None else None
-        if why:
+        if value is not None and (why := problem(value)):
             raise ValueError(message.format(value=value, why=why))
         return value
 
@@ -128,8 +127,7 @@ class CoreV1(Strict):
             from krm_fn.api import corev1
 
             dumped = self.model_dump(by_alias=True, exclude_none=True)
-            problems = corev1.problems(type(self).__name__, dumped)
-            if problems:
+            if problems := corev1.problems(type(self).__name__, dumped):
                 raise ValueError(
                     "; ".join(m if m.startswith("unknown") else f"{p}: {m}" for p, m in problems)
                 )
@@ -421,11 +419,9 @@ class Target(Strict):
     def _selector(cls, v: dict[str, str]) -> dict[str, str]:
         problems = []
         for key, value in v.items():
-            kp = label_key_problem(key)
-            vp = label_value_problem(value)
-            if kp:
+            if kp := label_key_problem(key):
                 problems.append(f"key {key!r}: {kp}")
-            if vp:
+            if vp := label_value_problem(value):
                 problems.append(f"value {value!r} of {key!r}: {vp}")
         if problems:
             raise ValueError("; ".join(problems))
@@ -518,8 +514,7 @@ class ConfigSpec(Strict):
     @field_validator("inline")
     @classmethod
     def _keys(cls, v: dict[str, str] | None) -> dict[str, str] | None:
-        bad = [k for k in (v or {}) if len(k) > 253 or not CONFIG_KEY_RE.match(k)]
-        if bad:
+        if bad := [k for k in (v or {}) if len(k) > 253 or not CONFIG_KEY_RE.match(k)]:
             raise ValueError(
                 f"ConfigMap keys {bad} must consist of letters, digits, '-', '_' or '.' "
                 "(they become file names under /config)"

@@ -154,12 +154,10 @@ def gang_scheduler(spec: models.WorkloadRunSpec) -> list[Problem]:
         return []
     out: list[Problem] = []
     at = "spec.gangScheduler.queueLabelKey"
-    vp = models.label_value_problem(g.queue) if g.queue else None
-    if vp:
+    if g.queue and (vp := models.label_value_problem(g.queue)):
         why = f"queue {g.queue!r} is not a valid label value: {vp}"
         out.append(("spec.gangScheduler.queue", why))
-    kp = models.label_key_problem(g.queue_label_key) if g.queue_label_key else None
-    if kp:
+    if g.queue_label_key and (kp := models.label_key_problem(g.queue_label_key)):
         out.append((at, f"{g.queue_label_key!r} is not a valid label key: {kp}"))
     elif reserved_label(g.label_key):
         why = f"queueLabelKey must not use the controller-owned key {CONTROLLER_LABEL} or any key"
@@ -192,11 +190,9 @@ def workload_labels(
             why = f"label key is reserved for the controller: {owners} identify workload ownership"
             out.append((at, why))
             continue
-        kp = models.label_key_problem(key)
-        if kp:
+        if kp := models.label_key_problem(key):
             out.append((at, f"invalid label key: {kp}"))
-        vp = models.label_value_problem(value)
-        if vp:
+        if vp := models.label_value_problem(value):
             out.append((at, f"invalid label value {value!r}: {vp}"))
         elif gang is not None and key == gang.label_key and value != gang.queue_name:
             expected = f"expected {gang.queue_name!r} (spec.gangScheduler.queue)"

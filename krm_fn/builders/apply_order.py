@@ -90,8 +90,7 @@ def object_reference(obj: Mapping[str, Any]) -> str | None:
     name = meta.get("name")
     if (group, kind) in CLUSTER_SCOPED_KINDS:
         return f"{group}/{kind}/{name}"
-    ns = meta.get("namespace")
-    if not ns:
+    if not (ns := meta.get("namespace")):
         return None
     return f"{group}/namespaces/{ns}/{kind}/{name}"
 

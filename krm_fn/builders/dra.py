@@ -106,8 +106,7 @@ def apply_dra(
     """Return ``objs`` with the run's DRA objects added and its pods claiming them."""
     if not compute_domain and not claim_templates:
         return objs
-    runtimes = [o for o in objs if o["kind"] == "TrainingRuntime"]
-    if not runtimes:
+    if not (runtimes := [o for o in objs if o["kind"] == "TrainingRuntime"]):
         return objs
     (runtime,) = runtimes
     shared = [(c.claim, naming.object_name(plan.run.name, c.suffix)) for c in claim_templates]

@@ -39,8 +39,7 @@ def dshm_mount() -> dict[str, Any]:
 
 def config_volume(plan: RunPlan) -> list[dict[str, Any]]:
     """The ``config-volume`` (``spec.config``), or nothing."""
-    name = plan.worker.config_map
-    if not name:
+    if not (name := plan.worker.config_map):
         return []
     return [{"name": CONFIG_VOLUME, "configMap": {"name": name, "defaultMode": CONFIG_MODE}}]
 
@@ -152,8 +151,7 @@ def pull_secrets(plan: RunPlan) -> list[dict[str, str]]:
 def pod_extras(plan: RunPlan) -> dict[str, Any]:
     """Scheduling fields shared by every pod of the run (affinity, tolerations, secrets)."""
     out: dict[str, Any] = {}
-    aff = affinity(plan.target_terms)
-    if aff:
+    if aff := affinity(plan.target_terms):
         out["affinity"] = aff
     if plan.tolerations:
         out["tolerations"] = [dict(t) for t in plan.tolerations]

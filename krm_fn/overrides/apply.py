@@ -301,8 +301,7 @@ class _Step:
         """Refuse the override when a TrainJob it touched lost what it must keep."""
         for i in self.trainjobs():
             tj, name = self.objects[i], _identity(self.objects[i])[2]
-            problems = placement_problems(tj, _runtime_of(self.objects, tj), expect)
-            if not problems:
+            if not (problems := placement_problems(tj, _runtime_of(self.objects, tj), expect)):
                 continue
             before = next((o for o in self.start if _identity(o) == _identity(tj)), None)
             old = (
@@ -449,8 +448,7 @@ class _Step:
             return f"{msg}; no {kind} objects are generated (generated kinds: {', '.join(kinds)})"
         names = ", ".join(str(_identity(o)[2]) for o in same_kind)
         msg = f"{msg}; generated {kind} objects: {names}"
-        other = [o for o in same_kind if _identity(o)[2] == name]
-        if other:
+        if other := [o for o in same_kind if _identity(o)[2] == name]:
             msg += (
                 f" ({kind} {name!r} exists with apiVersion {other[0].get('apiVersion')}, "
                 f"not {api_version})"

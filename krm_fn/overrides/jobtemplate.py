@@ -158,8 +158,7 @@ _MAPS: Final = ("labels", "thresholds")
 
 def _shape_problem(err: ErrorDetails) -> tuple[str, str]:
     """A validation error of the patched view, worded for the job template's reader."""
-    loc = tuple(err["loc"])
-    if not loc:
+    if not (loc := tuple(err["loc"])):
         return "", "the job template must stay a map"
     if loc in (("spec",), ("spec", "workload"), ("spec", "workload", "trainJob")) and (
         err["type"] == "missing" or err.get("input") is None

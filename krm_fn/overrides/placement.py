@@ -232,15 +232,13 @@ def _pod_problems(
                 f"({', '.join(group)}) in nodeSelectorTerms[{t}]; an override may narrow "
                 "placement but not move or widen it"
             )
-        missing = [e for e in expect.target if e not in exprs]
-        if missing:
+        if missing := [e for e in expect.target if e not in exprs]:
             out.append(
                 f"{where} lost the target in nodeSelectorTerms[{t}]: "
                 + ", ".join(f"{e.get('key')} {e.get('operator')}" for e in missing)
             )
     tols = pod.get("tolerations") or []
-    lost = [t for t in expect.tolerations if t not in tols]
-    if lost:
+    if lost := [t for t in expect.tolerations if t not in tols]:
         out.append(
             f"{where} lost the taint-selector toleration(s) "
             + ", ".join(str(t.get("key")) for t in lost)
@@ -339,8 +337,7 @@ def yield_env_to_trainer(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if o.get("kind") == "TrainingRuntime"
             else None
         )
-        names = set.intersection(*jobs) if jobs else set()
-        if not names:
+        if not jobs or not (names := set.intersection(*jobs)):
             continue
         new = copy.deepcopy(o)
         changed = False

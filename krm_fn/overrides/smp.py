@@ -224,8 +224,7 @@ def _merge_keyed_list(
                 raise SMPError(where, f"list item has no {keys[0]!r}")
             replace_all = True
             continue
-        missing = [k for k in keys if item.get(k) is None]
-        if missing:
+        if missing := [k for k in keys if item.get(k) is None]:
             raise SMPError(where, f"list item has no {missing[0]!r}")
         items.append(("[" + ",".join(f"{k}={item[k]}" for k in keys) + "]", item))
 
