@@ -45,9 +45,8 @@ def _known_fields() -> dict[str, list[str]]:
         if depth > 6:
             return
         for f in fields_of(m):
-            alias = f.key
-            path = f"{prefix}.{alias}" if prefix else alias
-            where.setdefault(alias, []).append(path)
+            path = f"{prefix}.{f.key}" if prefix else f.key
+            where.setdefault(f.key, []).append(path)
             for sub in iter_models(f.annotation):
                 walk(sub, path, depth + 1)
 

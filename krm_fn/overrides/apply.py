@@ -287,13 +287,12 @@ class _Step:
             self.dependencies(ov.dependencies)
         if ov.orchestration:
             self.error(".orchestration", ORCHESTRATION_UNSUPPORTED)
-        for key, value, sink in (
-            ("mpiArgs", ov.mpi_args, self.mpi_args),
-            ("preCommand", ov.pre_command, self.pre_command),
-        ):
-            if value:
-                sink.extend(value)
-                self.parts.append(key)
+        if ov.mpi_args:
+            self.mpi_args += ov.mpi_args
+            self.parts.append("mpiArgs")
+        if ov.pre_command:
+            self.pre_command += ov.pre_command
+            self.parts.append("preCommand")
         if not self.errors and self.expect is not None and self.parts:
             self.check_placement(self.expect)
 
