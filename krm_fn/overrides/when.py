@@ -15,12 +15,12 @@ Invariants:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic.alias_generators import to_snake
 
 from krm_fn import expressions
 from krm_fn.api import models
@@ -47,8 +47,7 @@ class WhenContext:
 
     def variables(self) -> dict[str, str | int]:
         """The expression variables by name (``gpuArchitecture`` is :attr:`gpu_architecture`)."""
-        names = (name for name, _ in expressions.WHEN.variables)
-        return {n: getattr(self, re.sub("([A-Z])", r"_\1", n).lower()) for n in names}
+        return {n: getattr(self, to_snake(n)) for n, _ in expressions.WHEN.variables}
 
 
 def matches(when: Mapping[str, Any], ctx: WhenContext) -> bool:
