@@ -30,10 +30,10 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from krm_fn.api.rules import MPI_PLUGIN_ENV
+from krm_fn.builders.launch import BASH_C
 from krm_fn.builders.nccl_env import forwarded_names
 
 MPIRUN_NAMES = frozenset({"mpirun", "mpiexec", "orterun", "prterun"})
-BASH_C = ("/bin/bash", "-c")
 
 
 def launcher_env(runtime: Mapping[str, Any], trainjob: Mapping[str, Any]) -> list[dict[str, Any]]:
