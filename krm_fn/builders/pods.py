@@ -48,10 +48,8 @@ def config_mount(plan: RunPlan, read_only: bool = False) -> list[dict[str, Any]]
     """The ``/config`` mount, read-only on the MPI launcher."""
     if not plan.worker.config_map:
         return []
-    m: dict[str, Any] = {"name": CONFIG_VOLUME, "mountPath": CONFIG_PATH}
-    if read_only:
-        m["readOnly"] = True
-    return [m]
+    flag = {"readOnly": True} if read_only else {}
+    return [{"name": CONFIG_VOLUME, "mountPath": CONFIG_PATH, **flag}]
 
 
 def workload_volumes(plan: RunPlan) -> list[dict[str, Any]]:
@@ -59,15 +57,15 @@ def workload_volumes(plan: RunPlan) -> list[dict[str, Any]]:
 
     Order: ``dshm``, platform volumes (e.g. ``/dev/infiniband``), the user's, ``config-volume``.
     """
+    pvc = plan.checkpoint_pvc
+    checkpoint = (
+        [{"name": "checkpoint", "persistentVolumeClaim": {"claimName": pvc}}] if pvc else []
+    )
     return [
         dshm_volume(),
         *(dict(v) for v in plan.platform_volumes),
         *(v.to_k8s() for v in plan.spec.volumes),
-        *(
-            [{"name": "checkpoint", "persistentVolumeClaim": {"claimName": plan.checkpoint_pvc}}]
-            if plan.checkpoint_pvc
-            else []
-        ),
+        *checkpoint,
         *config_volume(plan),
     ]
 
@@ -77,7 +75,7 @@ def workload_mounts(plan: RunPlan) -> list[dict[str, Any]]:
     return [
         dshm_mount(),
         *(dict(m) for m in plan.platform_mounts),
-        *(m.model_dump(by_alias=True, exclude_none=True) for m in plan.spec.volume_mounts),
+        *(m.to_k8s() for m in plan.spec.volume_mounts),
         *([{"name": "checkpoint", "mountPath": "/checkpoint"}] if plan.checkpoint_pvc else []),
         *config_mount(plan),
     ]
