@@ -84,12 +84,7 @@ def _core_keys(node: Mapping[str, Any] | None) -> list[str] | None:
 
 
 def derive(crds: Mapping[str, Mapping[str, Any]], core_defs: Mapping[str, Any]) -> dict[str, Any]:
-    """Build the table from parsed CRDs (kind -> CRD) and the core ``$defs`` (name -> schema).
-
-    Returns:
-        ``{"kinds": {kind: {field path: [key, ...]}}, "fields": {field name: [key, ...]}}``.
-
-    """
+    """The table (``kinds`` and ``fields``, as above) from parsed CRDs and the core ``$defs``."""
 
     def resolve(node: Any) -> Mapping[str, Any] | None:
         while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):

@@ -21,19 +21,26 @@ from krm_fn.keys import RESERVED_PREFIX
 
 Problem = tuple[str, str]
 
+DSHM = "dshm"
+CONFIG_VOLUME = "config-volume"
+CONFIG_PATH = "/config"
+SSH_VOLUME = "mpi-ssh-auth"
+SSH_RAW = "/tmp/mpi-ssh-raw"
+SSH_DIR = "/root/.ssh"
+"""The built-in volumes and paths of the generated runtimes (the builders use these names)."""
 RESERVED_VOLUMES_ALWAYS = {
-    "dshm": "the built-in memory-backed /dev/shm volume",
-    "config-volume": "the built-in spec.config volume mounted at /config",
+    DSHM: "the built-in memory-backed /dev/shm volume",
+    CONFIG_VOLUME: f"the built-in spec.config volume mounted at {CONFIG_PATH}",
 }
 RESERVED_VOLUMES = {
-    "mpi": {"mpi-ssh-auth": "the SSH key Secret Kubeflow Trainer injects for MPI"},
+    "mpi": {SSH_VOLUME: "the SSH key Secret Kubeflow Trainer injects for MPI"},
     "torch": {"kubeflow-trainer-token": "the token Trainer's status plugin injects"},
     "exec": {"kubeflow-trainer-token": "the token Trainer's status plugin injects"},
 }
 RESERVED_TREES = {
     "mpi": {
-        "/tmp/mpi-ssh-raw": "the SSH key Secret Kubeflow Trainer mounts",
-        "/root/.ssh": "the worker's sshd setup",
+        SSH_RAW: "the SSH key Secret Kubeflow Trainer mounts",
+        SSH_DIR: "the worker's sshd setup",
     },
     "torch": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
     "exec": {"/var/run/secrets/kubeflow/trainer": "the token Trainer's status plugin mounts"},
@@ -102,7 +109,7 @@ def _mount_problems(
     """Every mount's path against the reserved ones (exact and trees), and its volume name."""
     exact = {"/dev/shm": "the built-in memory-backed /dev/shm"}
     exact |= {"/checkpoint": "spec.checkpoint"} if spec.checkpoint is not None else {}
-    exact |= {"/config": "spec.config"} if spec.config is not None else {}
+    exact |= {CONFIG_PATH: "spec.config"} if spec.config is not None else {}
     out: list[Problem] = []
     for where, m in _mounts(spec):
         path, at, name_at = _norm(m.mount_path), f"{where}.mountPath", f"{where}.name"
@@ -112,10 +119,10 @@ def _mount_problems(
             if path == root or path.startswith(root + "/"):
                 owner = f"{root} and every path below it belong to {owner}"
                 out.append((at, f"mount path {m.mount_path!r} is reserved: {owner}"))
-        if m.name == "config-volume" and spec.config is None:
+        if m.name == CONFIG_VOLUME and spec.config is None:
             why = "a mount may name 'config-volume' only when spec.config creates it"
             out.append((name_at, why))
-        elif m.name in reserved and m.name != "config-volume":
+        elif m.name in reserved and m.name != CONFIG_VOLUME:
             out.append((name_at, f"mount names the reserved volume {m.name!r}"))
         elif m.name not in declared and m.name not in reserved:
             out.append((name_at, f"no volume named {m.name!r} in spec.volumes"))

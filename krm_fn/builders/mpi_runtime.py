@@ -17,12 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from krm_fn.api.rules import SSH_DIR, SSH_RAW, SSH_VOLUME
 from krm_fn.builders import pods
 from krm_fn.builders.plan import RunPlan
 
-SSH_RAW = "/tmp/mpi-ssh-raw"
-SSH_DIR = "/root/.ssh"
-SSH_VOLUME = "mpi-ssh-auth"
 SSH_KEYS = "ssh-keys"
 
 _COPY_KEYS = (

@@ -18,12 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from krm_fn.api.rules import CONFIG_PATH, CONFIG_VOLUME, DSHM
 from krm_fn.builders.plan import TRAINER_API, RunPlan, distinct
 from krm_fn.keys import LABEL_TRAINER_STEP
 
-DSHM = "dshm"
-CONFIG_VOLUME = "config-volume"
-CONFIG_PATH = "/config"
 CONFIG_MODE = 0o755
 
 
