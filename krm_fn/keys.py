@@ -29,6 +29,7 @@ WORKLOADRUN_KIND: Final = "WorkloadRun"
 LABEL_RUN: Final = "nvcre.nvidia.com/workload-run"
 LABEL_GROUP: Final = "nvcre.nvidia.com/group"
 LABEL_WAVE: Final = "nvcre.nvidia.com/wave"
+LABEL_TRAINER_STEP: Final = "trainer.kubeflow.org/trainjob-ancestor-step"
 
 ANN_GROUP_NODES: Final = "nvcre.nvidia.com/group-nodes"
 ANN_GROUP_NODES_GZIP: Final = "nvcre.nvidia.com/group-nodes-gzip"

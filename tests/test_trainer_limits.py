@@ -219,9 +219,11 @@ def test_a_launcher_command_that_is_not_mpirun_is_a_warning_naming_the_variables
     pod = {"containers": [{"name": "node", "env": [{"name": "A", "value": "1"}]}]}
     runtime = {"spec": runtime_spec("launcher", pod)}
     tj = {"spec": {"trainer": {"command": ["/opt/run.sh"], "args": []}}}
-    assert mpi_forward.forward_launcher_env(runtime, tj, set(), "/usr/bin/mpirun") == ["A"]
+    assert mpi_forward.forward_launcher_env(runtime, tj, set(), "/usr/bin/mpirun", None, {}) == [
+        "A"
+    ]
     tj2 = {"spec": {"trainer": {"command": ["/usr/bin/mpirun"], "args": ["bin"]}}}
-    assert mpi_forward.forward_launcher_env(runtime, tj2, set(), "/usr/bin/mpirun") == []
+    assert mpi_forward.forward_launcher_env(runtime, tj2, set(), "/usr/bin/mpirun", None, {}) == []
     assert tj2["spec"]["trainer"] == {"command": ["/usr/bin/mpirun"], "args": ["-x", "A=1", "bin"]}
 
 

@@ -10,7 +10,6 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -22,7 +21,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 from krm_fn.api import models
 
@@ -43,16 +42,6 @@ def _names(value: Any) -> Any:
         return value
     names = [str(v).strip() if isinstance(v, str) else v for v in value]
     return list(dict.fromkeys(n for n in names if n != ""))
-
-
-def _checked(problem: Callable[[str], str | None], what: str) -> AfterValidator:
-    def check(value: str | None) -> str | None:
-        why = problem(value) if value is not None else None
-        if why:
-            raise ValueError(f"{value!r} is not a valid {what}: {why}")
-        return value
-
-    return AfterValidator(check)
 
 
 def _test_scale(value: str | None) -> str | None:
@@ -185,7 +174,9 @@ class FunctionOptions(BaseModel):
         examples=["gpu-node-01,gpu-node-02"],
     )
     topology_domain: Annotated[
-        str | None, BeforeValidator(_given), _checked(models.label_value_problem, "label value")
+        str | None,
+        BeforeValidator(_given),
+        models.checked(models.label_value_problem, "{value!r} is not a valid label value: {why}"),
     ] = Field(
         default=None,
         description="Run on the nodes of this topology domain only (a `target.matchExpressions` "
@@ -194,7 +185,9 @@ class FunctionOptions(BaseModel):
         examples=["nn-0001"],
     )
     topology_key: Annotated[
-        str | None, BeforeValidator(_given), _checked(models.label_key_problem, "label key")
+        str | None,
+        BeforeValidator(_given),
+        models.checked(models.label_key_problem, "{value!r} is not a valid label key: {why}"),
     ] = Field(
         default=None,
         description="The node label naming `topologyDomain`; default: the platform's topology "
@@ -236,8 +229,7 @@ class FunctionOptions(BaseModel):
                 )
             return self
         if self.registry_secret_store or self.registry_secret_key:
-            need = [a for a in _EXTERNAL if not self._has(a)]
-            if need:
+            if need := [a for a in _EXTERNAL if not self._has(a)]:
                 raise ValueError(
                     "an ExternalSecret needs registry, registryUsername, registrySecretStore and "
                     f"registrySecretKey; missing: {', '.join(need)}"
@@ -268,8 +260,7 @@ class FunctionOptions(BaseModel):
 
     def _has(self, alias: str) -> bool:
         """Whether the option ``alias`` (its name in the config) is set and not empty."""
-        field = next(n for n, f in type(self).model_fields.items() if (f.alias or n) == alias)
-        return bool(getattr(self, field))
+        return bool(getattr(self, to_snake(alias)))
 
 
 _PLAIN = ("registry", "registryUsername", "registryPasswordEnv")
@@ -300,11 +291,8 @@ def options_from_config(fc: dict[str, Any] | None) -> FunctionOptions:
 
     Accepted forms: ``None`` (defaults), a ``v1`` ``ConfigMap`` (``data`` strings), the typed
     ``WorkloadRunRender`` kind (``spec``), and a ``WorkloadRun`` used as the generator config
-    (defaults; the WorkloadRun itself is an input).
-
-    Raises:
-        ValueError: With a message naming the option and the allowed values.
-
+    (defaults; the WorkloadRun itself is an input). A ValueError names the option and the
+    allowed values.
     """
     if not fc:
         return FunctionOptions()
@@ -336,9 +324,7 @@ def options_from_config(fc: dict[str, Any] | None) -> FunctionOptions:
 def with_options(options: FunctionOptions, given: dict[str, Any], where: str) -> FunctionOptions:
     """``options`` with the ``given`` ones (by option name) replacing theirs, validated again.
 
-    Raises:
-        ValueError: As :func:`options_from_config`, the problem's place named by ``where``.
-
+    A ValueError as :func:`options_from_config`'s, the problem's place named by ``where``.
     """
     return _validate({**options.model_dump(by_alias=True, exclude_none=True), **given}, where)
 

@@ -15,11 +15,11 @@ Invariants:
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 from collections.abc import Mapping
 from typing import Any, Final
+
+from krm_fn.api.crdshape import data_path, dumps, read_table, storage_schema, unknown_fields
 
 __all__ = ["DOCS", "PATHS", "TABLE_PATH", "derive", "dumps", "problems", "schema"]
 
@@ -51,7 +51,7 @@ DOCS: Final[Mapping[str, str]] = {
 }
 """The Kubernetes API reference page of each embedded type (the field reference links it)."""
 
-TABLE_PATH: Final = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "core_v1.json")
+TABLE_PATH: Final = data_path("core_v1.json")
 
 
 def _at(node: Mapping[str, Any], path: str) -> Mapping[str, Any]:
@@ -64,26 +64,13 @@ def _at(node: Mapping[str, Any], path: str) -> Mapping[str, Any]:
 
 def derive(trainingruntime_crd: Mapping[str, Any]) -> dict[str, Any]:
     """Type name -> its OpenAPI schema, cut from the TrainingRuntime CRD's pod template."""
-    (version,) = [v for v in trainingruntime_crd["spec"]["versions"] if v.get("storage")]
-    pod = _at(version["schema"]["openAPIV3Schema"], POD_SPEC)
+    pod = _at(storage_schema(trainingruntime_crd), POD_SPEC)
     return {name: _at(pod, path) for name, path in PATHS.items()}
-
-
-def dumps(table: Mapping[str, Any]) -> str:
-    """The table as committed: compact, sorted JSON with a final newline."""
-    return json.dumps(table, sort_keys=True, separators=(",", ":")) + "\n"
-
-
-@functools.cache
-def _table() -> dict[str, Any]:
-    with open(TABLE_PATH, encoding="utf-8") as fh:
-        table: dict[str, Any] = json.load(fh)
-    return table
 
 
 def schema(name: str) -> dict[str, Any]:
     """The derived schema of core/v1 type ``name`` (a fresh copy)."""
-    copied: dict[str, Any] = json.loads(json.dumps(_table()[name]))
+    copied: dict[str, Any] = json.loads(json.dumps(read_table(TABLE_PATH)[name]))
     return copied
 
 
@@ -93,7 +80,5 @@ def problems(name: str, value: Any) -> list[tuple[str, str]]:
     The check is the pinned CRDs' run-time one (:func:`krm_fn.api.crdshape.unknown_fields`),
     walked from where the type sits in the TrainingRuntime's pod template.
     """
-    from krm_fn.api.crdshape import unknown_fields
-
     at = f"{POD_SPEC}.{PATHS[name]}".replace("[]", "[0]")
     return [(p.removeprefix(at)[1:], m) for p, m in unknown_fields("TrainingRuntime", value, at)]

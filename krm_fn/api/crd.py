@@ -25,7 +25,9 @@ from pydantic import BaseModel
 
 from krm_fn.api import corev1
 from krm_fn.api.fields import FieldView, fields_of
-from krm_fn.api.models import API_GROUP, KIND, CoreV1, WorkloadRun, WorkloadRunSpec
+from krm_fn.api.models import CoreV1, WorkloadRun, WorkloadRunSpec
+from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
+from krm_fn.keys import WORKLOADRUN_KIND as KIND
 
 
 def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -33,13 +35,11 @@ def _model_schema(model: type[BaseModel]) -> dict[str, Any]:
     if model.__doc__:
         out["description"] = " ".join(model.__doc__.split())
     out["type"] = "object"
-    fields = fields_of(model)
-    if not fields:
+    if not (fields := fields_of(model)):
         out["x-kubernetes-preserve-unknown-fields"] = True
         return out
     out["properties"] = {f.key: _described(_structural(f.annotation, f), f) for f in fields}
-    required = [f.key for f in fields if f.required]
-    if required:
+    if required := [f.key for f in fields if f.required]:
         out["required"] = required
     if model.model_config.get("extra") == "allow":
         out["x-kubernetes-preserve-unknown-fields"] = True
@@ -90,12 +90,8 @@ def _structural(tp: Any, spec: FieldView | None = None) -> dict[str, Any]:
     if tp in _SCALARS:
         out = {"type": _SCALARS[tp]}
         if spec is not None:
-            bounds = (
-                ("minimum", spec.ge),
-                ("maximum", spec.le),
-                ("minLength", spec.min_length),
-                ("maxLength", spec.max_length),
-            )
+            names = ("minimum", "maximum", "minLength", "maxLength")
+            bounds = zip(names, (spec.ge, spec.le, spec.min_length, spec.max_length), strict=True)
             out.update((k, v) for k, v in bounds if v is not None)
         if tp is int:
             out["format"] = "int32"

@@ -25,17 +25,33 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["KINDS", "TABLE_PATH", "derive", "dumps", "load_table", "unknown_fields"]
-
 KINDS: Final[Mapping[str, str]] = {
     "TrainJob": "trainer.kubeflow.org_trainjobs.yaml",
     "TrainingRuntime": "trainer.kubeflow.org_trainingruntimes.yaml",
 }
 """Kinds the table covers, and the pinned CRD file each is derived from."""
 
-TABLE_PATH: Final = os.path.join(
-    os.path.dirname(os.path.dirname(__file__)), "data", "crd_shapes.json"
-)
+
+def data_path(name: str) -> str:
+    """Where the committed table ``name`` lives (``krm_fn/data``)."""
+    return os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", name)
+
+
+@functools.cache
+def read_table(path: str) -> dict[str, Any]:
+    """The committed JSON table at ``path``, read once."""
+    with open(path, encoding="utf-8") as fh:
+        table: dict[str, Any] = json.load(fh)
+    return table
+
+
+def storage_schema(crd: Mapping[str, Any]) -> Any:
+    """The ``openAPIV3Schema`` of the CRD's storage version."""
+    (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    return version["schema"]["openAPIV3Schema"]
+
+
+TABLE_PATH: Final = data_path("crd_shapes.json")
 """The committed table."""
 
 _TYPES: Final = {"object": "o", "array": "a", "string": "s", "integer": "i", "number": "n",
@@ -92,19 +108,13 @@ def derive(crds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
 
     roots: dict[str, int] = {}
     for kind in sorted(crds):
-        crd = crds[kind]
-        versions = crd["spec"]["versions"]
-        (version,) = [v for v in versions if v.get("storage")]
-        roots[kind] = walk(version["schema"]["openAPIV3Schema"])
+        roots[kind] = walk(storage_schema(crds[kind]))
     return {"nodes": nodes, "roots": roots}
 
 
-@functools.cache
 def load_table() -> dict[str, Any]:
     """The committed table (``krm_fn/data/crd_shapes.json``)."""
-    with open(TABLE_PATH, encoding="utf-8") as fh:
-        table: dict[str, Any] = json.load(fh)
-    return table
+    return read_table(TABLE_PATH)
 
 
 _METADATA: Final = frozenset(
@@ -115,18 +125,14 @@ _METADATA: Final = frozenset(
 """ObjectMeta fields: CRDs declare ``metadata`` as a bare object the API server fills in."""
 
 
+_PYTHON: Final[Mapping[str, tuple[type, ...]]] = {
+    "o": (dict,), "a": (list,), "s": (str,), "b": (bool,), "i": (int,), "n": (int, float)
+}  # fmt: skip
+"""The Python types a value of each type letter may have (a bool is never a number)."""
+
+
 def _type_ok(letter: str, value: Any) -> bool:
-    if letter == "o":
-        return isinstance(value, dict)
-    if letter == "a":
-        return isinstance(value, list)
-    if letter == "s":
-        return isinstance(value, str)
-    if letter == "b":
-        return isinstance(value, bool)
-    if letter == "i":
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, _PYTHON[letter]) and (letter == "b" or not isinstance(value, bool))
 
 
 _NAMES: Final = {"o": "an object", "a": "a list", "s": "a string", "i": "an integer",
@@ -134,17 +140,9 @@ _NAMES: Final = {"o": "an object", "a": "a list", "s": "a string", "i": "an inte
 
 
 def unknown_fields(kind: str, obj: Any, prefix: str = "") -> list[tuple[str, str]]:
-    """Fields of ``obj`` the pinned ``kind`` CRD does not declare, and wrongly typed values.
+    """``(dotted path, message)`` for each field the ``kind`` CRD lacks or value it mistypes.
 
-    Args:
-        kind: a key of :data:`KINDS`.
-        obj: the object (or, with ``prefix``, the part of it under ``prefix``).
-        prefix: the dotted path of ``obj`` inside the whole object (``""`` for the whole);
-            its node is looked up by walking the property names of the prefix.
-
-    Returns:
-        ``(dotted path, message)`` pairs, in document order.
-
+    With ``prefix`` (a dotted path), ``obj`` is the part of the object found there.
     """
     table = load_table()
     nodes: list[dict[str, Any]] = table["nodes"]

@@ -9,14 +9,8 @@ _PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
 
 
 def parse_go_duration(text: str) -> float:
-    """Seconds in a Go duration string.
-
-    Raises:
-        ValueError: When ``text`` is not a Go duration.
-
-    """
-    s = text.strip()
-    if not s:
+    """Seconds in a Go duration string; ValueError when ``text`` is not one."""
+    if not (s := text.strip()):
         raise ValueError("empty duration")
     sign = -1.0 if s.startswith("-") else 1.0
     s = s.lstrip("+-")
@@ -24,8 +18,7 @@ def parse_go_duration(text: str) -> float:
         return 0.0
     pos, total = 0, 0.0
     while pos < len(s):
-        m = _PART.match(s, pos)
-        if not m:
+        if not (m := _PART.match(s, pos)):
             raise ValueError(f"{text!r} is not a Go duration such as 90m, 1h30m or 24h")
         total += float(m.group(1)) * _UNITS[m.group(2)]
         pos = m.end()

@@ -14,13 +14,13 @@ Invariants:
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-__all__ = ["FieldView", "fields_of", "iter_models"]
+__all__ = ["FieldView", "fields_of", "iter_models", "model_at", "nested_models"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +74,32 @@ def fields_of(model: type[BaseModel]) -> list[FieldView]:
     return out
 
 
+def nested_models(tp: Any, suffix: str = "") -> Iterator[tuple[type[BaseModel], str]]:
+    """Each model in annotation ``tp`` with its path suffix (``[]`` list item, ``.*`` map value)."""
+    origin = typing.get_origin(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        yield tp, suffix
+    elif origin is list or origin is dict:
+        yield from nested_models(
+            typing.get_args(tp)[-1], suffix + (".*" if origin is dict else "[]")
+        )
+    else:
+        for arg in typing.get_args(tp):  # a union
+            yield from nested_models(arg, suffix)
+
+
 def iter_models(tp: Any) -> Iterator[type[BaseModel]]:
     """The pydantic model classes named in annotation ``tp``, in order."""
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        yield tp
-    for arg in typing.get_args(tp):
-        yield from iter_models(arg)
+    return (model for model, _ in nested_models(tp))
+
+
+def model_at(root: type[BaseModel], loc: Sequence[int | str]) -> type[BaseModel] | None:
+    """The model under ``root`` that holds the last field of ``loc`` (``None``: not a model)."""
+    model = root
+    for part in loc[:-1]:
+        f = next((f for f in fields_of(model) if part in (f.key, f.name)), None)
+        sub = next(iter_models(f.annotation), None) if f is not None else None
+        if sub is None:
+            return None
+        model = sub
+    return model

@@ -32,11 +32,11 @@ Invariants:
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 from collections.abc import Mapping
 from typing import Any, Final
+
+from krm_fn.api.crdshape import data_path, read_table, storage_schema
 
 __all__ = ["ANCHORS", "CORE_SCHEMA", "KINDS", "TABLE_PATH", "derive", "dumps", "load_table"]
 
@@ -62,9 +62,7 @@ patch types (whose ``volumeMounts`` merge on ``name``), taken from the CRD as th
 CORE_SCHEMA: Final = "v1.34.0-local"
 """The ``kubernetes-validate`` schema directory the core patch-merge keys come from."""
 
-TABLE_PATH: Final = os.path.join(
-    os.path.dirname(os.path.dirname(__file__)), "data", "smp_keys.json"
-)
+TABLE_PATH: Final = data_path("smp_keys.json")
 """The committed table."""
 
 _REF_MARK: Final = "$defs/"
@@ -86,12 +84,7 @@ def _core_keys(node: Mapping[str, Any] | None) -> list[str] | None:
 
 
 def derive(crds: Mapping[str, Mapping[str, Any]], core_defs: Mapping[str, Any]) -> dict[str, Any]:
-    """Build the table from parsed CRDs (kind -> CRD) and the core ``$defs`` (name -> schema).
-
-    Returns:
-        ``{"kinds": {kind: {field path: [key, ...]}}, "fields": {field name: [key, ...]}}``.
-
-    """
+    """The table (``kinds`` and ``fields``, as above) from parsed CRDs and the core ``$defs``."""
 
     def resolve(node: Any) -> Mapping[str, Any] | None:
         while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
@@ -130,10 +123,8 @@ def derive(crds: Mapping[str, Mapping[str, Any]], core_defs: Mapping[str, Any]) 
 
     kinds: dict[str, dict[str, list[str]]] = {}
     for kind in KINDS:
-        crd = crds[kind]
-        (version,) = [v for v in crd["spec"]["versions"] if v.get("storage")]
         table: dict[str, list[str]] = {}
-        walk(version["schema"]["openAPIV3Schema"], None, (), ANCHORS.get(kind, {}), table)
+        walk(storage_schema(crds[kind]), None, (), ANCHORS.get(kind, {}), table)
         kinds[kind] = table
     fields: dict[str, list[str]] = {}
     for kind in KINDS:
@@ -142,9 +133,6 @@ def derive(crds: Mapping[str, Mapping[str, Any]], core_defs: Mapping[str, Any]) 
     return {"kinds": kinds, "fields": fields}
 
 
-@functools.cache
 def load_table() -> dict[str, Any]:
     """The committed table (``krm_fn/data/smp_keys.json``)."""
-    with open(TABLE_PATH, encoding="utf-8") as fh:
-        table: dict[str, Any] = json.load(fh)
-    return table
+    return read_table(TABLE_PATH)

@@ -14,14 +14,15 @@ Invariants:
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-API_GROUP = "nvcre.nvidia.com"
+from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
+
 API_VERSION = f"{API_GROUP}/v1alpha1"
-KIND = "WorkloadRun"
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
@@ -42,20 +43,25 @@ DEFAULT_TIMEOUT_PER_JOB = "24h"
 """NVCRE's ``catalog.DefaultWorkloadRunTimeoutPerJob``."""
 
 
-def _dns_label(value: str, what: str) -> str:
+def checked(problem: Callable[[str], str | None], message: str) -> AfterValidator:
+    """Refuse a value ``problem`` faults: ``message`` formatted with ``value`` and ``why``."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and (why := problem(value)):
+            raise ValueError(message.format(value=value, why=why))
+        return value
+
+    return AfterValidator(check)
+
+
+def dns_label_problem(value: str) -> str | None:
+    """Why ``value`` is not a DNS-1123 label, or ``None`` when it is."""
     if len(value) > 63 or not DNS1123_LABEL_RE.match(value):
-        raise ValueError(
-            f"{what} {value!r} must be a DNS-1123 label: at most 63 lower-case letters, digits "
-            "or '-', starting and ending with a letter or digit"
+        return (
+            "must be a DNS-1123 label: at most 63 lower-case letters, digits or '-', starting "
+            "and ending with a letter or digit"
         )
-    return value
-
-
-def _label_key(value: str, what: str) -> str:
-    problem = label_key_problem(value)
-    if problem:
-        raise ValueError(f"{what} {value!r} is not a valid label key: {problem}")
-    return value
+    return None
 
 
 def label_key_problem(key: str) -> str | None:
@@ -74,6 +80,9 @@ def label_key_problem(key: str) -> str | None:
             "with '-', '_' or '.' inside"
         )
     return None
+
+
+_KEY = "key {value!r} is not a valid label key: {why}"
 
 
 def label_value_problem(value: str) -> str | None:
@@ -99,16 +108,10 @@ class Strict(BaseModel):
     )
 
 
-class Open(BaseModel):
-    """Base for Kubernetes objects we pass through verbatim (unknown fields kept)."""
-
-    model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
-
-
 # --- core/v1 pieces: thin views of Kubernetes' types, checked against their derived schemas ---
 
 
-class CoreV1(BaseModel):
+class CoreV1(Strict):
     """A Kubernetes core/v1 type, written as in a Pod.
 
     Declares only the fields the render reads; every field, declared or not, is checked
@@ -116,14 +119,7 @@ class CoreV1(BaseModel):
     :meth:`to_k8s` gives the object back as written (declared fields first, unset ones left out).
     """
 
-    model_config = ConfigDict(
-        extra="allow",
-        strict=True,
-        frozen=True,
-        populate_by_name=True,
-        defer_build=True,
-        alias_generator=to_camel,
-    )
+    model_config = ConfigDict(extra="allow")
 
     @model_validator(mode="after")
     def _derived_schema(self) -> CoreV1:
@@ -131,16 +127,15 @@ class CoreV1(BaseModel):
             from krm_fn.api import corev1
 
             dumped = self.model_dump(by_alias=True, exclude_none=True)
-            problems = corev1.problems(type(self).__name__, dumped)
-            if problems:
+            if problems := corev1.problems(type(self).__name__, dumped):
                 raise ValueError(
                     "; ".join(m if m.startswith("unknown") else f"{p}: {m}" for p, m in problems)
                 )
         return self
 
     def to_k8s(self) -> dict[str, Any]:
-        """The object as Kubernetes reads it."""
-        return self.model_dump(by_alias=True, exclude_none=True)
+        """The object as Kubernetes reads it (unset and empty-by-default fields left out)."""
+        return self.model_dump(by_alias=True, exclude_none=True, exclude_defaults=True)
 
 
 class EnvVar(CoreV1):
@@ -178,12 +173,9 @@ class VolumeMount(CoreV1):
 class Volume(CoreV1):
     """A pod volume: a name plus exactly one volume source."""
 
-    name: str = Field(min_length=1)
-
-    @field_validator("name")
-    @classmethod
-    def _volume_name(cls, v: str) -> str:
-        return _dns_label(v, "volume name")
+    name: Annotated[str, checked(dns_label_problem, "volume name {value!r} {why}")] = Field(
+        min_length=1
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> Volume:
@@ -205,12 +197,9 @@ class Volume(CoreV1):
 class Container(CoreV1):
     """A container (``spec.initContainers``)."""
 
-    name: str = Field(min_length=1)
-
-    @field_validator("name")
-    @classmethod
-    def _container_name(cls, v: str) -> str:
-        return _dns_label(v, "container name")
+    name: Annotated[str, checked(dns_label_problem, "container name {value!r} {why}")] = Field(
+        min_length=1
+    )
 
 
 class ResourceRequirements(CoreV1):
@@ -347,11 +336,7 @@ class Framework(Strict):
     @property
     def name(self) -> FrameworkName:
         """Which framework is set."""
-        if self.mpi is not None:
-            return "mpi"
-        if self.torch is not None:
-            return "torch"
-        return "exec"
+        return "mpi" if self.mpi is not None else "torch" if self.torch is not None else "exec"
 
 
 # --- target / orchestration -----------------------------------------------------------------
@@ -360,14 +345,9 @@ class Framework(Strict):
 class NodeSelectorRequirement(CoreV1):
     """A node selector requirement."""
 
-    key: str = Field(min_length=1)
+    key: Annotated[str, checked(label_key_problem, _KEY)] = Field(min_length=1)
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
     values: list[str] = Field(default_factory=list)
-
-    @field_validator("key")
-    @classmethod
-    def _key(cls, v: str) -> str:
-        return _label_key(v, "key")
 
     @model_validator(mode="after")
     def _values_fit_operator(self) -> NodeSelectorRequirement:
@@ -380,18 +360,11 @@ class NodeSelectorRequirement(CoreV1):
             raise ValueError(f"operator {op} requires exactly one integer value, got {vals}")
         return self
 
-    def to_k8s(self) -> dict[str, Any]:
-        """Render as a core/v1 NodeSelectorRequirement mapping."""
-        out: dict[str, Any] = {"key": self.key, "operator": self.operator}
-        if self.values:
-            out["values"] = list(self.values)
-        return out
-
 
 class TaintSelector(Strict):
     """``spec.target.taintSelectors[]``: tainted nodes to select and tolerate."""
 
-    key: str = Field(
+    key: Annotated[str, checked(label_key_problem, "taint " + _KEY)] = Field(
         min_length=1, description="Taint key: `tolerations[].key`.", examples=["dedicated"]
     )
     value: str | None = Field(
@@ -405,19 +378,11 @@ class TaintSelector(Strict):
         examples=["NoSchedule"],
     )
 
-    @field_validator("key")
-    @classmethod
-    def _key(cls, v: str) -> str:
-        return _label_key(v, "taint key")
-
     def to_toleration(self) -> dict[str, Any]:
         """The pod toleration this selector implies."""
-        tol: dict[str, Any] = {"key": self.key}
+        tol: dict[str, Any] = {"key": self.key, "operator": "Equal" if self.value else "Exists"}
         if self.value:
-            tol["operator"] = "Equal"
             tol["value"] = self.value
-        else:
-            tol["operator"] = "Exists"
         if self.effect:
             tol["effect"] = self.effect
         return tol
@@ -454,11 +419,9 @@ class Target(Strict):
     def _selector(cls, v: dict[str, str]) -> dict[str, str]:
         problems = []
         for key, value in v.items():
-            kp = label_key_problem(key)
-            vp = label_value_problem(value)
-            if kp:
+            if kp := label_key_problem(key):
                 problems.append(f"key {key!r}: {kp}")
-            if vp:
+            if vp := label_value_problem(value):
                 problems.append(f"value {value!r} of {key!r}: {vp}")
         if problems:
             raise ValueError("; ".join(problems))
@@ -474,9 +437,7 @@ class Topology(Strict):
         examples=["topology.kubernetes.io/zone"],
     )
     strict_domain: bool = Field(
-        default=False,
-        description="One TrainJob per domain, at the domain's size.",
-        examples=[True],
+        default=False, description="One TrainJob per domain, at the domain's size.", examples=[True]
     )
 
 
@@ -553,8 +514,7 @@ class ConfigSpec(Strict):
     @field_validator("inline")
     @classmethod
     def _keys(cls, v: dict[str, str] | None) -> dict[str, str] | None:
-        bad = [k for k in (v or {}) if len(k) > 253 or not CONFIG_KEY_RE.match(k)]
-        if bad:
+        if bad := [k for k in (v or {}) if len(k) > 253 or not CONFIG_KEY_RE.match(k)]:
             raise ValueError(
                 f"ConfigMap keys {bad} must consist of letters, digits, '-', '_' or '.' "
                 "(they become file names under /config)"
@@ -572,8 +532,7 @@ class Checkpoint(Strict):
     """``spec.checkpoint``."""
 
     storage_size: str = Field(
-        description="Size of the claim `<run>-checkpoint-pvc`.",
-        examples=["100Gi"],
+        description="Size of the claim `<run>-checkpoint-pvc`.", examples=["100Gi"]
     )
     storage_class_name: str | None = Field(
         default=None,
@@ -605,9 +564,7 @@ class GoodputMeasurement(Strict):
         examples=["megatron-training"],
     )
     sample_interval: str = Field(
-        default="60s",
-        description="Sampling interval, a Go duration.",
-        examples=["30s"],
+        default="60s", description="Sampling interval, a Go duration.", examples=["30s"]
     )
 
 
@@ -621,9 +578,7 @@ class BandwidthMeasurement(Strict):
         examples=["nccl-bandwidth"],
     )
     sample_interval: str | None = Field(
-        default=None,
-        description="Sampling interval, a Go duration.",
-        examples=["60s"],
+        default=None, description="Sampling interval, a Go duration.", examples=["60s"]
     )
     test_type: str | None = Field(
         default=None,
@@ -845,10 +800,7 @@ class JobCheckpoint(Strict):
         examples=["my-workload-checkpoint-pvc"],
     )
     max_restarts: int | None = Field(
-        default=None,
-        ge=0,
-        description="Checkpoint restarts; only NVCRE acts on it.",
-        examples=[1],
+        default=None, ge=0, description="Checkpoint restarts; only NVCRE acts on it.", examples=[1]
     )
 
 
@@ -867,12 +819,13 @@ class JobSpec(Strict):
     )
     node_health_monitor: NodeHealthMonitor | None = Field(
         default=None,
-        description="NVCRE's node health check; a change is a warning (nothing acts on it here).",
+        description="NVCRE's node health monitoring; a change is a warning.",
         examples=[{"cel": {"expression": "node.spec.unschedulable == true"}}],
     )
     checkpoint: JobCheckpoint | None = Field(
         default=None,
-        description="Shown when `spec.checkpoint` is set; a change is a warning.",
+        description="NVCRE's checkpoint restarts; shown when `spec.checkpoint` is set, a change "
+        "is a warning.",
         examples=[{"maxRestarts": 1}],
     )
     stall_multiplier: int | None = Field(
@@ -1067,11 +1020,9 @@ class WorkloadRunSpec(Strict):
     @field_validator("nic_resource_name")
     @classmethod
     def _nic_name(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        if not NIC_RESOURCE_RE.match(v):
+        if v is not None and not NIC_RESOURCE_RE.match(v):
             raise ValueError(f"nicResourceName {v!r} must look like <domain>/<name>, e.g. rdma/ib")
-        domain = v.split("/", 1)[0]
+        domain = (v or "").split("/", 1)[0]
         if domain in ("kubernetes.io", "k8s.io") or domain.endswith((".kubernetes.io", ".k8s.io")):
             raise ValueError(
                 "nicResourceName must not use the reserved kubernetes.io or k8s.io domains"
@@ -1079,18 +1030,15 @@ class WorkloadRunSpec(Strict):
         return v
 
 
-class ObjectMeta(Open):
+class ObjectMeta(BaseModel):
     """The parts of ObjectMeta we read; everything else passes through."""
 
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
+
     name: str = Field(min_length=1)
-    namespace: str | None = None
+    namespace: Annotated[str | None, checked(dns_label_problem, "namespace {value!r} {why}")] = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, v: str | None) -> str | None:
-        return v if v is None else _dns_label(v, "namespace")
 
 
 class WorkloadRun(Strict):

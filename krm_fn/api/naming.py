@@ -35,24 +35,9 @@ def trainjob_name(run: str, group: str) -> str:
     return shorten(f"{run}-{group}", TRAINJOB_NAME_MAX)
 
 
-def runtime_name(run: str) -> str:
-    """``<run>-runtime``: the TrainingRuntime every TrainJob of the run refers to."""
-    return shorten(f"{run}-runtime", SUBDOMAIN_MAX)
-
-
-def config_map_name(run: str) -> str:
-    """``<run>-config``: the ConfigMap rendered from ``spec.config.inline``."""
-    return shorten(f"{run}-config", SUBDOMAIN_MAX)
-
-
-def checkpoint_pvc_name(run: str) -> str:
-    """``<run>-checkpoint-pvc``: the claim of ``spec.checkpoint``."""
-    return shorten(f"{run}-checkpoint-pvc", SUBDOMAIN_MAX)
-
-
-def pull_secret_name(run: str) -> str:
-    """``<run>-pull-secret``: the registry credential Secret."""
-    return shorten(f"{run}-pull-secret", SUBDOMAIN_MAX)
+def object_name(prefix: str, suffix: str) -> str:
+    """``<prefix>-<suffix>`` (``<run>-runtime``, ``<run>-config``, ...), within 253 characters."""
+    return shorten(f"{prefix}-{suffix}", SUBDOMAIN_MAX)
 
 
 def run_name_problem(run: str) -> str | None:

@@ -9,7 +9,8 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -22,17 +23,20 @@ if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
 
-def field_path(loc: Sequence[int | str]) -> str:
-    """``('spec', 'env', 0, 'name')`` → ``spec.env[0].name``."""
+def field_path(loc: Sequence[int | str], maps: Collection[str] = ()) -> str:
+    """``('spec', 'env', 0, 'name')`` → ``spec.env[0].name`` (a key of ``maps``: ``[key]``)."""
     out = ""
-    for part in loc:
+    for i, part in enumerate(loc):
         if isinstance(part, int):
             out += f"[{part}]"
+        elif i and loc[i - 1] in maps:
+            out += f"[{part!r}]"
         else:
             out += ("." if out else "") + part
     return out
 
 
+@functools.cache
 def _known_fields() -> dict[str, list[str]]:
     """Every field name of the WorkloadRun API → the paths where it is defined."""
     where: dict[str, list[str]] = {}
@@ -41,17 +45,13 @@ def _known_fields() -> dict[str, list[str]]:
         if depth > 6:
             return
         for f in fields_of(m):
-            alias = f.key
-            path = f"{prefix}.{alias}" if prefix else alias
-            where.setdefault(alias, []).append(path)
+            path = f"{prefix}.{f.key}" if prefix else f.key
+            where.setdefault(f.key, []).append(path)
             for sub in iter_models(f.annotation):
                 walk(sub, path, depth + 1)
 
     walk(models.WorkloadRun, "", 0)
     return where
-
-
-_KNOWN: dict[str, list[str]] | None = None
 
 
 def _short(value: Any) -> str:
@@ -63,16 +63,9 @@ def error_message(err: ErrorDetails, unknown_field: Callable[[tuple[int | str, .
     """One pydantic error as the sentence a user reads: what is wrong, the value, what is allowed.
 
     Shared by every pydantic model of user input (the WorkloadRun here, the platform catalog
-    file in :mod:`krm_fn.platforms.catalog_file`), so they word their errors alike.
-
-    Args:
-        err: One item of :meth:`pydantic.ValidationError.errors`.
-        unknown_field: Words an ``extra_forbidden`` error, given its location (each model
-            knows its own fields and where a misplaced one belongs).
-
-    Returns:
-        The message, without the field path.
-
+    file in :mod:`krm_fn.platforms.catalog_file`), so they word their errors alike; the field
+    path is not part of it. ``unknown_field`` words an ``extra_forbidden`` error from its
+    location (each model knows its own fields and where a misplaced one belongs).
     """
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -89,19 +82,17 @@ def error_message(err: ErrorDetails, unknown_field: Callable[[tuple[int | str, .
 
 
 def _unknown_workloadrun_field(loc: tuple[int | str, ...]) -> str:
-    global _KNOWN
-    if _KNOWN is None:
-        _KNOWN = _known_fields()
+    known = _known_fields()
     path = field_path(loc)
     leaf = str(loc[-1]) if loc else ""
     parent = field_path(loc[:-1])
-    if leaf in _KNOWN:
-        homes = ", ".join(p for p in _KNOWN[leaf] if p != path)
+    if leaf in known:
+        homes = ", ".join(p for p in known[leaf] if p != path)
         hint = f"; {leaf!r} belongs under {homes}" if homes else ""
         return f"unknown field {leaf!r} in {parent or 'the object'}{hint}"
     import difflib  # only unknown-field errors need it
 
-    close = difflib.get_close_matches(leaf, list(_KNOWN), n=1, cutoff=0.75)
+    close = difflib.get_close_matches(leaf, list(known), n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f"unknown field {leaf!r}: not part of the WorkloadRun API{hint}"
 

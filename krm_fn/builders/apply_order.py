@@ -36,6 +36,7 @@ Works on the final objects (after overrides), so whatever produced them is cover
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,20 +52,13 @@ TRAINJOB = ("trainer.kubeflow.org", "TrainJob")
 NOT_AWAITED = frozenset({("", "PersistentVolumeClaim")})
 """Dependencies applied first but not named in depends-on (see the module doc)."""
 
-CLUSTER_SCOPED_KINDS = frozenset(
-    {
-        ("", "Namespace"),
-        ("", "PersistentVolume"),
-        ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
-        ("resource.k8s.io", "DeviceClass"),
-        ("storage.k8s.io", "StorageClass"),
-        ("scheduling.k8s.io", "PriorityClass"),
-        ("rbac.authorization.k8s.io", "ClusterRole"),
-        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-        ("external-secrets.io", "ClusterSecretStore"),
-        ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    }
-)
+CLUSTER_SCOPED_KINDS = frozenset({
+    ("", "Namespace"), ("", "PersistentVolume"), ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+    ("resource.k8s.io", "DeviceClass"), ("storage.k8s.io", "StorageClass"),
+    ("scheduling.k8s.io", "PriorityClass"), ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"), ("external-secrets.io", "ClusterSecretStore"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+})  # fmt: skip
 """Kinds referenced without a namespace (kpt's three-field form)."""
 
 
@@ -96,8 +90,7 @@ def object_reference(obj: Mapping[str, Any]) -> str | None:
     name = meta.get("name")
     if (group, kind) in CLUSTER_SCOPED_KINDS:
         return f"{group}/{kind}/{name}"
-    ns = meta.get("namespace")
-    if not ns:
+    if not (ns := meta.get("namespace")):
         return None
     return f"{group}/namespaces/{ns}/{kind}/{name}"
 
@@ -107,20 +100,13 @@ def order_run(objs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
     The objects are changed in place (annotations) and returned in the new order.
     """
-    deps: list[dict[str, Any]] = []
-    waved: list[tuple[int, dict[str, Any]]] = []
-    for o in objs:
-        if is_trainjob(o):
-            waved.append((wave_of(o), o))
-        else:
-            deps.append(o)
-    waved.sort(key=lambda wj: wj[0])  # stable within a wave
+    deps = [o for o in objs if not is_trainjob(o)]
+    waved = sorted(((wave_of(o), o) for o in objs if is_trainjob(o)), key=lambda wj: wj[0])
     refs = [object_reference(d) for d in deps if group_kind(d) not in NOT_AWAITED]
     depends_on = ",".join(r for r in refs if r) if all(refs) else ""
     for d in deps:
         _annotations(d)[ANN_SYNC_WAVE] = "0"
-    options: dict[Any, str] = {}
-    for w, j in waved:
+    for w, j in waved:  # sorted() is stable: input order within a wave
         ann = _annotations(j)
         ann[ANN_SYNC_WAVE] = str(w + 1)
         if depends_on:
@@ -128,13 +114,11 @@ def order_run(objs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             ann.pop(ANN_DEPENDS_ON, None)
         ann[ANN_FLUX_FORCE] = "enabled"
-        current = ann.get(ANN_ARGO_SYNC_OPTIONS)
-        if current not in options:
-            options[current] = _sync_options(current)
-        ann[ANN_ARGO_SYNC_OPTIONS] = options[current]
+        ann[ANN_ARGO_SYNC_OPTIONS] = _sync_options(ann.get(ANN_ARGO_SYNC_OPTIONS))
     return [*deps, *(j for _, j in waved)]
 
 
+@functools.cache  # the TrainJobs of a run mostly carry the same options
 def _sync_options(current: Any) -> str:
     """Argo CD sync options with Force=true and Replace=true (others kept, in order)."""
     opts = [o.strip() for o in str(current or "").split(",") if o.strip()]
@@ -145,9 +129,7 @@ def _sync_options(current: Any) -> str:
 
 def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.setdefault("metadata", {})
-    ann = meta.get("annotations")
-    if not isinstance(ann, dict):
-        ann = {}
-        meta["annotations"] = ann
-    out: dict[str, Any] = ann
+    if not isinstance(meta.get("annotations"), dict):
+        meta["annotations"] = {}
+    out: dict[str, Any] = meta["annotations"]
     return out

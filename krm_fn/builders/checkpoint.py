@@ -12,9 +12,6 @@ from typing import Any
 
 from krm_fn.builders.plan import RunPlan
 
-CHECKPOINT_VOLUME = "checkpoint"
-CHECKPOINT_PATH = "/checkpoint"
-
 
 def build_checkpoint_pvc(
     plan: RunPlan, name: str, size: str, storage_class: str | None

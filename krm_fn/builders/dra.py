@@ -40,11 +40,10 @@ CD_CLAIM = "compute-domain"
 
 
 def _claim_template(plan: RunPlan, claim: ClaimTemplate) -> dict[str, Any]:
-    name = naming.shorten(f"{plan.run.name}-{claim.suffix}", naming.SUBDOMAIN_MAX)
     return {
         "apiVersion": RCT_API,
         "kind": "ResourceClaimTemplate",
-        "metadata": plan.meta(name),
+        "metadata": plan.meta(naming.object_name(plan.run.name, claim.suffix)),
         "spec": {
             "spec": {
                 "devices": {
@@ -67,20 +66,15 @@ def _compute_domain(plan: RunPlan, prefix: str, num_nodes: int) -> dict[str, Any
     return {
         "apiVersion": CD_API,
         "kind": "ComputeDomain",
-        "metadata": plan.meta(naming.shorten(f"{prefix}-compute-domain", naming.SUBDOMAIN_MAX)),
+        "metadata": plan.meta(naming.object_name(prefix, "compute-domain")),
         "spec": {
             "numNodes": num_nodes,
             "channel": {
-                "resourceClaimTemplate": {"name": channel_name(prefix)},
+                "resourceClaimTemplate": {"name": naming.object_name(prefix, "channel")},
                 "allocationMode": "Single",
             },
         },
     }
-
-
-def channel_name(prefix: str) -> str:
-    """The channel ResourceClaimTemplate the ComputeDomain controller creates for ``prefix``."""
-    return naming.shorten(f"{prefix}-channel", naming.SUBDOMAIN_MAX)
 
 
 def _claim_pod(runtime: dict[str, Any], claims: Sequence[tuple[str, str]]) -> None:
@@ -112,14 +106,10 @@ def apply_dra(
     """Return ``objs`` with the run's DRA objects added and its pods claiming them."""
     if not compute_domain and not claim_templates:
         return objs
-    runtimes = [o for o in objs if o["kind"] == "TrainingRuntime"]
-    if not runtimes:
+    if not (runtimes := [o for o in objs if o["kind"] == "TrainingRuntime"]):
         return objs
     (runtime,) = runtimes
-    shared = [
-        (c.claim, naming.shorten(f"{plan.run.name}-{c.suffix}", naming.SUBDOMAIN_MAX))
-        for c in claim_templates
-    ]
+    shared = [(c.claim, naming.object_name(plan.run.name, c.suffix)) for c in claim_templates]
     deps: list[dict[str, Any]] = [_claim_template(plan, c) for c in claim_templates]
     jobs = [o for o in objs if o["kind"] == "TrainJob"]
     runtimes_out: list[dict[str, Any]] = []
@@ -128,15 +118,15 @@ def apply_dra(
             prefix = job["metadata"]["name"]
             deps.append(_compute_domain(plan, prefix, job["spec"]["trainer"]["numNodes"]))
             copy_ = copy.deepcopy(runtime)
-            copy_["metadata"]["name"] = naming.shorten(f"{prefix}-runtime", naming.SUBDOMAIN_MAX)
-            _claim_pod(copy_, [(CD_CLAIM, channel_name(prefix)), *shared])
+            copy_["metadata"]["name"] = naming.object_name(prefix, "runtime")
+            _claim_pod(copy_, [(CD_CLAIM, naming.object_name(prefix, "channel")), *shared])
             job["spec"]["runtimeRef"]["name"] = copy_["metadata"]["name"]
             runtimes_out.append(copy_)
     else:
         if compute_domain:
             nodes = jobs[0]["spec"]["trainer"]["numNodes"] if jobs else plan.num_nodes
             deps.append(_compute_domain(plan, plan.run.name, nodes))
-            _claim_pod(runtime, [(CD_CLAIM, channel_name(plan.run.name)), *shared])
+            _claim_pod(runtime, [(CD_CLAIM, naming.object_name(plan.run.name, "channel")), *shared])
         else:
             _claim_pod(runtime, shared)
         runtimes_out.append(runtime)

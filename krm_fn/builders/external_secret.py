@@ -17,6 +17,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import string
 from typing import Any
 
 from krm_fn.builders.plan import RunPlan
@@ -32,31 +33,20 @@ def store_ref(store: str) -> dict[str, str]:
     return {"kind": kind or "SecretStore", "name": name}
 
 
+_TEMPLATE = string.Template(
+    '{"auths":{$registry:{"auth":"{{ printf "%s:%s" $user .$key | b64enc }}",'
+    '"password":{{ .$key | toJson }},"username":$user}}}'
+)
+
+
 def dockerconfig_template(registry: str, username: str) -> str:
     """The ``.dockerconfigjson`` template (ESO template engine v2, Go templates with sprig)."""
     user = json.dumps(username)  # a JSON string is a valid Go string literal here
-    auth = '{{ printf "%s:%s" ' + user + " ." + PASSWORD_KEY + " | b64enc }}"
-    return (
-        '{"auths":{'
-        + json.dumps(registry)
-        + ':{"auth":"'
-        + auth
-        + '","password":{{ .'
-        + PASSWORD_KEY
-        + ' | toJson }},"username":'
-        + user
-        + "}}}"
-    )
+    return _TEMPLATE.substitute(registry=json.dumps(registry), user=user, key=PASSWORD_KEY)
 
 
 def build_external_secret(
-    plan: RunPlan,
-    name: str,
-    registry: str,
-    username: str,
-    store: str,
-    key: str,
-    prop: str | None,
+    plan: RunPlan, name: str, registry: str, username: str, store: str, key: str, prop: str | None
 ) -> dict[str, Any]:
     """The ExternalSecret that makes the pull Secret ``name`` in the cluster."""
     remote: dict[str, str] = {"key": key}

@@ -23,10 +23,9 @@ from collections.abc import Sequence
 from krm_fn.api import models
 from krm_fn.builders.nccl_env import Env, forward_args
 
-MPI_HEAD = (
-    "--hostfile",
-    "/etc/mpi/hostfile",
-)
+MPI_HEAD = ("--hostfile", "/etc/mpi/hostfile")
+BASH_C = ("/bin/bash", "-c")
+"""The command of a launcher whose argv is one shell script (preCommand, over-long argv)."""
 MPI_SSH = (
     "--allow-run-as-root",
     "--mca",
@@ -48,17 +47,8 @@ def mpi_argv(
     order (see :func:`krm_fn.platforms.overlay.resolve`).
     """
     explicit = [*platform_args, *override_args, *mpi.mpi_args]
-    args = [
-        *MPI_HEAD,
-        "-N",
-        str(gpus_per_node),
-        *MPI_SSH,
-        *forward_args(env, explicit),
-        *explicit,
-        mpi.binary,
-        *mpi.args,
-    ]
-    return [mpi.mpirun_path], args
+    head = [*MPI_HEAD, "-N", str(gpus_per_node), *MPI_SSH, *forward_args(env, explicit)]
+    return [mpi.mpirun_path], [*head, *explicit, mpi.binary, *mpi.args]
 
 
 def framework_argv(fw: models.Framework) -> tuple[list[str], list[str]]:
@@ -78,4 +68,4 @@ def wrap_pre_command(
     if not pre:
         return list(command), list(args)
     script = "\n".join([*pre, "exec " + shlex.join([*command, *args])])
-    return ["/bin/bash", "-c"], [script]
+    return list(BASH_C), [script]

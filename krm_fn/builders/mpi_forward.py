@@ -30,24 +30,21 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from krm_fn.api.rules import MPI_PLUGIN_ENV
+from krm_fn.builders.launch import BASH_C
 from krm_fn.builders.nccl_env import forwarded_names
 
 MPIRUN_NAMES = frozenset({"mpirun", "mpiexec", "orterun", "prterun"})
-BASH_C = ("/bin/bash", "-c")
 
 
 def launcher_env(runtime: Mapping[str, Any], trainjob: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The launcher ``node`` container's env after Trainer upserts ``spec.trainer.env``."""
     env: list[dict[str, Any]] = []
-    for rj in ((runtime.get("spec") or {}).get("template") or {}).get("spec", {}).get(
-        "replicatedJobs"
-    ) or []:
+    jobset = ((runtime.get("spec") or {}).get("template") or {}).get("spec", {})
+    for rj in jobset.get("replicatedJobs") or []:
         if rj.get("name") != "launcher":
             continue
-        pod = (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get(
-            "spec"
-        ) or {}
-        for c in pod.get("containers") or []:
+        pod = (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+        for c in (pod or {}).get("containers") or []:
             if c.get("name") == "node":
                 env = [dict(e) for e in c.get("env") or []]
     for e in ((trainjob.get("spec") or {}).get("trainer") or {}).get("env") or []:
@@ -101,8 +98,8 @@ def forward_launcher_env(
     trainjob: dict[str, Any],
     explicit: Collection[str],
     mpirun_path: str,
-    built: Mapping[str, Mapping[str, Any]] | None = None,
-    cache: dict[Any, Any] | None = None,
+    built: Mapping[str, Mapping[str, Any]] | None,
+    cache: dict[Any, Any],
 ) -> list[str]:
     """Add or correct ``-x`` so the ranks get every launcher variable of ``trainjob`` (in place).
 
@@ -110,30 +107,21 @@ def forward_launcher_env(
     launcher env the render built the argv from, before any override (a name whose entry is
     unchanged keeps the render's value, e.g. a catalog ``forwardEnv`` meant for the ranks);
     ``cache``: shared by the TrainJobs of one run, which mostly share their command line.
-
-    Returns:
-        Launcher variables that cannot be forwarded because an override replaced mpirun.
-
+    Returns the launcher variables that cannot be forwarded because an override replaced mpirun.
     """
     trainer = trainjob.setdefault("spec", {}).setdefault("trainer", {})
-    key = None
-    if cache is not None:  # the TrainJobs of a run share their command line: work it out once
-        key = (
-            tuple(trainer.get("command") or ()),
-            tuple(trainer.get("args") or ()),
-            repr(trainer.get("env")),
-        )
-        hit = cache.get(key)
-        if hit is not None:
-            command, args, missed = hit
-            if command is not None:
-                trainer["command"], trainer["args"] = list(command), list(args)
-            return list(missed)
+    argv = (tuple(trainer.get("command") or ()), tuple(trainer.get("args") or ()))
+    key = (*argv, repr(trainer.get("env")))
+    hit = cache.get(key)  # the TrainJobs of a run share their command line: work it out once
+    if hit is not None:
+        command, args, missed = hit
+        if command is not None:
+            trainer["command"], trainer["args"] = list(command), list(args)
+        return list(missed)
     missed = _forward(runtime, trainjob, trainer, explicit, mpirun_path, built)
-    if cache is not None and key is not None:
-        changed = (tuple(trainer.get("command") or ()), tuple(trainer.get("args") or ()))
-        same = changed == key[:2]
-        cache[key] = (None if same else changed[0], None if same else changed[1], tuple(missed))
+    changed = (tuple(trainer.get("command") or ()), tuple(trainer.get("args") or ()))
+    command, args = (None, None) if changed == argv else changed  # None: the argv is unchanged
+    cache[key] = (command, args, tuple(missed))
     return missed
 
 
@@ -192,7 +180,4 @@ def _x_pairs(argv: Sequence[str]) -> dict[str, list[int]]:
 
 def explicit_names(*arg_lists: Sequence[str]) -> set[str]:
     """Names ``-x``'d in mpiArgs lists (the user's, overrides', the platform's)."""
-    out: set[str] = set()
-    for args in arg_lists:
-        out |= forwarded_names(args)
-    return out
+    return set().union(*(forwarded_names(args) for args in arg_lists))

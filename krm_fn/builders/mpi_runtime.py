@@ -17,12 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from krm_fn.api.rules import SSH_DIR, SSH_RAW, SSH_VOLUME
 from krm_fn.builders import pods
-from krm_fn.builders.plan import TRAINER_API, RunPlan
+from krm_fn.builders.plan import RunPlan
 
-SSH_RAW = "/tmp/mpi-ssh-raw"
-SSH_DIR = "/root/.ssh"
-SSH_VOLUME = "mpi-ssh-auth"
 SSH_KEYS = "ssh-keys"
 
 _COPY_KEYS = (
@@ -114,16 +112,8 @@ def worker_job(plan: RunPlan) -> dict[str, Any]:
         "securityContext": dict(plan.worker_security_context),
         "volumeMounts": pods.workload_mounts(plan),
     }
-    spec: dict[str, Any] = {"restartPolicy": "OnFailure"}
-    spec.update(pods.init_containers(plan))
-    spec["containers"] = [container]
-    spec["volumes"] = pods.workload_volumes(plan)
-    spec.update(pods.pod_extras(plan))
-    pod: dict[str, Any] = {"spec": spec}
-    meta = pods.workload_pod_metadata(plan)
-    if meta:
-        pod = {"metadata": meta, **pod}
-    return {"name": "node", "template": {"spec": {"template": pod}}}
+    pod = pods.workload_pod(plan, {"restartPolicy": "OnFailure"}, container)
+    return {"name": "node", "template": pods.job_template(plan, pod)}
 
 
 def launcher_job(plan: RunPlan) -> dict[str, Any]:
@@ -168,43 +158,25 @@ def launcher_job(plan: RunPlan) -> dict[str, Any]:
         ],
     }
     spec.update(pods.pod_extras(plan))
-    job_spec: dict[str, Any] = {"template": {"spec": spec}}
-    if kai:
-        job_spec = {"backoffLimit": 6, **job_spec}
     job: dict[str, Any] = {"name": "launcher"}
     if not kai:
         job["dependsOn"] = [{"name": "node", "status": "Ready"}]
-    job["template"] = {
-        "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
-        "spec": job_spec,
-    }
+    backoff = {"backoffLimit": 6} if kai else {}
+    job["template"] = pods.job_template(plan, {"spec": spec}, pods.TRAINER_STEP, **backoff)
     return job
 
 
 def build_mpi_runtime(plan: RunPlan) -> dict[str, Any]:
     """The run's MPI ``TrainingRuntime``."""
-    runtime: dict[str, Any] = {
-        "apiVersion": TRAINER_API,
-        "kind": "TrainingRuntime",
-        "metadata": plan.meta(plan.runtime_name, {"trainer.kubeflow.org/framework": "mpi"}),
-        "spec": {
-            "mlPolicy": {
-                "numNodes": 1,
-                "mpi": {
-                    "mpiImplementation": "OpenMPI",
-                    "numProcPerNode": plan.gpus_per_node,
-                    "sshAuthMountPath": SSH_RAW,
-                    "runLauncherAsNode": False,
-                },
-            },
-            "template": {
-                "spec": {
-                    "network": {"publishNotReadyAddresses": True},
-                    "successPolicy": {"operator": "All", "targetReplicatedJobs": ["launcher"]},
-                    "replicatedJobs": [worker_job(plan), launcher_job(plan)],
-                }
-            },
-        },
+    mpi = {
+        "mpiImplementation": "OpenMPI",
+        "numProcPerNode": plan.gpus_per_node,
+        "sshAuthMountPath": SSH_RAW,
+        "runLauncherAsNode": False,
     }
-    pods.finish_runtime(runtime, plan)
-    return runtime
+    jobset = {
+        "network": {"publishNotReadyAddresses": True},
+        "successPolicy": {"operator": "All", "targetReplicatedJobs": ["launcher"]},
+        "replicatedJobs": [worker_job(plan), launcher_job(plan)],
+    }
+    return pods.training_runtime(plan, "mpi", {"numNodes": 1, "mpi": mpi}, jobset)

@@ -33,28 +33,16 @@ TRAINER_API = "trainer.kubeflow.org/v1alpha1"
 
 @dataclass(frozen=True)
 class WorkerEnv:
-    """Env, resources and names every worker of the run gets (before escaping).
+    """Env, resources and names every worker of the run gets (before escaping)."""
 
-    Attributes:
-        env: Runtime env of every container (NCCL defaults, ``spec.env``).
-        node_env: Env of the nodes' containers when the platform sets some, else ``None``.
-        trainer_env: The platform's ``trainer.env`` (``spec.env`` wins on names).
-        platform_mpi_args: The platform's ``mpiArgs``, yielding to ``spec.env``.
-        resources: Worker container resources.
-        config_map: The ConfigMap mounted as config (generated or referenced).
-        pull_secrets: ``imagePullSecrets`` names, the generated one last.
-        secret_name: The pull Secret to generate (``registry`` option), if any.
-
-    """
-
-    env: tuple[Env, ...]
-    node_env: tuple[Env, ...] | None
-    trainer_env: tuple[Env, ...]
-    platform_mpi_args: tuple[str, ...]
-    resources: dict[str, Any]
-    config_map: str | None
-    pull_secrets: tuple[str, ...]
-    secret_name: str | None
+    env: tuple[Env, ...]  # every container's: NCCL defaults, spec.env
+    node_env: tuple[Env, ...] | None  # the nodes' containers', when the platform sets some
+    trainer_env: tuple[Env, ...]  # the platform's trainer.env (spec.env wins on names)
+    platform_mpi_args: tuple[str, ...]  # the platform's mpiArgs, yielding to spec.env
+    resources: dict[str, Any]  # of the worker container
+    config_map: str | None  # mounted as config (generated or referenced)
+    pull_secrets: tuple[str, ...]  # imagePullSecrets names, the generated one last
+    secret_name: str | None  # the pull Secret to generate (registry option), if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +75,12 @@ class RunPlan:
     @property
     def runtime_name(self) -> str:
         """The TrainingRuntime every TrainJob of the run refers to."""
-        return naming.runtime_name(self.run.name)
+        return naming.object_name(self.run.name, "runtime")
 
     @property
     def checkpoint_pvc(self) -> str | None:
         """The claim of ``spec.checkpoint``, if set."""
-        return naming.checkpoint_pvc_name(self.run.name) if self.spec.checkpoint else None
+        return naming.object_name(self.run.name, "checkpoint-pvc") if self.spec.checkpoint else None
 
     def meta(self, name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
         """ObjectMeta for a generated object of this run."""

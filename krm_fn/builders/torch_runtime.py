@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from krm_fn.builders import pods
-from krm_fn.builders.plan import TRAINER_API, RunPlan
+from krm_fn.builders.plan import RunPlan
 
 
 def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
@@ -26,43 +26,11 @@ def build_torch_runtime(plan: RunPlan) -> dict[str, Any]:
     }
     if plan.worker_security_context:
         container["securityContext"] = dict(plan.worker_security_context)
-    spec: dict[str, Any] = {
+    head = {
         "terminationGracePeriodSeconds": 30,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
     }
-    spec.update(pods.init_containers(plan))
-    spec["containers"] = [container]
-    spec["volumes"] = pods.workload_volumes(plan)
-    spec.update(pods.pod_extras(plan))
-    runtime: dict[str, Any] = {
-        "apiVersion": TRAINER_API,
-        "kind": "TrainingRuntime",
-        "metadata": plan.meta(plan.runtime_name, {"trainer.kubeflow.org/framework": "torch"}),
-        "spec": {
-            "mlPolicy": {"numNodes": plan.num_nodes, "torch": {}},
-            "template": {
-                "spec": {
-                    "replicatedJobs": [
-                        {
-                            "name": "node",
-                            "template": {
-                                "metadata": {
-                                    "labels": {
-                                        "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
-                                    }
-                                },
-                                "spec": {"template": {**_pod_meta(plan), "spec": spec}},
-                            },
-                        }
-                    ]
-                }
-            },
-        },
-    }
-    pods.finish_runtime(runtime, plan)
-    return runtime
-
-
-def _pod_meta(plan: RunPlan) -> dict[str, Any]:
-    meta = pods.workload_pod_metadata(plan)
-    return {"metadata": meta} if meta else {}
+    pod = pods.workload_pod(plan, head, container)
+    job = {"name": "node", "template": pods.job_template(plan, pod, pods.TRAINER_STEP)}
+    ml_policy = {"numNodes": plan.num_nodes, "torch": {}}
+    return pods.training_runtime(plan, "torch", ml_policy, {"replicatedJobs": [job]})

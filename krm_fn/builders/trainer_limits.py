@@ -23,6 +23,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from krm_fn.builders.launch import BASH_C
 from krm_fn.keys import ANN_GROUP_NODES_GZIP as GROUP_NODES_GZIP
 
 MAX_LIST_ITEMS = 128
@@ -30,7 +31,6 @@ MAX_ARG_STRLEN = 131072
 """Linux ``MAX_ARG_STRLEN`` (32 pages): the longest single argument exec() accepts."""
 MAX_ANNOTATIONS_BYTES = 256 * 1024
 MAX_OBJECT_BYTES = 1536 * 1024
-BASH_C = ["/bin/bash", "-c"]
 
 
 def fit_trainer_argv(trainjob: dict[str, Any]) -> str | None:

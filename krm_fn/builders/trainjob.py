@@ -30,16 +30,9 @@ def build_trainjob(
     active_deadline_seconds: int | None,
     wave: int = 0,
 ) -> dict[str, Any]:
-    """The TrainJob of one group.
+    """The TrainJob of one group (no nodes under Unpinned).
 
-    Args:
-        plan: The run's resolved plan.
-        group: The group (its nodes; empty under Unpinned).
-        name: The TrainJob name (already within limits).
-        runs_after: TrainJobs (comma-separated) of the previous wave; makes it suspended.
-        active_deadline_seconds: ``orchestration.timeoutPerJob`` in seconds.
-        wave: The wave this TrainJob runs in (0 starts at once).
-
+    ``runs_after`` names the TrainJobs of the previous wave and makes this one suspended.
     """
     metadata, gang = plan.spec.workload_metadata, plan.spec.gang_scheduler
     labels = {
@@ -56,13 +49,8 @@ def build_trainjob(
         group_nodes.annotate(ann, group.nodes)
     if runs_after:
         ann[ANN_RUNS_AFTER] = runs_after
-    spec: dict[str, Any] = {
-        "runtimeRef": {
-            "apiGroup": "trainer.kubeflow.org",
-            "kind": "TrainingRuntime",
-            "name": plan.runtime_name,
-        }
-    }
+    ref = {"apiGroup": "trainer.kubeflow.org", "kind": "TrainingRuntime", "name": plan.runtime_name}
+    spec: dict[str, Any] = {"runtimeRef": ref}
     if runs_after:
         spec["suspend"] = True
     if active_deadline_seconds is not None:
@@ -101,10 +89,7 @@ def _pinning_patch(plan: RunPlan, group: Group) -> dict[str, Any]:
             "template": {
                 "spec": {
                     "replicatedJobs": [
-                        {
-                            "name": j,
-                            "template": {"spec": {"template": {"spec": {"affinity": aff}}}},
-                        }
+                        {"name": j, "template": {"spec": {"template": {"spec": {"affinity": aff}}}}}
                         for j in jobs
                     ]
                 }

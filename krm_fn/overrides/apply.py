@@ -107,65 +107,34 @@ def apply_overrides(
 ) -> OverrideOutcome:
     """Apply every matching override, in order, to the generated objects.
 
-    Args:
-        overrides: ``spec.overrides`` as models, or mappings validated here as the model does.
-        objects: The generated objects (TrainingRuntime, TrainJobs, ConfigMap, Secret, ...).
-        ctx: What ``when`` is matched against when ``matched`` (the caller's answers) is not
-            given.
-        template: What the job-template view shows besides each TrainJob (default: the
-            generated TrainingRuntimes, no gang scheduler).
-        expect: What every TrainJob must keep (pinning, target, tolerations, gang); ``None``:
-            not checked.
-        matched: Per override, whether its ``when`` matched.
-
+    ``overrides`` may be mappings, validated here as the model does. ``matched`` holds the
+    caller's answer per ``when``; without it each ``when`` is matched against ``ctx``.
+    ``template`` defaults to the generated TrainingRuntimes and no gang scheduler; without
+    ``expect`` (what every TrainJob must keep) placement is not checked.
     """
     current = [copy.deepcopy(dict(o)) for o in objects]
     if template is None:
-        template = _default_template(current)
-    warnings: list[tuple[str, str]] = []
-    applied: list[AppliedOverride] = []
-    mpi_args: list[str] = []
-    pre_command: list[str] = []
+        runtimes = (str(_identity(o)[2]) for o in current if o.get("kind") == "TrainingRuntime")
+        template = jt.TemplateContext(runtimes=frozenset(runtimes))
+    done: list[_Step] = []
     errors: list[tuple[str, str]] = []
-    for index, override in enumerate(overrides):
-        step, hit = _evaluate(index, override, current, template, expect, ctx, matched)
-        if step.errors:
-            errors.extend(step.errors)
-            continue
-        if not hit or step.override is None:
-            continue
-        current = step.objects
-        warnings.extend(step.warnings)
-        mpi_args.extend(step.mpi_args)
-        pre_command.extend(step.pre_command)
-        applied.append(_applied(index, step.override, step))
-    if any("jobTemplate" in a.patches for a in applied):
+    for index, raw in enumerate(overrides):
+        # Every change builds new objects (SMP and jsonpatch never patch in place), so a
+        # shallow copy of the list is enough to discard a failing override.
+        step = _Step(index, list(current), template, expect, list(current))
+        if step.evaluate(raw, ctx, matched) and not step.errors:
+            current = step.objects
+            done.append(step)
+        errors += step.errors
+    if any(part.startswith("jobTemplate") for step in done for part in step.parts):
         current = yield_env_to_trainer(current)
     return OverrideOutcome(
         objects=current,
-        applied=applied,
-        mpi_args=mpi_args,
-        pre_command=pre_command,
+        applied=[step.applied() for step in done],
+        mpi_args=[a for step in done for a in step.mpi_args],
+        pre_command=[line for step in done for line in step.pre_command],
         errors=errors,
-        warnings=warnings,
-    )
-
-
-def _default_template(objects: Sequence[Mapping[str, Any]]) -> jt.TemplateContext:
-    """The job-template context when the caller gives none: the generated runtimes only."""
-    return jt.TemplateContext(
-        runtimes=frozenset(
-            str(_identity(o)[2]) for o in objects if o.get("kind") == "TrainingRuntime"
-        )
-    )
-
-
-def _applied(index: int, override: models.Override, step: _Step) -> AppliedOverride:
-    return AppliedOverride(
-        index=index,
-        when=describe(override.when.as_mapping()),
-        patches=", ".join(step.parts) or "none",
-        no_op=not step.parts,
+        warnings=[w for step in done for w in step.warnings],
     )
 
 
@@ -185,48 +154,6 @@ def _typed(raw: models.Override | Mapping[str, Any], step: _Step) -> models.Over
 def _unknown_override_field(loc: tuple[int | str, ...]) -> str:
     known = ", ".join(f.key for f in fields_of(models.Override))
     return f"unknown override field {loc[-1]!r}; known fields: {known}"
-
-
-def _evaluate(
-    index: int,
-    raw: models.Override | Mapping[str, Any],
-    current: list[dict[str, Any]],
-    template: jt.TemplateContext,
-    expect: Expect | None,
-    ctx: WhenContext | None,
-    matched: Sequence[bool] | None,
-) -> tuple[_Step, bool]:
-    """Override ``index`` on a private copy of ``current``: its step and whether it matched."""
-    # Every change builds new objects (SMP and jsonpatch never patch in place), so a
-    # shallow copy of the list is enough to discard a failing override.
-    step = _Step(f"spec.overrides[{index}]", list(current), template, expect, list(current))
-    override = _typed(raw, step)
-    if override is None:
-        return step, False
-    hit = _hit(index, override.when.as_mapping(), ctx, matched, step)
-    if hit and not step.errors:
-        step.run(override)
-        step.override = override
-    return step, hit
-
-
-def _hit(
-    index: int,
-    when: Mapping[str, Any],
-    ctx: WhenContext | None,
-    matched: Sequence[bool] | None,
-    step: _Step,
-) -> bool:
-    """Whether override ``index`` matches: the caller's answer, else ``when`` against ``ctx``."""
-    if matched is not None:
-        return bool(matched[index])
-    if ctx is None:
-        raise ValueError("apply_overrides needs ctx or matched")
-    try:
-        return matches(when, ctx)
-    except WhenError as exc:
-        step.error(".when", str(exc))
-        return False
 
 
 def _identity(obj: Mapping[str, Any]) -> tuple[Any, Any, Any]:
@@ -290,15 +217,22 @@ def _without_namespace(patch: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _runtime_of(objects: Sequence[dict[str, Any]], tj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The generated TrainingRuntime ``tj`` refers to."""
+    ref = ((tj.get("spec") or {}).get("runtimeRef") or {}).get("name")
+    runtimes = (o for o in objects if o.get("kind") == "TrainingRuntime")
+    return next((o for o in runtimes if _identity(o)[2] == ref), None)
+
+
 @dataclass
 class _Step:
-    """The work of one matching override, on a private copy of the objects."""
+    """The work of one override, on a private copy of the objects (``start``: before it)."""
 
-    where: str
+    index: int
     objects: list[dict[str, Any]]
     template: jt.TemplateContext
     expect: Expect | None
-    start: list[dict[str, Any]] = field(default_factory=list)
+    start: list[dict[str, Any]]
     parts: list[str] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     mpi_args: list[str] = field(default_factory=list)
@@ -306,8 +240,45 @@ class _Step:
     errors: list[tuple[str, str]] = field(default_factory=list)
     override: models.Override | None = None
 
+    @property
+    def where(self) -> str:
+        return f"spec.overrides[{self.index}]"
+
     def error(self, suffix: str, message: str) -> None:
         self.errors.append((self.where + suffix, message))
+
+    def evaluate(
+        self,
+        raw: models.Override | Mapping[str, Any],
+        ctx: WhenContext | None,
+        matched: Sequence[bool] | None,
+    ) -> bool:
+        """Validate the override and, when it matches, run it; whether it matched."""
+        self.override = _typed(raw, self)
+        if self.override is None or not self.matches(self.override.when, ctx, matched):
+            return False
+        self.run(self.override)
+        return True
+
+    def matches(
+        self, when: models.When, ctx: WhenContext | None, matched: Sequence[bool] | None
+    ) -> bool:
+        """The caller's answer, else ``when`` against ``ctx``."""
+        if matched is not None:
+            return bool(matched[self.index])
+        if ctx is None:
+            raise ValueError("apply_overrides needs ctx or matched")
+        try:
+            return matches(when.as_mapping(), ctx)
+        except WhenError as exc:
+            self.error(".when", str(exc))
+            return False
+
+    def applied(self) -> AppliedOverride:
+        """The override as ``status.orchestration.appliedOverrides`` records it."""
+        assert self.override is not None
+        when = describe(self.override.when.as_mapping())
+        return AppliedOverride(self.index, when, ", ".join(self.parts) or "none", not self.parts)
 
     def run(self, ov: models.Override) -> None:
         if ov.job_template is not None or ov.job_template_patch is not None:
@@ -316,50 +287,30 @@ class _Step:
             self.dependencies(ov.dependencies)
         if ov.orchestration:
             self.error(".orchestration", ORCHESTRATION_UNSUPPORTED)
-        for key, value, sink in (
-            ("mpiArgs", ov.mpi_args, self.mpi_args),
-            ("preCommand", ov.pre_command, self.pre_command),
-        ):
-            if value:
-                sink.extend(value)
-                self.parts.append(key)
+        if ov.mpi_args:
+            self.mpi_args += ov.mpi_args
+            self.parts.append("mpiArgs")
+        if ov.pre_command:
+            self.pre_command += ov.pre_command
+            self.parts.append("preCommand")
         if not self.errors and self.expect is not None and self.parts:
             self.check_placement(self.expect)
-
-    def runtime_of(self, tj: Mapping[str, Any]) -> dict[str, Any] | None:
-        ref = (tj.get("spec") or {}).get("runtimeRef") or {}
-        return next(
-            (
-                o
-                for o in self.objects
-                if o.get("kind") == "TrainingRuntime" and _identity(o)[2] == ref.get("name")
-            ),
-            None,
-        )
 
     def check_placement(self, expect: Expect) -> None:
         """Refuse the override when a TrainJob it touched lost what it must keep."""
         for i in self.trainjobs():
-            tj = self.objects[i]
-            problems = placement_problems(tj, self.runtime_of(tj), expect)
-            if not problems:
+            tj, name = self.objects[i], _identity(self.objects[i])[2]
+            if not (problems := placement_problems(tj, _runtime_of(self.objects, tj), expect)):
                 continue
-            before = self.before(str(_identity(tj)[2]))
-            old = set(placement_problems(*before, expect)) if before else set()
+            before = next((o for o in self.start if _identity(o) == _identity(tj)), None)
+            old = (
+                placement_problems(before, _runtime_of(self.start, before), expect)
+                if before
+                else []
+            )
             for msg in problems:
                 if msg not in old:
-                    self.error(
-                        "",
-                        f"refused: after this override TrainJob {_identity(tj)[2]!r}: {msg}",
-                    )
-
-    def before(self, name: str) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
-        """TrainJob ``name`` and its runtime, as they were before this override."""
-        old = _Step(self.where, self.start, self.template, None)
-        for o in self.start:
-            if o.get("kind") == TRAINJOB_KIND and _identity(o)[2] == name:
-                return o, old.runtime_of(o)
-        return None
+                    self.error("", f"refused: after this override TrainJob {name!r}: {msg}")
 
     def trainjobs(self) -> list[int]:
         return [i for i, o in enumerate(self.objects) if o.get("kind") == TRAINJOB_KIND]
@@ -393,7 +344,7 @@ class _Step:
             old = self.objects[i]
             view: Any = jt.to_view(old, self.template)
             if template is not None:
-                view = self.merge_view(view, template)
+                view = self.merge(".jobTemplate", view, template, JOB_TEMPLATE)
                 if view is None:
                     return
             if ops is not None:
@@ -406,34 +357,26 @@ class _Step:
             if mapped.trainjob is None:
                 return
             controller_only.update(dict.fromkeys(mapped.controller_only))
-            new = keep_placement(old, mapped.trainjob, self.runtime_of(old))
+            new = keep_placement(old, mapped.trainjob, _runtime_of(self.objects, old))
             if not self.strict(new, suffix, "spec", "spec.workload.trainJob"):
                 return
             if not self.replace(i, new, suffix, "the job template"):
                 return
         for path in controller_only:
             what = jt.CONTROLLER_ONLY.get(path.removeprefix("spec."), "NVCRE's Job object")
-            self.warnings.append(
-                (
-                    f"{self.where}{suffix}.{path}",
-                    f"{path} ({what}) is acted on only by NVCRE's Job controller; "
-                    "workloadrun-fn generates no NVCRE Job, so nothing acts on it here",
-                )
-            )
-        if targets:
-            self.parts.extend(
-                p
-                for p, v in (("jobTemplate", template), ("jobTemplatePatch", ops))
-                if v is not None
-            )
+            message = f"{path} ({what}) is acted on only by NVCRE's Job controller; "
+            message += "workloadrun-fn generates no NVCRE Job, so nothing acts on it here"
+            self.warnings.append((f"{self.where}{suffix}.{path}", message))
+        parts = {"jobTemplate": template, "jobTemplatePatch": ops}
+        self.parts += [p for p, v in parts.items() if v is not None] if targets else []
 
-    def merge_view(self, view: dict[str, Any], template: Mapping[str, Any]) -> Any:
-        """Strategic merge of the view; the TrainJob part with trainer env/args atomic."""
+    def merge(self, at: str, base: Any, patch: Mapping[str, Any], kind: str) -> Any:
+        """Strategic merge of ``patch`` into ``base``; ``None`` (and an error at ``at``) if not."""
         try:
-            return strategic_merge(view, template, kind=JOB_TEMPLATE)
+            return strategic_merge(base, patch, kind=kind)
         except SMPError as exc:
             sub = dotted(exc.path)
-            self.error(f".jobTemplate.{sub}" if sub else ".jobTemplate", exc.reason)
+            self.error(f"{at}.{sub}" if sub else at, exc.reason)
             return None
 
     def patch_view(self, view: Any, ops: list[Any], name: str) -> Any:
@@ -469,15 +412,10 @@ class _Step:
         applied = 0
         for j, dep in enumerate(deps):
             at = f".dependencies[{j}]"
-            api_version, kind, name = _identity(dep)
+            api_version, kind, name = identity = _identity(dep)
+            labels = ("apiVersion", "kind", "metadata.name")
             missing = [
-                label
-                for label, value in (
-                    ("apiVersion", api_version),
-                    ("kind", kind),
-                    ("metadata.name", name),
-                )
-                if not isinstance(value, str) or not value
+                k for k, v in zip(labels, identity, strict=True) if not isinstance(v, str) or not v
             ]
             if missing:
                 self.error(
@@ -486,28 +424,20 @@ class _Step:
                     f"generated object it patches; missing: {', '.join(missing)}",
                 )
                 continue
-            i = self.find(api_version, kind, name)
+            found = (i for i, o in enumerate(self.objects) if _identity(o) == identity)
+            i = next(found, None)
             if i is None:
                 self.error(at, self.not_generated(api_version, kind, name))
                 continue
-            try:
-                new = strategic_merge(self.objects[i], _without_namespace(dep), kind=kind)
-            except SMPError as exc:
-                sub = dotted(exc.path)
-                self.error(f"{at}.{sub}" if sub else at, exc.reason)
-                continue
-            if not self.strict(new, at, "", ""):
-                continue
-            if self.replace(i, new, at, "a dependency"):
+            new = self.merge(at, self.objects[i], _without_namespace(dep), kind)
+            if (
+                new is not None
+                and self.strict(new, at, "", "")
+                and self.replace(i, new, at, "a dependency")
+            ):
                 applied += 1
         if applied:
             self.parts.append(f"{applied} dependencies")
-
-    def find(self, api_version: str, kind: str, name: str) -> int | None:
-        return next(
-            (i for i, o in enumerate(self.objects) if _identity(o) == (api_version, kind, name)),
-            None,
-        )
 
     def not_generated(self, api_version: str, kind: str, name: str) -> str:
         same_kind = [o for o in self.objects if o.get("kind") == kind]
@@ -517,8 +447,7 @@ class _Step:
             return f"{msg}; no {kind} objects are generated (generated kinds: {', '.join(kinds)})"
         names = ", ".join(str(_identity(o)[2]) for o in same_kind)
         msg = f"{msg}; generated {kind} objects: {names}"
-        other = [o for o in same_kind if _identity(o)[2] == name]
-        if other:
+        if other := [o for o in same_kind if _identity(o)[2] == name]:
             msg += (
                 f" ({kind} {name!r} exists with apiVersion {other[0].get('apiVersion')}, "
                 f"not {api_version})"

@@ -30,11 +30,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from krm_fn.api import models, rules
-from krm_fn.api.fields import fields_of, iter_models
-from krm_fn.api.validate import error_message
+from krm_fn.api.fields import fields_of, model_at
+from krm_fn.api.validate import error_message, field_path
 from krm_fn.keys import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
 
 if TYPE_CHECKING:
@@ -46,14 +46,11 @@ HEALTH_MONITOR_EXPRESSION: Final = "node.spec.unschedulable == true"
 """NVCRE's job-level nodeHealthMonitor for a WorkloadRun (reference §2.11)."""
 
 CONTROLLER_ONLY: Final[Mapping[str, str]] = {
-    "nodeHealthMonitor": "node health monitoring",
-    "checkpoint": "checkpoint restarts",
-    "stallMultiplier": "stall detection",
-    "startupStallTimeoutSeconds": "startup stall detection",
-    "schedulingStallGraceSeconds": "the scheduling-stall grace window",
-    "measurementTimeout": "threshold validation timing",
+    f.key: f.description.split(";")[0].removeprefix("NVCRE's ")
+    for f in fields_of(models.JobSpec)
+    if f.description and "a change is a warning" in f.description
 }
-"""JobSpec fields only NVCRE's Job controller acts on -> what it does with them."""
+"""JobSpec fields only NVCRE's Job controller acts on -> what, from ``NVCRE's <what>; ...``."""
 
 MEASURED: Final[Mapping[str, str]] = {
     "thresholds": ANN_THRESHOLDS,
@@ -67,13 +64,9 @@ MEASURED: Final[Mapping[str, str]] = {
 class TemplateContext:
     """What the view shows besides the TrainJob, and what the result is checked against.
 
-    Attributes:
-        health_monitor: NVCRE sets ``nodeHealthMonitor`` (not when a taintSelector keeps
-            cordoned nodes).
-        checkpoint: ``{pvcName, maxRestarts}`` when ``spec.checkpoint`` is set.
-        gang: ``spec.gangScheduler``.
-        runtimes: Names of the TrainingRuntimes this run generates.
-
+    NVCRE sets ``nodeHealthMonitor`` unless a taintSelector keeps cordoned nodes; ``checkpoint``
+    is ``{pvcName, maxRestarts}`` when ``spec.checkpoint`` is set; ``gang`` is
+    ``spec.gangScheduler``; ``runtimes`` names the TrainingRuntimes this run generates.
     """
 
     health_monitor: bool = True
@@ -86,11 +79,8 @@ class TemplateContext:
 class MappedJob:
     """The result of :func:`from_view`.
 
-    Attributes:
-        trainjob: The new TrainJob, or ``None`` when an error was found.
-        errors: ``(path inside the job template, message)`` pairs.
-        controller_only: Controller-only fields (dotted paths) the override changed.
-
+    The new TrainJob (``None`` on an error), ``(path inside the job template, message)``
+    errors, and the controller-only fields (dotted paths) the override changed.
     """
 
     trainjob: dict[str, Any] | None
@@ -131,8 +121,8 @@ def from_view(view: Any, original: Mapping[str, Any], ctx: TemplateContext) -> M
     spec, baseline = view["spec"], to_view(original, ctx)
     old_ann = (original.get("metadata") or {}).get("annotations") or {}
     if typed.thresholds is not None and spec["thresholds"] != baseline["spec"].get("thresholds"):
-        out.errors += _threshold_problems(typed.thresholds)
-    _check_runtime_ref(typed.workload.train_job, original, ctx, out.errors)
+        out.errors += rules.thresholds(typed.thresholds)
+    out.errors += _runtime_ref_problems(typed.workload.train_job, original, ctx)
     if out.errors:
         return out
     out.controller_only = ["metadata"] if view.get("metadata") != baseline["metadata"] else []
@@ -141,14 +131,10 @@ def from_view(view: Any, original: Mapping[str, Any], ctx: TemplateContext) -> M
     ]
     new = copy.deepcopy(dict(original))
     new_meta = new.setdefault("metadata", {})
+    # the controller-owned labels (never in the view) stay; the others are the view's, in place
     old_labels: Mapping[str, str] = new_meta.get("labels") or {}
-    merged = {
-        k: (v if rules.reserved_label(k) else labels[k])
-        for k, v in old_labels.items()
-        if rules.reserved_label(k) or k in labels
-    }
-    merged.update({k: v for k, v in labels.items() if k not in merged})
-    new_meta["labels"] = merged
+    kept = {k: v for k, v in old_labels.items() if rules.reserved_label(k) or k in labels}
+    new_meta["labels"] = kept | labels
     annotations = dict(old_ann)
     for key, annotation in MEASURED.items():
         if spec.get(key) == baseline["spec"].get(key):
@@ -166,49 +152,27 @@ def from_view(view: Any, original: Mapping[str, Any], ctx: TemplateContext) -> M
     return out
 
 
-def _parent(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    """The job-template model that holds the last field of ``loc`` (``None``: not a model)."""
-    model: type[BaseModel] = models.JobTemplate
-    for part in loc[:-1]:
-        f = next((f for f in fields_of(model) if f.key == part), None)
-        sub = next(iter_models(f.annotation), None) if f is not None else None
-        if sub is None:
-            return None
-        model = sub
-    return model
-
-
-def _path(loc: tuple[int | str, ...]) -> str:
-    """``('spec', 'workloadMetadata', 'labels', 'a')`` → ``spec.workloadMetadata.labels['a']``."""
-    out = ""
-    for i, part in enumerate(loc):
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif i and loc[i - 1] in ("labels", "thresholds"):
-            out += f"[{part!r}]"
-        else:
-            out += ("." if out else "") + part
-    return out
+_MAPS: Final = ("labels", "thresholds")
+"""Maps of the job template whose keys a path shows as ``labels['a']``."""
 
 
 def _shape_problem(err: ErrorDetails) -> tuple[str, str]:
     """A validation error of the patched view, worded for the job template's reader."""
-    loc = tuple(err["loc"])
-    if not loc:
+    if not (loc := tuple(err["loc"])):
         return "", "the job template must stay a map"
     if loc in (("spec",), ("spec", "workload"), ("spec", "workload", "trainJob")) and (
         err["type"] == "missing" or err.get("input") is None
     ):
-        return _path(loc), (
+        return field_path(loc, _MAPS), (
             "the job template's spec cannot be removed"
             if len(loc) == 1
             else "spec.workload.trainJob cannot be removed: it is the TrainJob this group runs"
         )
-    return _path(loc), error_message(err, _unknown)
+    return field_path(loc, _MAPS), error_message(err, _unknown)
 
 
 def _unknown(loc: tuple[int | str, ...]) -> str:
-    key, model = str(loc[-1]), _parent(loc)
+    key, model = str(loc[-1]), model_at(models.JobTemplate, loc)
     if model is models.JobWorkload:
         return f"unknown workload kind {key!r}; NVCRE's WorkloadSpec has only trainJob"
     known = ", ".join(f.key for f in fields_of(model)) if model else "none"
@@ -229,60 +193,22 @@ def trainjob_field(key: str) -> bool:
     return key in table["nodes"][root["p"]["spec"]]["p"]
 
 
-def _threshold_problems(value: Mapping[str, str]) -> list[tuple[str, str]]:
-    from krm_fn import thresholds as th  # the threshold language; only when used
-
-    out: list[tuple[str, str]] = []
-    unknown = sorted(str(k) for k in value if k not in th.KNOWN_THRESHOLD_KEYS)
-    if unknown:
-        # NVCRE pkg/threshold/evaluator.go ValidateKeysError
-        out.append(
-            (
-                "spec.thresholds",
-                f"unknown threshold key(s) [{', '.join(unknown)}]; valid keys: "
-                f"[{', '.join(th.KNOWN_THRESHOLD_KEYS)}]",
-            )
-        )
-    for key, expr in value.items():
-        if key in th.KNOWN_THRESHOLD_KEYS:
-            try:
-                th.parse_threshold(expr)
-            except th.ThresholdSyntaxError as exc:
-                out.append(
-                    (f"spec.thresholds[{key!r}]", f"threshold {expr!r} does not parse: {exc}")
-                )
-    return out
-
-
-def _check_runtime_ref(
-    trainjob_spec: Mapping[str, Any],
-    original: Mapping[str, Any],
-    ctx: TemplateContext,
-    errors: list[tuple[str, str]],
-) -> None:
-    ref = trainjob_spec.get("runtimeRef")
-    old = (original.get("spec") or {}).get("runtimeRef") or {}
-    at = "spec.workload.trainJob.runtimeRef"
+def _runtime_ref_problems(
+    trainjob_spec: Mapping[str, Any], original: Mapping[str, Any], ctx: TemplateContext
+) -> list[tuple[str, str]]:
+    """The runtimeRef may only move to another TrainingRuntime this run generates."""
+    ref, at = trainjob_spec.get("runtimeRef"), "spec.workload.trainJob.runtimeRef"
     if not isinstance(ref, Mapping):
-        errors.append((at, "cannot be removed: it names the TrainingRuntime this run generates"))
-        return
-    if ref == old:
-        return
+        return [(at, "cannot be removed: it names the TrainingRuntime this run generates")]
+    if ref == ((original.get("spec") or {}).get("runtimeRef") or {}):
+        return []
     kind, group, name = ref.get("kind"), ref.get("apiGroup"), ref.get("name")
     if kind != "TrainingRuntime" or group != "trainer.kubeflow.org":
-        errors.append(
-            (
-                at,
-                f"runtimeRef must stay kind TrainingRuntime, apiGroup trainer.kubeflow.org "
-                f"(got kind {kind!r}, apiGroup {group!r})",
-            )
+        why = "runtimeRef must stay kind TrainingRuntime, apiGroup trainer.kubeflow.org"
+        return [(at, f"{why} (got kind {kind!r}, apiGroup {group!r})")]
+    if name not in ctx.runtimes:
+        why = (
+            f"runtimeRef {name!r} is not among the Workflow's TrainingRuntime.trainer.kubeflow.org"
         )
-    elif name not in ctx.runtimes:
-        errors.append(
-            (
-                f"{at}.name",
-                f"runtimeRef {name!r} is not among the Workflow's "
-                f"TrainingRuntime.trainer.kubeflow.org dependencies "
-                f"({', '.join(sorted(ctx.runtimes)) or 'none'})",
-            )
-        )
+        return [(f"{at}.name", f"{why} dependencies ({', '.join(sorted(ctx.runtimes)) or 'none'})")]
+    return []

@@ -27,14 +27,13 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from krm_fn.api.models import GangScheduler
-from krm_fn.api.rules import MPI_PLUGIN_ENV, TORCH_PLUGIN_ENV
+from krm_fn.api.rules import plugin_env
+from krm_fn.fleet.inventory import HOSTNAME_LABEL
 from krm_fn.keys import ANN_GROUP_NODES as GROUP_NODES
+from krm_fn.keys import LABEL_TRAINER_STEP
 from krm_fn.overrides.smp import SMPError, strategic_merge
 
 __all__ = ["Expect", "effective_pod_specs", "keep_placement", "placement_problems"]
-
-HOSTNAME: Final = "kubernetes.io/hostname"
-LAUNCHER: Final = "launcher"
 
 # JobSet's manager field rule (Trainer jobset.go:176): a domain-prefixed path.
 _MANAGER_RE: Final = re.compile(
@@ -46,12 +45,8 @@ _MANAGER_RE: Final = re.compile(
 class Expect:
     """What every TrainJob of the run must keep.
 
-    Attributes:
-        framework: ``mpi``, ``torch`` or ``exec``.
-        target: The target's node-affinity expressions (on every pod).
-        tolerations: The taint-selector tolerations (on every pod).
-        gang: ``spec.gangScheduler`` when gang scheduling is on.
-
+    On every pod: the target's node-affinity expressions and the taint-selector tolerations;
+    ``gang`` is ``spec.gangScheduler`` when gang scheduling is on.
     """
 
     framework: str
@@ -60,18 +55,36 @@ class Expect:
     gang: GangScheduler | None = None
 
 
-def _pod_of(rj: Mapping[str, Any]) -> Any:
-    return (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec")
+def _dig(obj: Any, *keys: str) -> Any:
+    """``obj[k1][k2]...``; ``None`` where a level is missing or not a map."""
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, Mapping) else None
+    return obj
+
+
+def _pod_of(rj: Any) -> Any:
+    return _dig(rj, "template", "spec", "template", "spec")
+
+
+def _jobs(runtime_spec: Any) -> Any:
+    """The replicated jobs of a TrainingRuntime's (or a runtime patch's) spec."""
+    return _dig(runtime_spec, "template", "spec", "replicatedJobs") or []
+
+
+def _env_names(tj: Mapping[str, Any]) -> set[str]:
+    """The names in a TrainJob's ``spec.trainer.env``."""
+    return {
+        str(e.get("name"))
+        for e in _dig(tj, "spec", "trainer", "env") or []
+        if isinstance(e, Mapping)
+    }
 
 
 def _patch_pods(tj: Mapping[str, Any]) -> dict[tuple[int, str], Mapping[str, Any]]:
     out: dict[tuple[int, str], Mapping[str, Any]] = {}
-    for i, p in enumerate((tj.get("spec") or {}).get("runtimePatches") or []):
-        if not isinstance(p, Mapping):
-            continue
-        tspec = ((p.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {}
-        for rj in tspec.get("replicatedJobs") or []:
-            pod = _pod_of(rj) if isinstance(rj, Mapping) else None
+    for i, p in enumerate(_dig(tj, "spec", "runtimePatches") or []):
+        for rj in _jobs(_dig(p, "trainingRuntimeSpec")):
+            pod = _pod_of(rj)
             if isinstance(pod, Mapping):
                 out[(i, str(rj.get("name")))] = pod
     return out
@@ -81,36 +94,34 @@ def effective_pod_specs(
     tj: Mapping[str, Any], runtime: Mapping[str, Any] | None
 ) -> dict[str, dict[str, Any]]:
     """Replicated job name -> the pod spec Trainer builds for ``tj`` (runtime + its patches)."""
-    merged: Any = {"spec": copy.deepcopy((runtime or {}).get("spec") or {})}
-    for p in (tj.get("spec") or {}).get("runtimePatches") or []:
-        tspec = p.get("trainingRuntimeSpec") if isinstance(p, Mapping) else None
+    merged: Any = {"spec": copy.deepcopy(_dig(runtime, "spec") or {})}
+    for p in _dig(tj, "spec", "runtimePatches") or []:
+        tspec = _dig(p, "trainingRuntimeSpec")
         if isinstance(tspec, Mapping):
             try:
                 merged = strategic_merge(merged, {"spec": tspec}, kind="TrainingRuntime")
             except SMPError:
                 continue
-    rjobs = (((merged.get("spec") or {}).get("template") or {}).get("spec") or {}).get(
-        "replicatedJobs"
-    ) or []
     out: dict[str, dict[str, Any]] = {}
-    for rj in rjobs:
+    for rj in _jobs(merged["spec"]):
         pod = _pod_of(rj)
         if isinstance(pod, dict):
             out[str(rj.get("name"))] = pod
     return out
 
 
+_REQUIRED: Final = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+
+
 def _terms(pod: Mapping[str, Any]) -> list[Any] | None:
-    aff = (pod.get("affinity") or {}).get("nodeAffinity") or {}
-    req = aff.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
-    terms = req.get("nodeSelectorTerms")
+    terms = _dig(pod, *_REQUIRED, "nodeSelectorTerms")
     return terms if isinstance(terms, list) else None
 
 
-def _ours(pod: Mapping[str, Any] | None) -> list[Any]:
+def _ours(pod: Mapping[str, Any]) -> list[Any]:
     exprs: list[Any] = []
-    for term in (_terms(pod) or []) if pod else []:
-        for e in (term or {}).get("matchExpressions") or []:
+    for term in _terms(pod) or []:
+        for e in _dig(term, "matchExpressions") or []:
             if e not in exprs:
                 exprs.append(e)
     return exprs
@@ -145,8 +156,7 @@ def keep_placement(
                 mine = list(term.get("matchExpressions") or [])
                 term["matchExpressions"] = mine + [e for e in exprs if e not in mine]
                 merged_terms.append(term)
-            req = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-            req["nodeSelectorTerms"] = merged_terms
+            _dig(pod, *_REQUIRED)["nodeSelectorTerms"] = merged_terms
         tols = pod.get("tolerations")
         if isinstance(tols, list) and tols != old_pod.get("tolerations"):
             keep = list(ours.get("tolerations") or [])
@@ -159,7 +169,7 @@ def _pins(term: Mapping[str, Any], group: list[str]) -> bool:
     exprs = [
         e
         for e in term.get("matchExpressions") or []
-        if isinstance(e, Mapping) and e.get("key") == HOSTNAME
+        if isinstance(e, Mapping) and e.get("key") == HOSTNAME_LABEL
     ]
     exact = any(e.get("operator") == "In" and sorted(e.get("values") or []) == sorted(group)
                 for e in exprs)  # fmt: skip
@@ -180,16 +190,14 @@ def placement_problems(
 ) -> list[str]:
     """Why ``tj`` (with ``runtime``, overrides applied) would be refused or run elsewhere.
 
-    Returns:
-        Every problem: per replicated job its pods' placement, then the gang queue labels,
-        then what Trainer's webhook refuses; ``[]`` if fine.
-
+    Per replicated job its pods' placement, then the gang queue labels, then what Trainer's
+    webhook refuses; ``[]`` if fine.
     """
     out: list[str] = []
     meta = tj.get("metadata") or {}
     pods = effective_pod_specs(tj, runtime)
     group = [n for n in str((meta.get("annotations") or {}).get(GROUP_NODES, "")).split(",") if n]
-    jobs = ["node", LAUNCHER] if expect.framework == "mpi" else ["node"]
+    jobs = ["node", "launcher"] if expect.framework == "mpi" else ["node"]
     for job in jobs:
         pod = pods.get(job)
         if pod is None:
@@ -197,8 +205,7 @@ def placement_problems(
         else:
             out += _pod_problems(f"the {job} pods", pod, group, expect)
     if expect.gang is not None:
-        g = expect.gang
-        out += _queue_label_problems(meta, runtime, jobs, g.label_key, g.queue_name)
+        out += _queue_label_problems(tj, runtime, jobs, expect.gang)
     out += _trainer_webhook(tj.get("spec") or {}, effective_pod_specs({}, runtime), expect)
     return out
 
@@ -225,15 +232,13 @@ def _pod_problems(
                 f"({', '.join(group)}) in nodeSelectorTerms[{t}]; an override may narrow "
                 "placement but not move or widen it"
             )
-        missing = [e for e in expect.target if e not in exprs]
-        if missing:
+        if missing := [e for e in expect.target if e not in exprs]:
             out.append(
                 f"{where} lost the target in nodeSelectorTerms[{t}]: "
                 + ", ".join(f"{e.get('key')} {e.get('operator')}" for e in missing)
             )
     tols = pod.get("tolerations") or []
-    lost = [t for t in expect.tolerations if t not in tols]
-    if lost:
+    if lost := [t for t in expect.tolerations if t not in tols]:
         out.append(
             f"{where} lost the taint-selector toleration(s) "
             + ", ".join(str(t.get("key")) for t in lost)
@@ -248,35 +253,21 @@ def _pod_problems(
 
 
 def _queue_label_problems(
-    meta: Mapping[str, Any],
-    runtime: Mapping[str, Any] | None,
-    jobs: list[str],
-    key: str,
-    queue: str,
+    tj: Mapping[str, Any], runtime: Mapping[str, Any] | None, jobs: list[str], gang: GangScheduler
 ) -> list[str]:
-    """Where the gang queue label is not ``key=queue``: the TrainJob, then each job's templates."""
-    out: list[str] = []
-    rt_jobs = ((((runtime or {}).get("spec") or {}).get("template") or {}).get("spec") or {}).get(
-        "replicatedJobs"
-    ) or []
-    labels = meta.get("labels") or {}
-    if labels.get(key) != queue:
-        out.append(f"the TrainJob's queue label {key}={labels.get(key)!r} is not {queue!r}")
-    for rj in rt_jobs:
-        if rj.get("name") not in jobs:
-            continue
-        jl = ((rj.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        pl = (
-            (((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("metadata")
-            or {}
-        ).get("labels") or {}
-        for what, lab in (("Job template", jl), ("pod template", pl)):
-            if lab.get(key) != queue:
-                out.append(
-                    f"the {rj.get('name')} {what}'s queue label {key}={lab.get(key)!r} is "
-                    f"not {queue!r}"
-                )
-    return out
+    """Where the gang queue label is wrong: the TrainJob, then each job's Job and pod template."""
+    key, queue = gang.label_key, gang.queue_name
+    found = [("the TrainJob's", _dig(tj, "metadata", "labels"))]
+    for rj in _jobs(_dig(runtime, "spec")):
+        if (name := rj.get("name")) in jobs:
+            found.append((f"the {name} Job template's", _dig(rj, "template", "metadata", "labels")))
+            pod_labels = _dig(rj, "template", "spec", "template", "metadata", "labels")
+            found.append((f"the {name} pod template's", pod_labels))
+    return [
+        f"{what} queue label {key}={(labels or {}).get(key)!r} is not {queue!r}"
+        for what, labels in found
+        if (labels or {}).get(key) != queue
+    ]
 
 
 def _trainer_webhook(
@@ -284,13 +275,8 @@ def _trainer_webhook(
 ) -> list[str]:
     """Trainer v2.3's TrainJob webhook rules (``pods``: the runtime's own pod specs)."""
     out: list[str] = []
-    env = (spec.get("trainer") or {}).get("env") or []
-    names = {e.get("name") for e in env if isinstance(e, Mapping)}
-    reserved = MPI_PLUGIN_ENV if expect.framework == "mpi" else TORCH_PLUGIN_ENV
-    if expect.framework == "torch":
-        reserved = reserved | {n for n in names if isinstance(n, str) and n.startswith("PET_")}
     if expect.framework != "exec":
-        bad = sorted(n for n in names if n in reserved)
+        bad = sorted(n for n in _env_names({"spec": spec}) if plugin_env(expect.framework, n))
         if bad:
             out.append(
                 "spec.trainer.env must not have reserved envs, invalid envs configured: "
@@ -307,8 +293,7 @@ def _trainer_webhook(
                 f"runtimePatches[{i}].manager {manager!r} must be a domain-prefixed path "
                 "such as example.com/team"
             )
-        tspec = ((p.get("trainingRuntimeSpec") or {}).get("template") or {}).get("spec") or {}
-        for rj in tspec.get("replicatedJobs") or []:
+        for rj in _jobs(_dig(p, "trainingRuntimeSpec")):
             name = rj.get("name")
             if name not in containers:
                 out.append(
@@ -332,9 +317,6 @@ def _trainer_webhook(
     return out
 
 
-ANCESTOR: Final = "trainer.kubeflow.org/trainjob-ancestor-step"
-
-
 def yield_env_to_trainer(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Leave to ``trainer.env`` the variables an override set there (new list, new objects).
 
@@ -344,31 +326,25 @@ def yield_env_to_trainer(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ``trainer.env``, the runtime's declaration of that name in that container is dropped, so
     the runtime says nothing that does not run; the pods get exactly the same env.
     """
-    users: dict[str, list[Mapping[str, Any]]] = {}
+    users: dict[str, list[set[str]]] = {}
     for o in objects:
         if o.get("kind") == "TrainJob":
-            ref = ((o.get("spec") or {}).get("runtimeRef") or {}).get("name")
-            users.setdefault(str(ref), []).append(o)
+            users.setdefault(str(_dig(o, "spec", "runtimeRef", "name")), []).append(_env_names(o))
     out = list(objects)
     for i, o in enumerate(objects):
-        if o.get("kind") != "TrainingRuntime":
-            continue
-        jobs = users.get(str((o.get("metadata") or {}).get("name")), [])
-        names: set[str] | None = None
-        for tj in jobs:
-            env = ((tj.get("spec") or {}).get("trainer") or {}).get("env") or []
-            mine = {str(e.get("name")) for e in env if isinstance(e, Mapping)}
-            names = mine if names is None else names & mine
-        if not names:
+        jobs = (
+            users.get(str(_dig(o, "metadata", "name")))
+            if o.get("kind") == "TrainingRuntime"
+            else None
+        )
+        if not jobs or not (names := set.intersection(*jobs)):
             continue
         new = copy.deepcopy(o)
         changed = False
-        rjobs = ((new.get("spec") or {}).get("template") or {}).get("spec") or {}
-        for rj in rjobs.get("replicatedJobs") or []:
-            labels = ((rj.get("template") or {}).get("metadata") or {}).get("labels") or {}
-            if labels.get(ANCESTOR) != "trainer":
+        for rj in _jobs(new.get("spec")):
+            if _dig(rj, "template", "metadata", "labels", LABEL_TRAINER_STEP) != "trainer":
                 continue
-            for c in (_pod_of(rj) or {}).get("containers") or []:
+            for c in _dig(_pod_of(rj), "containers") or []:
                 if c.get("name") != "node" or not c.get("env"):
                     continue
                 kept = [e for e in c["env"] if e.get("name") not in names]

@@ -64,17 +64,10 @@ JOB_TEMPLATE: Final = "JobTemplate"
 """NVCRE's job template of a TrainJob (:mod:`~krm_fn.overrides.jobtemplate`), merged as one."""
 TRAINJOB_AT: Final = ("spec", "workload", "trainJob")
 
-STRATEGIC_KINDS: Final[frozenset[str]] = frozenset(
-    {
-        JOB_TEMPLATE,
-        "TrainingRuntime",
-        "ClusterTrainingRuntime",
-        "TrainJob",
-        "ConfigMap",
-        "Secret",
-        "PersistentVolumeClaim",
-    }
-)
+STRATEGIC_KINDS: Final[frozenset[str]] = frozenset({
+    JOB_TEMPLATE, "TrainingRuntime", "ClusterTrainingRuntime", "TrainJob", "ConfigMap", "Secret",
+    "PersistentVolumeClaim",
+})  # fmt: skip
 """Kinds merged with SMP; any other kind is merged as plain JSON merge patch."""
 
 ATOMIC_PATHS: Final[Mapping[str, frozenset[tuple[str, ...]]]] = {
@@ -89,13 +82,7 @@ _SET_ELEMENT_ORDER = "$setElementOrder/"
 
 
 class SMPError(ValueError):
-    """A patch that cannot be merged.
-
-    Attributes:
-        path: Where in the patch the problem is, as segments (see :func:`dotted`).
-        reason: What is wrong, without the path.
-
-    """
+    """A patch that cannot be merged: ``reason`` (what is wrong) at ``path`` (segments)."""
 
     def __init__(self, path: Sequence[str], reason: str) -> None:
         self.path: tuple[str, ...] = tuple(path)
@@ -119,13 +106,7 @@ _DELETE: Final = _Delete()
 
 def dotted(path: Sequence[str]) -> str:
     """``("spec", "replicatedJobs", "[name=node]", "template")`` → ``spec.replicatedJobs[name=node].template``."""
-    out: list[str] = []
-    for seg in path:
-        if seg.startswith("[") or not out:
-            out.append(seg)
-        else:
-            out.append("." + seg)
-    return "".join(out)
+    return "".join(s if s.startswith("[") or not i else "." + s for i, s in enumerate(path))
 
 
 def strategic_merge(
@@ -134,12 +115,8 @@ def strategic_merge(
     """Strategic-merge ``patch`` into ``base`` (at ``path``) and return a new object.
 
     ``kind`` selects the rules; by default it is ``base``'s (else ``patch``'s) ``kind``, and a
-    fragment without one merges with SMP.
-
-    Raises:
-        SMPError: An unknown or misplaced directive, a merge-keyed list item without its key,
-            or ``$patch: delete`` on the root.
-
+    fragment without one merges with SMP. :class:`SMPError`: an unknown or misplaced
+    directive, a merge-keyed list item without its key, or ``$patch: delete`` on the root.
     """
     if kind is None:
         for candidate in (base, patch):
@@ -164,13 +141,9 @@ def _field_path(path: tuple[str, ...]) -> tuple[str, ...]:
 def _merge(base: Any, patch: Any, path: tuple[str, ...], rules: _Rules) -> Any:
     if isinstance(patch, Mapping):
         return _merge_map(base if isinstance(base, Mapping) else {}, patch, path, rules)
-    if isinstance(patch, list):
-        keys = merge_keys(rules.kind, path) if rules.strategic else None
-        if keys and _field_path(path) not in rules.atomic:
-            return _merge_keyed_list(
-                base if isinstance(base, list) else [], patch, path, keys, rules
-            )
-        return copy.deepcopy(patch)
+    keys = merge_keys(rules.kind, path) if isinstance(patch, list) and rules.strategic else None
+    if keys and _field_path(path) not in rules.atomic:
+        return _merge_keyed_list(base if isinstance(base, list) else [], patch, path, keys, rules)
     return copy.deepcopy(patch)
 
 
@@ -188,8 +161,7 @@ def _directive(patch: Mapping[str, Any], path: tuple[str, ...], rules: _Rules) -
     value = patch.get(_PATCH, "merge")
     if value not in ("merge", "replace", "delete"):
         raise SMPError(
-            (*path, _PATCH),
-            f"unknown $patch value {value!r}; expected merge, replace or delete",
+            (*path, _PATCH), f"unknown $patch value {value!r}; expected merge, replace or delete"
         )
     return str(value)
 
@@ -239,9 +211,7 @@ def _merge_keyed_list(
     base: list[Any], patch: list[Any], path: tuple[str, ...], keys: list[str], rules: _Rules
 ) -> list[Any]:
     def identity(x: Any) -> tuple[Any, ...] | None:
-        if not isinstance(x, Mapping):
-            return None
-        return tuple(x.get(k) for k in keys)
+        return tuple(x.get(k) for k in keys) if isinstance(x, Mapping) else None
 
     items: list[tuple[str, Mapping[str, Any]]] = []
     replace_all = False
@@ -254,8 +224,7 @@ def _merge_keyed_list(
                 raise SMPError(where, f"list item has no {keys[0]!r}")
             replace_all = True
             continue
-        missing = [k for k in keys if item.get(k) is None]
-        if missing:
+        if missing := [k for k in keys if item.get(k) is None]:
             raise SMPError(where, f"list item has no {missing[0]!r}")
         items.append(("[" + ",".join(f"{k}={item[k]}" for k in keys) + "]", item))
 

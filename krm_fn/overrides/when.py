@@ -15,16 +15,16 @@ Invariants:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic.alias_generators import to_snake
 
 from krm_fn import expressions
 from krm_fn.api import models
-from krm_fn.api.fields import fields_of, iter_models
+from krm_fn.api.fields import fields_of, model_at
 from krm_fn.api.validate import error_message, field_path
 
 __all__ = ["WhenContext", "WhenError", "describe", "matches"]
@@ -47,8 +47,7 @@ class WhenContext:
 
     def variables(self) -> dict[str, str | int]:
         """The expression variables by name (``gpuArchitecture`` is :attr:`gpu_architecture`)."""
-        names = (name for name, _ in expressions.WHEN.variables)
-        return {n: getattr(self, re.sub("([A-Z])", r"_\1", n).lower()) for n in names}
+        return {n: getattr(self, to_snake(n)) for n, _ in expressions.WHEN.variables}
 
 
 def matches(when: Mapping[str, Any], ctx: WhenContext) -> bool:
@@ -122,11 +121,7 @@ def _problem(err: Any) -> str:
 
 
 def _unknown_field(loc: tuple[int | str, ...]) -> str:
-    model: Any = models.When
-    for part in loc[:-1]:
-        key = next(f for f in fields_of(model) if f.key == part or f.name == part)
-        model = next(iter_models(key.annotation))
-    known = ", ".join(f.key for f in fields_of(model))
+    known = ", ".join(f.key for f in fields_of(model_at(models.When, loc) or models.When))
     return f"unknown field {loc[-1]!r}; known fields: {known}"
 
 

@@ -101,22 +101,8 @@ def _thresholds(spec: models.WorkloadRunSpec, diag: RunDiagnostics, out: dict[st
     """Check threshold keys and expressions; add them to ``out`` for ``report``."""
     if not spec.thresholds:
         return
-    from krm_fn import thresholds as th  # the threshold language; only when used
-
-    for k, expr in spec.thresholds.items():
-        try:
-            th.check_threshold_key(k)
-        except th.ThresholdKeyError:
-            diag.error(
-                f"unknown threshold key {k!r}; known keys: "
-                + ", ".join(sorted(th.KNOWN_THRESHOLD_KEYS)),
-                f"spec.thresholds[{k!r}]",
-            )
-            continue
-        try:
-            th.parse_threshold(expr)
-        except th.ThresholdSyntaxError as exc:
-            diag.error(f"threshold {expr!r} does not parse: {exc}", f"spec.thresholds[{k!r}]")
+    for path, msg in rules.thresholds(spec.thresholds):
+        diag.error(msg, path)
     if spec.bandwidth_measurement is None and spec.goodput_measurement is None:
         diag.warning(
             "thresholds are set but neither bandwidthMeasurement nor goodputMeasurement is; "

@@ -58,7 +58,7 @@ def env_and_resources(
         node_env = [trainer_by_name.get(e.name, e) for e in node_env]
     mpi_args = user_wins_in_mpi_args(list(overlay.mpi_args), user_by_name)
     secret_name = options.registry_pull_secret or (
-        naming.pull_secret_name(wr.name) if options.registry else None
+        naming.object_name(wr.name, "pull-secret") if options.registry else None
     )
     pull = [s.name for s in spec.image_pull_secrets]
     pull += [secret_name] if secret_name and secret_name not in pull else []
@@ -97,7 +97,7 @@ def _config_map(wr: models.WorkloadRun) -> str | None:
     if config is None:
         return None
     if config.inline:
-        return naming.config_map_name(wr.name)
+        return naming.object_name(wr.name, "config")
     return config.config_map_ref.name if config.config_map_ref is not None else None
 
 

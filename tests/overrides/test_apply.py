@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
-from krm_fn.overrides import AppliedOverride, WhenContext, apply_overrides
+from krm_fn.overrides.apply import AppliedOverride, apply_overrides
+from krm_fn.overrides.when import WhenContext
 from tests.overrides.objects import TRAINER_API, generated, pod_spec, replicated_job
 
 CTX = WhenContext(platform="aws", gpu_architecture="gb200")
@@ -289,9 +290,9 @@ def test_controller_only_field_is_accepted_with_a_warning(
         ),
         pytest.param(
             {"spec": {"thresholds": {"busBandwidth": "value > 1"}}},
-            "spec.overrides[0].jobTemplate.spec.thresholds",
-            "unknown threshold key(s) [busBandwidth]; valid keys: [busBandwidthGBps,",
-            id="unknown-threshold-key-nvcre-message",
+            "spec.overrides[0].jobTemplate.spec.thresholds['busBandwidth']",
+            "unknown threshold key 'busBandwidth'; known keys: algBandwidthGBps,",
+            id="unknown-threshold-key-as-spec-thresholds",
         ),
         pytest.param(
             _tj({"runtimeRef": {"name": "elsewhere"}}),

@@ -237,3 +237,26 @@ def test_gang_queue_label_redirected_by_an_override_is_refused() -> None:
         "spec.overrides[0].jobTemplatePatch.spec.workloadMetadata.labels['kai.scheduler/queue']: "
         "conflicting label value 'queue-b', expected 'queue-a' (spec.gangScheduler.queue)"
     ) in _err(out)
+
+
+def test_dependency_changing_a_template_queue_label_is_refused_naming_the_template() -> None:
+    pod = {"metadata": {"labels": {"kai.scheduler/queue": "queue-b"}}, "spec": {}}
+    runtime = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainingRuntime",
+        "metadata": {"name": "gang-runtime"},
+        "spec": {"template": {"spec": {"replicatedJobs": [
+            {"name": "launcher", "template": {"spec": {"template": pod}}}
+        ]}}},
+    }  # fmt: skip
+    run = mpi_run(
+        "gang",
+        gangScheduler={"schedulerName": "kai-scheduler", "queue": "queue-a"},
+        overrides=[{"when": {}, "dependencies": [runtime]}],
+    )
+    out = _render(run)
+    assert out.exit_code == 1
+    assert (
+        "the launcher pod template's queue label kai.scheduler/queue='queue-b' is not 'queue-a'"
+    ) in _err(out)
+    assert "the node pod template's queue label" not in _err(out)
