@@ -172,6 +172,24 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+def _metadata(meta: Any, path: str, out: list[tuple[str, str]]) -> None:
+    """ObjectMeta's keys, and the string values the API server wants of names and maps."""
+    for key, value in meta.items() if isinstance(meta, dict) else ():
+        at = _join(path, str(key))
+        if key not in _METADATA:
+            out.append((at, f"unknown field {key!r} in metadata"))
+        elif key in ("name", "namespace", "generateName") and not isinstance(value, str):
+            out.append((at, f"must be a string, got {type(value).__name__}"))
+        elif key in ("labels", "annotations") and value is not None:
+            if not isinstance(value, dict):
+                out.append((at, f"must be a map of strings, got {type(value).__name__}"))
+                continue
+            for k, v in value.items():
+                if not isinstance(v, str):
+                    name = type(v).__name__
+                    out.append((_join(at, str(k)), f"must be a string (quote it), got {name}"))
+
+
 def _walk(
     nodes: list[dict[str, Any]],
     node: Mapping[str, Any],
@@ -193,9 +211,7 @@ def _walk(
         for key, sub in value.items():
             at = _join(path, str(key))
             if top and key == "metadata":
-                for mk in sub if isinstance(sub, dict) else ():
-                    if mk not in _METADATA:
-                        out.append((_join(at, str(mk)), f"unknown field {mk!r} in metadata"))
+                _metadata(sub, at, out)
                 continue
             if key in props:
                 _walk(nodes, nodes[props[key]], sub, at, out)

@@ -286,3 +286,43 @@ def test_fuzz_workloadrun_metadata_never_crashes(key: str, value: object) -> Non
     run_ = mpi_run()
     run_["metadata"][key] = value
     check_run_krm(dump(rl([run_, *nodes(2)])))
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "metadata", "fragment"),
+    [
+        # api/crdshape.py checked only metadata's key names: a map as an annotation value of a
+        # TrainJob reached apply_order's sync-options cache (exit 70, "unhashable type: dict").
+        pytest.param(
+            "TrainJob",
+            "x-group-0",
+            {"annotations": {"argocd.argoproj.io/sync-options": {"a": 1}}},
+            "metadata.annotations.argocd.argoproj.io/sync-options: must be a string (quote it), "
+            "got dict",
+            id="trainjob-annotation-map-was-exit-70",
+        ),
+        # ... and a number as a label value went out with exit 0 (the API server refuses it).
+        pytest.param(
+            "TrainingRuntime",
+            "x-runtime",
+            {"labels": {"team": 5}},
+            "metadata.labels.team: must be a string (quote it), got int",
+            id="runtime-label-number-was-written",
+        ),
+        pytest.param(
+            "TrainingRuntime",
+            "x-runtime",
+            {"annotations": ["a"]},
+            "metadata.annotations: must be a map of strings, got list",
+            id="annotations-as-a-list",
+        ),
+    ],
+)
+def test_a_dependency_with_metadata_values_the_api_server_refuses_is_refused(
+    kind: str, name: str, metadata: dict[str, Any], fragment: str
+) -> None:
+    dep = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": kind,
+           "metadata": {"name": name, **metadata}}  # fmt: skip
+    run = mpi_run("x", overrides=[{"when": {}, "dependencies": [dep]}])
+    stdin = dump(rl([run, *nodes(2)]))
+    assert_clean_refusal(run_fn(stdin), stdin, fragment)
