@@ -56,3 +56,11 @@ def is_workloadrun_kind(api_version: Any, kind: Any) -> bool:
         and isinstance(api_version, str)
         and api_version.startswith(WORKLOADRUN_API_GROUP + "/")
     )
+
+
+BUILTIN_LOG_PROFILES: Final = frozenset(
+    {"nccl-bandwidth", "nccl-loopback", "megatron-training", "megatron-bridge", "nemo2-training"}
+)
+"""The LogProfiles the report knows without a LogProfile object (``logProfileRef`` values the
+render accepts); the report defines each (:data:`krm_fn.report.logprofiles.BUILTIN_PROFILES`,
+a test keeps the two equal)."""

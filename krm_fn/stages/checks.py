@@ -17,15 +17,12 @@ from typing import Any
 
 from krm_fn.api import models, naming, rules
 from krm_fn.api.durations import parse_go_duration
-from krm_fn.keys import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS
+from krm_fn.keys import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS, BUILTIN_LOG_PROFILES
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
 
 DEFAULT_TIMEOUT = models.DEFAULT_TIMEOUT_PER_JOB
 """An unset timeoutPerJob (NVCRE's default, written once with the field's description)."""
-BUILTIN_LOG_PROFILES = frozenset(
-    {"nccl-bandwidth", "nccl-loopback", "megatron-training", "megatron-bridge"}
-)
 NCCL_TEST_TYPES = frozenset((
     "all_reduce", "all_gather", "alltoall", "broadcast", "reduce", "reduce_scatter", "sendrecv",
     "scatter", "gather", "hypercube",
