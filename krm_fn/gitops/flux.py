@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from krm_fn.api.durations import parse_go_duration
+from krm_fn.api.models import DEFAULT_TIMEOUT_PER_JOB
 from krm_fn.builders.apply_order import is_trainjob, wave_of
 from krm_fn.builders.plan import TRAINER_API
 from krm_fn.gitops.env_options import REMEDY
@@ -34,7 +36,7 @@ _CONDITION = (
     "has(status.conditions) && status.conditions.exists(e, e.type == '{}' && e.status == 'True')"
 )
 CURRENT, FAILED = _CONDITION.format("Complete"), _CONDITION.format("Failed")
-DEFAULT_TIMEOUT_S = 24 * 3600
+DEFAULT_TIMEOUT_S = int(parse_go_duration(DEFAULT_TIMEOUT_PER_JOB))  # an unset timeoutPerJob
 MARGIN_S = 15 * 60
 
 
