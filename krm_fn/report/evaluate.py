@@ -116,9 +116,7 @@ def _check_thresholds(group: GroupReport, thresholds: Mapping[str, Threshold]) -
             message = f"{key}: no value measured ({note}); '{threshold.expression}' fails closed"
         else:
             message = f"{key} = {metric(value, info.unit)} does not meet '{threshold.expression}'"
-        group.failures.append(
-            Failure(reason="ThresholdViolation", kind="threshold", message=message)
-        )
+        group.failures.append(Failure.of("threshold", message, reason="ThresholdViolation"))
 
 
 def _evaluate_group(spec: GroupSpec, sources: list[LogSource], rendered: Rendered) -> GroupReport:
@@ -137,15 +135,12 @@ def _evaluate_group(spec: GroupSpec, sources: list[LogSource], rendered: Rendere
         group.bandwidth = Bandwidth(log_profile=spec.bandwidth.profile.name)
     if not sources:
         name = spec.trainjob
-        group.failures.append(
-            Failure(
-                reason="WorkloadFailed",
-                kind="no-log",
-                message=f"no log found for TrainJob {name}: expected {name}.log or .txt (also "
-                f".gz), a {name}/ directory, pod logs {name}-launcher[-*] or -node[-*], or a "
-                f"'# trainjob: {name}' line",
-            )
+        message = (
+            f"no log found for TrainJob {name}: expected {name}.log or .txt (also .gz), a "
+            f"{name}/ directory, pod logs {name}-launcher[-*] or -node[-*], or a "
+            f"'# trainjob: {name}' line"
         )
+        group.failures.append(Failure.of("no-log", message))
     group.failures.extend(detect_failures(_lines(sources)))
     if sources:
         _measure(group, spec, sources, rendered)
@@ -165,8 +160,9 @@ def _nodes_from_log(group: GroupReport) -> None:
 
 
 def _names_node(failure: Failure, node: str) -> bool:
-    hosts = failure.hosts or ([failure.host] if failure.host else [])
-    return any(h in (node, node.split(".")[0]) or h.split(".")[0] == node for h in hosts)
+    return any(
+        h in (node, node.split(".")[0]) or h.split(".")[0] == node for h in failure.named_hosts
+    )
 
 
 def _failed_nodes(group: GroupReport) -> list[FailedNode]:

@@ -158,6 +158,11 @@ class Table(_Model):
         return sum(r.matched_by == "profile" for r in self.rows)
 
     @property
+    def check_column(self) -> str:
+        """The column that checks results: ``#wrong`` (new format) or ``error`` (old)."""
+        return "#wrong" if self.format == "new" else "error"
+
+    @property
     def wrong_rows(self) -> list[Row]:
         """Rows with a non-zero ``#wrong`` count, out-of-place or in-place."""
         return [r for r in self.rows if (r.out_of_place.wrong or 0) + (r.in_place.wrong or 0)]
@@ -297,6 +302,23 @@ class Failure(_Model):
     line: int | None = None
     count: int = 1
     hosts: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(
+        cls,
+        kind: str,
+        message: str,
+        source: str | None = None,
+        line: int | None = None,
+        reason: Reason = "WorkloadFailed",
+    ) -> Failure:
+        """A failure found at ``source:line`` when known; most are ``WorkloadFailed``."""
+        return cls(reason=reason, kind=kind, message=message, source=source, line=line)
+
+    @property
+    def named_hosts(self) -> list[str]:
+        """Every host that printed it (merged findings), else the one it names, if any."""
+        return self.hosts or ([self.host] if self.host else [])
 
 
 class GroupReport(_Model):

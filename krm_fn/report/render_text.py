@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 from krm_fn.report.format_values import (
     SUMMARY_COLUMNS,
-    count,
     human_bytes,
-    metric,
     number,
     ratio,
     seconds,
     summary_row,
+    table_row,
+    threshold_value,
 )
 from krm_fn.report.model import Bandwidth, GroupReport, Report, RunReport, Table, Training
 
@@ -40,20 +40,13 @@ class _Section:
 
 
 def _table_lines(table: Table, index: int, total: int) -> list[str]:
-    label = "#wrong" if table.format == "new" else "error"
     lines = [f"Table {index} ({table.source}:{table.start_line}):"] if total > 1 else []
-    lines.append(f"  {'Size':>10}  {'AlgBW GB/s':>10}  {'BusBW GB/s':>10}  {label:>11}")
+    lines.append(
+        f"  {'Size':>10}  {'AlgBW GB/s':>10}  {'BusBW GB/s':>10}  {table.check_column:>11}"
+    )
     for row in table.rows:
-        half = row.out_of_place
-        marker = (
-            count(half.wrong)
-            if table.format == "new"
-            else ("N/A" if half.error is None else f"{half.error:g}")
-        )
-        lines.append(
-            f"  {human_bytes(row.size_bytes):>10}  {half.alg_bw_g_bps:>10.2f}  "
-            f"{half.bus_bw_g_bps:>10.2f}  {marker:>11}"
-        )
+        size, alg, bus, check = table_row(row)
+        lines.append(f"  {size:>10}  {alg:>10}  {bus:>10}  {check:>11}")
     return lines
 
 
@@ -125,15 +118,16 @@ def _verdict_lines(group: GroupReport) -> list[str]:
         key_w = max(len(t.key) for t in group.thresholds)
         expr_w = max(len(t.expression) for t in group.thresholds)
         for t in group.thresholds:
-            value = metric(t.value, t.unit) if t.value is not None else f"- ({t.note})"
             verdict = "PASS" if t.passed else "FAIL"
-            body.append(f"  {t.key:<{key_w}}  {t.expression:<{expr_w}}  {verdict}  {value}")
+            body.append(
+                f"  {t.key:<{key_w}}  {t.expression:<{expr_w}}  {verdict}  {threshold_value(t)}"
+            )
     if group.failures:
         body.append("Failures:")
         for f in group.failures:
             where = f" [{f.source}:{f.line}]" if f.source and f.line else ""
             times = f" (x{f.count})" if f.count > 1 else ""
-            hosts = f.hosts or ([f.host] if f.host else [])
+            hosts = f.named_hosts
             host = f" host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}:" if hosts else ""
             body.append(f"  {f.reason}:{host} {f.message}{times}{where}")
     if group.notes:

@@ -31,7 +31,7 @@ from krm_fn.report.formats import LogFormat, Metric
 from krm_fn.report.load_rendered import GroupSpec
 from krm_fn.report.loglines import LogLine
 from krm_fn.report.logprofiles import CompiledPattern, LogProfile
-from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Rank, Row, Table
+from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Rank, Reason, Row, Table
 from krm_fn.report.prefixes import Stripped, strip_host_prefix, strip_prefixes
 
 __all__ = ["FORMAT", "judge", "parse_nccl"]
@@ -163,13 +163,11 @@ def _sweep_gaps(rows: list[Row]) -> list[Failure]:
         return []
     ratio = ratios.most_common(1)[0][0]
     return [
-        Failure(
-            reason="WorkloadFailed",
-            kind="missing-rows",
-            message=f"rows missing or out of order between sizes {a} and {b} "
-            f"(the table steps by x{ratio:g})",
-            source=row.source,
-            line=row.line,
+        Failure.of(
+            "missing-rows",
+            f"rows missing or out of order between sizes {a} and {b} (the table steps by x{ratio:g})",
+            row.source,
+            row.line,
         )
         for (a, _), (b, row) in pairs
         if round(b / a, 6) != ratio
@@ -177,9 +175,7 @@ def _sweep_gaps(rows: list[Row]) -> list[Failure]:
 
 
 def _problem(kind: str, message: str, line: LogLine) -> Failure:
-    return Failure(
-        reason="WorkloadFailed", kind=kind, message=message, source=line.source, line=line.number
-    )
+    return Failure.of(kind, message, line.source, line.number)
 
 
 class _Reader:
@@ -348,8 +344,8 @@ class _Reader:
             table.problems.extend(p for s in table.sweeps for p in _sweep_gaps(s))
         where = f"results table at line {table.start_line}"
         if not table.rows and not table.problems:
-            line = LogLine(table.source, table.start_line, "")
-            table.problems.append(_problem("no-rows", f"{where} has no rows", line))
+            message = f"{where} has no rows"
+            table.problems.append(Failure.of("no-rows", message, table.source, table.start_line))
         if table.rows and not table.complete:
             last = table.rows[-1]
             message = (
@@ -357,9 +353,7 @@ class _Reader:
                 f"its last row (line {last.line}, size {last.size_bytes}): the log is truncated "
                 "or the test did not finish"
             )
-            table.problems.append(
-                _problem("no-footer", message, LogLine(last.source, last.line, ""))
-            )
+            table.problems.append(Failure.of("no-footer", message, last.source, last.line))
         if table.avg_bus_bandwidth_g_bps is None and table.rows:
             values = [m.bus_bw_g_bps for r in table.rows for m in (r.out_of_place, r.in_place)]
             table.avg_bus_bandwidth_g_bps = sum(values) / len(values)
@@ -441,37 +435,26 @@ def coverage_gaps(spec: GroupSpec, result: Bandwidth) -> list[str]:
 def _table_failures(table: Table, hosts: str) -> list[Failure]:
     """What a table itself reports as failed: its problems, wrong results, the -G check."""
     failures = list(table.problems)
+    hardware: Reason = "HardwareFailureDetected"
     if table.out_of_bounds_failed or (table.out_of_bounds or 0) > 0:
+        message = f"nccl-tests found {table.out_of_bounds} out-of-bounds values (wrong results)"
         failures.append(
-            Failure(
-                reason="HardwareFailureDetected",
-                kind="nccl-out-of-bounds",
-                message=f"nccl-tests found {table.out_of_bounds} out-of-bounds values (wrong "
-                f"results){hosts}",
-                source=table.source,
-            )
+            Failure.of("nccl-out-of-bounds", message + hosts, table.source, None, hardware)
         )
     if wrong := table.wrong_rows:
         first = wrong[0]
         count = max(first.out_of_place.wrong or 0, first.in_place.wrong or 0)
+        message = (
+            f"{len(wrong)} of {len(table.rows)} rows report #wrong > 0 (first: size "
+            f"{first.size_bytes} B, {count} wrong){hosts}"
+        )
         failures.append(
-            Failure(
-                reason="HardwareFailureDetected",
-                kind="nccl-wrong-results",
-                message=f"{len(wrong)} of {len(table.rows)} rows report #wrong > 0 (first: size "
-                f"{first.size_bytes} B, {count} wrong){hosts}",
-                source=first.source,
-                line=first.line,
-            )
+            Failure.of("nccl-wrong-results", message, first.source, first.line, hardware)
         )
     if table.avg_check_failed:
+        message = "nccl-tests reports 'Avg bus bandwidth' FAILED (below its -G check value)"
         failures.append(
-            Failure(
-                reason="ThresholdViolation",
-                kind="nccl-avg-check",
-                message="nccl-tests reports 'Avg bus bandwidth' FAILED (below its -G check value)",
-                source=table.source,
-            )
+            Failure.of("nccl-avg-check", message, table.source, None, "ThresholdViolation")
         )
     return failures
 
@@ -512,14 +495,11 @@ def _collective(group: GroupReport, spec: GroupSpec, result: Bandwidth) -> None:
     result.test_type = test_type
     if test_type and result.collective:
         if test_type.replace("_", "").lower() != result.collective.replace("_", "").lower():
-            group.failures.append(
-                Failure(
-                    reason="WorkloadFailed",
-                    kind="collective-mismatch",
-                    message=f"bandwidthMeasurement.testType is {test_type}, but the log is from "
-                    f"{result.collective}_perf",
-                )
+            message = (
+                f"bandwidthMeasurement.testType is {test_type}, but the log is from "
+                f"{result.collective}_perf"
             )
+            group.failures.append(Failure.of("collective-mismatch", message))
     elif test_type:
         group.notes.append(
             f"the log does not name its collective; testType {test_type} not checked"
@@ -531,13 +511,8 @@ def judge(group: GroupReport, result: Bandwidth, spec: GroupSpec) -> None:
     group.bandwidth = result
     measured = bool(result.measured)
     if measured and not spec.from_log and (gaps := coverage_gaps(spec, result)):
-        group.failures.append(
-            Failure(
-                reason="WorkloadFailed",
-                kind="log-coverage",
-                message=f"the log does not cover group {spec.group}; missing: " + "; ".join(gaps),
-            )
-        )
+        message = f"the log does not cover group {spec.group}; missing: " + "; ".join(gaps)
+        group.failures.append(Failure.of("log-coverage", message))
     group.failures.extend(result.problems)
     hosts = f" on ranks of {', '.join(result.hosts)}" if result.hosts else ""
     for table in result.tables:

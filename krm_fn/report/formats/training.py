@@ -437,15 +437,7 @@ class _Reader:
         else:
             missing = f"has no step time ({' or '.join(k for k, _ in self.syntax.elapsed)})"
         message = f"{self.syntax.name} step line {missing}: {line.text.strip()[:160]!r}"
-        self.log.problems.append(
-            Failure(
-                reason="WorkloadFailed",
-                kind="truncated-step",
-                message=message,
-                source=line.source,
-                line=line.number,
-            )
-        )
+        self.log.problems.append(Failure.of("truncated-step", message, line.source, line.number))
 
     def account(self) -> None:
         """Count each step line's iterations: covered, new, warm-up, productive, in window."""
@@ -492,12 +484,6 @@ def parse_training(
     return reader.log
 
 
-def _failure(kind: str, message: str, step: StepLine) -> Failure:
-    return Failure(
-        reason="WorkloadFailed", kind=kind, message=message, source=step.source, line=step.line
-    )
-
-
 def _failures(log: TrainingLog) -> list[Failure]:
     """Unreadable step lines, an unfinished run, nan iterations or nan values."""
     failures = list(log.problems)
@@ -507,14 +493,15 @@ def _failures(log: TrainingLog) -> list[Failure]:
             f"training log ends at iteration {log.last_iteration}{total} and does not say "
             "training finished (run stopped early, or the log is truncated)"
         )
-        failures.append(_failure("training-incomplete", message, log.steps[-1]))
+        last = log.steps[-1]
+        failures.append(Failure.of("training-incomplete", message, last.source, last.line))
     if nan := [s for s in log.steps if s.nan or s.nan_value]:
         message = (
             f"{len(nan)} step line(s) report nan iterations or print nan "
             f"({', '.join(log.syntax.nan_fields)}), first at iteration {nan[0].iteration} "
             "(the loss diverged)"
         )
-        failures.append(_failure("nan-iterations", message, nan[0]))
+        failures.append(Failure.of("nan-iterations", message, nan[0].source, nan[0].line))
     return failures
 
 
