@@ -71,7 +71,8 @@ def _name_from_file(path: Path, names: set[str]) -> str | None:
 def _split(label: str, text: str, fallback: str | None, names: set[str], index: LogIndex) -> None:
     """Cut ``text`` at ``# trainjob:`` lines and file each part."""
     lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if _SECTION_RE.match(line)]
+    sections = [(i, found) for i, line in enumerate(lines) if (found := _SECTION_RE.match(line))]
+    starts = [i for i, _ in sections]
     head = lines[: starts[0]] if starts else lines
     if any(line.strip() for line in head):
         body = "\n".join(head)
@@ -80,11 +81,7 @@ def _split(label: str, text: str, fallback: str | None, names: set[str], index: 
         else:
             index.unmatched.append(label)
             index.unmatched_sources.append(LogSource.from_text(label, body))
-    for position, start in enumerate(starts):
-        end = starts[position + 1] if position + 1 < len(starts) else len(lines)
-        found = _SECTION_RE.match(lines[start])
-        if found is None:  # pragma: no cover - starts holds only matching lines
-            continue
+    for (start, found), end in zip(sections, [*starts[1:], len(lines)], strict=False):
         name = found.group("name")
         body = "\n".join(lines[start + 1 : end])
         source = LogSource.from_text(label, body, first_line=start + 2)
@@ -145,8 +142,6 @@ def collect_alone(paths: Sequence[str], stdin_text: str | None) -> LogIndex:
             found.append(("stdin", "<stdin>", strip_ansi(stdin_text or "")))
             continue
         path = Path(raw)
-        if not path.exists():
-            raise FileNotFoundError(raw)
         files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for file in files:
             if not any(part.startswith(".") for part in file.relative_to(path).parts):

@@ -40,18 +40,10 @@ LEGEND_ROW = 20
 NO_DATA_COLOR = "#9e9e9e"
 LIMIT_COLOR = "#c62828"
 MAX_TITLE_RUNS = 2
-PALETTE = [
-    "#1f77b4",
-    "#d62728",
-    "#2ca02c",
-    "#ff7f0e",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#17becf",
-    "#7f7f7f",
-    "#bcbd22",
-]
+PALETTE = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+    "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -19,21 +19,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 __all__ = ["GoLayout", "LayoutError", "find_timestamp"]
 
-_MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-_LONG_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+_LONG_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+_MONTHS = [month[:3] for month in _LONG_MONTHS]
 
 
 class LayoutError(ValueError):

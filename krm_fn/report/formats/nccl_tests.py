@@ -30,7 +30,7 @@ from krm_fn.report.format_values import human_bytes
 from krm_fn.report.formats import LogFormat, Metric
 from krm_fn.report.load_rendered import GroupSpec
 from krm_fn.report.loglines import LogLine
-from krm_fn.report.logprofiles import CompiledPattern, LogProfile
+from krm_fn.report.logprofiles import NETWORK_TRANSPORT_REGEX, CompiledPattern, LogProfile
 from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Rank, Reason, Row, Table
 from krm_fn.report.prefixes import Stripped, strip_host_prefix, strip_prefixes
 
@@ -55,13 +55,12 @@ _FRAGMENT_RE = re.compile(
     r"^\s*(?:(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s+)+(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s*$"
 )
 _ROW_START_RE = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z_]\w*\b")
-_TYPE_WORD_RE = re.compile(r" (?:u?int(?:8|32|64)|half|float|double|bfloat16|f8e[45]m[23]) ")
+_TYPES = r"(?:u?int(?:8|32|64)|half|float|double|bfloat16|f8e[45]m[23])"
+_TYPE_WORD_RE = re.compile(f" {_TYPES} ")
 """A data type between spaces: a results row has one, an ``NCCL INFO`` line rarely."""
 _MARKS = ("Avg bus bandwidth", "Out of bounds values", "Collective test starting", "nThread ")
 """Lines only nccl-tests prints (its footers and headers)."""
-_TYPED_ROW_RE = re.compile(
-    r"^\s*\d+\s+\d+\s+(?:u?int(?:8|32|64)|half|float|double|bfloat16|f8e[45]m[23])\s"
-)
+_TYPED_ROW_RE = re.compile(rf"^\s*\d+\s+\d+\s+{_TYPES}\s")
 _NCCL_VERSION_RE = re.compile(r"\bNCCL version (?P<version>\S+)")
 _OOB_RE = re.compile(r"^Out of bounds values\s*:\s*(?P<count>\S+)\s*(?P<verdict>OK|FAILED)?")
 _AVG_RE = re.compile(
@@ -72,7 +71,7 @@ _ROW_LIKE_RE = re.compile(r"^\s*\d+(?:\s+\d+|\s*$)")
 _WORD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT_RE = re.compile(r"^-?\d+$")
 _GARBLED_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ufffd]")
-_DEFAULT_TRANSPORT_RE = re.compile(r"NCCL INFO Using network (?P<transport>.+)")
+_DEFAULT_TRANSPORT_RE = re.compile(NETWORK_TRANSPORT_REGEX)
 _NTHREAD_FIELDS = re.compile(
     r"(nThread|nGpus|minBytes|maxBytes|step:|warmup iters:|iters:|agg iters:|validation:|"
     r"graph:|unalign:)\s*(\S+)"

@@ -556,26 +556,17 @@ def judge(group: GroupReport, log: TrainingLog) -> None:
     group.has_data = group.has_data or summary.measured_iterations > 0
 
 
-def _warmup_note(summary: Training) -> str:
-    return (
-        f"every step is within warmupSteps={summary.warmup_steps}: the warm-up average step time "
-        f"{summary.avg_step_time_seconds or 0:.4f} s is not a measurement"
-    )
-
-
-def _goodput(group: GroupReport) -> tuple[float | None, str | None]:
-    summary = group.training
-    if summary is None or not summary.step_lines:
-        return None, "no training-step lines in the log"
-    if summary.warmup_only:
-        return None, _warmup_note(summary)
-    if summary.goodput is not None:
-        return summary.goodput, None
-    if summary.goodput_problem is not None:
-        return None, f"cannot be computed: {summary.goodput_problem}"
-    estimate = summary.goodput_estimate
-    extra = f"; the step-time estimate {estimate:.3f} is not a measurement" if estimate else ""
-    return None, f"no wall time: the log has fewer than two distinct timestamps{extra}"
+def _why_missing(summary: Training, attr: str) -> str:
+    """Why a training metric has no value although the log has step lines past warm-up."""
+    per_gpu, estimate = summary.tokens_per_second_per_gpu, summary.goodput_estimate
+    if attr == "goodput" and summary.goodput_problem is not None:
+        return f"cannot be computed: {summary.goodput_problem}"
+    if attr == "goodput":
+        extra = f"; the step-time estimate {estimate:.3f} is not a measurement" if estimate else ""
+        return f"no wall time: the log has fewer than two distinct timestamps{extra}"
+    if attr == "tokens_per_second" and per_gpu is not None:
+        return f"the log prints tokens/s per GPU ({per_gpu:.1f}), not for the whole job"
+    return "the step lines do not print it"
 
 
 def _reader(attr: str) -> Metric:
@@ -584,20 +575,18 @@ def _reader(attr: str) -> Metric:
         if summary is None or not summary.step_lines:
             return None, "no training-step lines in the log"
         if summary.warmup_only:
-            return None, _warmup_note(summary)
+            return None, (
+                f"every step is within warmupSteps={summary.warmup_steps}: the warm-up average "
+                f"step time {summary.avg_step_time_seconds or 0:.4f} s is not a measurement"
+            )
         value = getattr(summary, attr)
-        if value is not None:
-            return value, None
-        per_gpu = summary.tokens_per_second_per_gpu
-        if attr == "tokens_per_second" and per_gpu is not None:
-            return None, f"the log prints tokens/s per GPU ({per_gpu:.1f}), not for the whole job"
-        return None, "the step lines do not print it"
+        return (value, None) if value is not None else (None, _why_missing(summary, attr))
 
     return read
 
 
 METRICS: dict[str, Metric] = {
-    "goodputRatio": _goodput,
+    "goodputRatio": _reader("goodput"),
     "avgTFLOPsPerGPU": _reader("avg_tflops_per_gpu"),
     "avgStepTimeSec": _reader("avg_step_time_seconds"),
     "tokensPerSecond": _reader("tokens_per_second"),
