@@ -57,9 +57,10 @@ __all__ = [
     "load_rendered",
 ]
 
-_DURATION_RE = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
-_TEST_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _DURATION_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = rf"(\d+(?:\.\d+)?)({'|'.join(_DURATION_S)})"  # 'ms' before 'm' and 's'
+_DURATION_RE = re.compile(f"^(?:{_DURATION_PART})+$")
+_TEST_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class RenderedInputError(ValueError):
@@ -80,7 +81,7 @@ class Measurement:
         """``sampleInterval`` in seconds (a Go duration such as ``1m30s``), when set."""
         if self.sample_interval is None:
             return None
-        parts = re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", self.sample_interval)
+        parts = re.findall(_DURATION_PART, self.sample_interval)
         return sum(float(n) * _DURATION_S[u] for n, u in parts)
 
 
@@ -96,13 +97,13 @@ class GroupSpec:
     namespace: str
     run: str
     group: str
-    overflow: bool
-    nodes: tuple[str, ...] | None
-    num_nodes: int | None
-    num_proc_per_node: int | str | None
-    platform: str | None
-    gpu: str | None
-    framework: str | None
+    overflow: bool = False
+    nodes: tuple[str, ...] | None = None
+    num_nodes: int | None = None
+    num_proc_per_node: int | str | None = None
+    platform: str | None = None
+    gpu: str | None = None
+    framework: str | None = None
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     bandwidth: Measurement | None = None
     goodput: Measurement | None = None
@@ -317,20 +318,7 @@ def groups_from_logs(
         if (profile := next((p for p in chosen if p.pattern(pattern)), None)) is not None
     }
     groups = tuple(
-        GroupSpec(
-            trainjob=name,
-            namespace="default",
-            run="logs",
-            group=name,
-            overflow=False,
-            nodes=None,
-            num_nodes=None,
-            num_proc_per_node=None,
-            platform=None,
-            gpu=None,
-            framework=None,
-            from_log=True,
-        )
+        GroupSpec(trainjob=name, namespace="default", run="logs", group=name, from_log=True)
         for name in names
     )
     return Rendered(groups, profiles, read_with)
