@@ -28,8 +28,6 @@ from pathlib import Path
 from krm_fn.report.loglines import LogSource
 from krm_fn.report.prefixes import strip_ansi
 
-__all__ = ["LogIndex", "collect_alone", "collect_logs", "measurement_sources"]
-
 _SECTION_RE = re.compile(r"^#\s*trainjob:\s*(?P<name>\S+)\s*$", re.IGNORECASE)
 _SUFFIXES = (".log", ".txt")
 _GZIP_MAGIC = b"\x1f\x8b"

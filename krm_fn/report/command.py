@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from krm_fn.report.model import Report
     from krm_fn.thresholds import Threshold
 
-__all__ = ["report"]
-
 _FILE = click.Path(dir_okay=False, writable=True)
 _OUTPUTS = ["text", "json", "md"]
 

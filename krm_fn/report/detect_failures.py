@@ -25,9 +25,6 @@ from krm_fn.report.loglines import LogLine
 from krm_fn.report.model import Failure, Reason
 from krm_fn.report.prefixes import strip_prefixes
 
-__all__ = ["BENIGN_WARNINGS", "detect_failures"]
-
-
 BENIGN_WARNINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "NCCL graph search fell back to the simple order (a slower but working ring)",

@@ -38,8 +38,6 @@ from krm_fn.report.model import (
 from krm_fn.report.regroup import suggest_regrouping
 from krm_fn.thresholds import KNOWN_THRESHOLD_KEYS, Threshold
 
-__all__ = ["evaluate", "metric_value"]
-
 _NOT_ABOUT_NODES = frozenset(
     {
         "no-log", "log-coverage", "collective-mismatch", "training-incomplete",

@@ -10,19 +10,6 @@ from __future__ import annotations
 
 from krm_fn.report.model import GroupReport, Row, ThresholdResult
 
-__all__ = [
-    "SUMMARY_COLUMNS",
-    "count",
-    "human_bytes",
-    "metric",
-    "number",
-    "ratio",
-    "seconds",
-    "summary_row",
-    "table_row",
-    "threshold_value",
-]
-
 MISSING = "-"
 
 

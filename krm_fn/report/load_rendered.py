@@ -47,16 +47,6 @@ from krm_fn.thresholds import (
     parse_thresholds,
 )
 
-__all__ = [
-    "GroupSpec",
-    "Measurement",
-    "Rendered",
-    "RenderedInputError",
-    "groups_from_logs",
-    "load_profiles",
-    "load_rendered",
-]
-
 _DURATION_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _DURATION_PART = rf"(\d+(?:\.\d+)?)({'|'.join(_DURATION_S)})"  # 'ms' before 'm' and 's'
 _DURATION_RE = re.compile(f"^(?:{_DURATION_PART})+$")

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LogLine", "LogSource"]
-
 
 @dataclass(frozen=True)
 class LogLine:

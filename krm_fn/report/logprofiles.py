@@ -23,17 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from krm_fn.report.timestamps import GoLayout, LayoutError
 
-__all__ = [
-    "BUILTIN_PROFILES",
-    "LOGPROFILE_API_VERSION",
-    "CompiledPattern",
-    "LogProfile",
-    "LogProfileError",
-    "compile_profile",
-    "profiles_with_overrides",
-    "resolve_profile",
-]
-
 LOGPROFILE_API_VERSION = "nvcre.nvidia.com/v1alpha1"
 
 PatternName = Literal[

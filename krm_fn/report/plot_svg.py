@@ -26,8 +26,6 @@ from krm_fn.report.format_values import human_bytes
 from krm_fn.report.model import Report
 from krm_fn.thresholds import parse_threshold
 
-__all__ = ["Series", "plot_report", "render_svg", "threshold_lines"]
-
 WIDTH = 900
 HEIGHT = 520
 LEFT, RIGHT, TOP, BOTTOM = 80, 210, 56, 72

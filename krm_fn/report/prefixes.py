@@ -27,8 +27,6 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Stripped", "strip_ansi", "strip_host_prefix", "strip_prefixes"]
-
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 _KUBECTL_PREFIX_RE = re.compile(r"^\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] ")
 _KUBECTL_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) ")

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["suggest_regrouping"]
-
 
 def suggest_regrouping(
     nodes: Sequence[str], known_good: Sequence[str] = (), suspects: Sequence[str] = ()

@@ -14,8 +14,6 @@ from __future__ import annotations
 from krm_fn.report.format_values import SUMMARY_COLUMNS, summary_row, table_row, threshold_value
 from krm_fn.report.model import GroupReport, Report, RunReport, Table
 
-__all__ = ["render_md"]
-
 _STATUS_MARK = {"Passed": "✅ Passed", "Failed": "❌ Failed", "NoData": "⚠️ NoData"}
 
 

@@ -27,8 +27,6 @@ from krm_fn.report.format_values import (
 )
 from krm_fn.report.model import Bandwidth, GroupReport, Report, RunReport, Table, Training
 
-__all__ = ["render_text"]
-
 _MIN_WIDTH = 64
 _MAX_WIDTH = 110
 

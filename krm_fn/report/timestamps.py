@@ -17,8 +17,6 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
-__all__ = ["GoLayout", "LayoutError", "find_timestamp"]
-
 _LONG_MONTHS = (
     "January", "February", "March", "April", "May", "June",
     "July", "August", "September", "October", "November", "December",

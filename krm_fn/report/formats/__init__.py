@@ -25,8 +25,6 @@ from krm_fn.report.loglines import LogLine
 from krm_fn.report.logprofiles import LogProfile
 from krm_fn.report.model import GroupReport, Reason
 
-__all__ = ["FORMATS", "LogFormat", "Metric", "PhraseRule", "format_of_metric"]
-
 Metric = Callable[[GroupReport], tuple[float | None, str | None]]
 """A metric reader: ``(value, None)``, or ``(None, why it is missing)``."""
 

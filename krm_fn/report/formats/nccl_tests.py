@@ -34,8 +34,6 @@ from krm_fn.report.logprofiles import NETWORK_TRANSPORT_REGEX, CompiledPattern, 
 from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Rank, Reason, Row, Table
 from krm_fn.report.prefixes import Stripped, strip_host_prefix, strip_prefixes
 
-__all__ = ["FORMAT", "judge", "parse_nccl"]
-
 _HEADER_RE = re.compile(r"^\s*#?\s*size\s+count\s+type\b")
 _BARE_COMMENT_RE = re.compile(
     r"^\s*(?:Rank\s+\d|size\s+count\s+type\b|Out of bounds values|Avg bus bandwidth|"

@@ -34,17 +34,6 @@ from krm_fn.report.model import Failure, GroupReport, Training
 from krm_fn.report.prefixes import strip_host_prefix, strip_prefixes
 from krm_fn.report.timestamps import find_timestamp
 
-__all__ = [
-    "DEFAULT_SAMPLE_INTERVAL_S",
-    "TIMESTAMP_SLACK_S",
-    "StepLine",
-    "StepSyntax",
-    "TrainingLog",
-    "judge",
-    "parse_training",
-    "training_format",
-]
-
 TIMESTAMP_SLACK_S = 2.0
 """Seconds productive time may exceed wall time (two one-second timestamps) before the
 timestamps count as inconsistent; within it, goodput is capped at 1.0."""
