@@ -21,6 +21,8 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from pydantic.alias_generators import to_camel
 
+from krm_fn.report.prefixes import same_host
+
 REPORT_API_VERSION: Final = "report.workloadrun-fn.nvcre.nvidia.com/v1alpha1"
 Reason = Literal["WorkloadFailed", "ThresholdViolation", "HardwareFailureDetected"]
 Status = Literal["Passed", "Failed", "NoData"]
@@ -319,6 +321,10 @@ class Failure(_Model):
     def named_hosts(self) -> list[str]:
         """Every host that printed it (merged findings), else the one it names, if any."""
         return self.hosts or ([self.host] if self.host else [])
+
+    def names(self, node: str) -> bool:
+        """Whether a host it names is ``node`` (see :func:`same_host`)."""
+        return any(same_host(host, node) for host in self.named_hosts)
 
 
 class GroupReport(_Model):

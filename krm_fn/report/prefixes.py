@@ -97,3 +97,8 @@ def strip_host_prefix(stripped: Stripped) -> Stripped:
         return stripped
     host, text = found.group("host"), stripped.text[found.end() :]
     return Stripped(text, stripped.rank, host, stripped.timestamp, stripped.pod)
+
+
+def same_host(host: str, node: str) -> bool:
+    """Whether a log's host name stands for a node: the same name, or the same first DNS label."""
+    return host in (node, node.split(".")[0]) or host.split(".")[0] == node

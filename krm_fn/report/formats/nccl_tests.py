@@ -32,7 +32,7 @@ from krm_fn.report.load_rendered import GroupSpec
 from krm_fn.report.loglines import LogLine
 from krm_fn.report.logprofiles import NETWORK_TRANSPORT_REGEX, CompiledPattern, LogProfile
 from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Rank, Reason, Row, Table
-from krm_fn.report.prefixes import Stripped, strip_host_prefix, strip_prefixes
+from krm_fn.report.prefixes import Stripped, same_host, strip_host_prefix, strip_prefixes
 
 _HEADER_RE = re.compile(r"^\s*#?\s*size\s+count\s+type\b")
 _BARE_COMMENT_RE = re.compile(
@@ -368,11 +368,6 @@ def parse_nccl(lines: Sequence[LogLine], profile: LogProfile) -> Bandwidth:
     return reader.finish()
 
 
-def _node_for_host(host: str, nodes: Sequence[str]) -> str | None:
-    """The node a log's host name stands for: the same name, or the same first DNS label."""
-    return next((n for n in nodes if host in (n, n.split(".")[0]) or host.split(".")[0] == n), None)
-
-
 def _group_size(spec: GroupSpec) -> tuple[int | None, int | None, list[str]]:
     """Nodes and GPUs per node of the group, and what about them is unknown."""
     nodes = len(spec.nodes) if spec.nodes else spec.num_nodes
@@ -409,7 +404,7 @@ def coverage_gaps(spec: GroupSpec, result: Bandwidth) -> list[str]:
         )
     hosts = ", ".join(devices)
     if nodes is not None and len(devices) < nodes:
-        unseen = [n for n in spec.nodes or () if not any(_node_for_host(h, [n]) for h in devices)]
+        unseen = [n for n in spec.nodes or () if not any(same_host(h, n) for h in devices)]
         named = f"; no ranks on {', '.join(unseen)}" if len(unseen) == nodes - len(devices) else ""
         gaps.append(
             f"{nodes - len(devices)} of the group's {nodes} nodes: the ranks ran on "
