@@ -18,7 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from krm_fn.report.formats import FORMATS, PhraseRule
 from krm_fn.report.loglines import LogLine
@@ -34,20 +34,9 @@ BENIGN_WARNINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
 """``NCCL WARN`` messages that healthy runs print: (why benign, pattern)."""
 
 
-_NCCL_PREFIX_RE = re.compile(
-    r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\]"
-)
+_NCCL_PREFIX_RE = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.-]*):\d+:\d+ \[\d+\]")
+"""NCCL's ``host:pid:tid [dev]`` line prefix."""
 _WARN_RE = re.compile(r"\bNCCL WARN\s*(?P<msg>.*)$")
-_IB_COMPLETION_RE = re.compile(
-    r"NET/IB\s*:\s*Got completion from peer (?P<peer>[\w.:-]+)<(?P<port>\d+)> "
-    r"with error (?P<code>\d+)"
-)
-_OFI_ERROR_RE = re.compile(r"NET/OFI Request \S+ completed with error\.?(?P<rest>.*)")
-_CONNECT_RE = re.compile(r"Connect to (?P<peer>[\w.:-]+)<(?P<port>\d+)> failed\s*:\s*(?P<why>.+)")
-_PLUGIN_INIT_RE = re.compile(
-    r"NET/OFI .*(initiali[sz]ation failed|Failed to initiali[sz]e|Initiali[sz]ing plugin failed)",
-    re.IGNORECASE,
-)
 _IB_WC_STATUS = {
     5: "work request flushed (IBV_WC_WR_FLUSH_ERR)",
     10: "remote access error (IBV_WC_REM_ACCESS_ERR)",
@@ -55,8 +44,7 @@ _IB_WC_STATUS = {
     13: "RNR retry counter exceeded (IBV_WC_RNR_RETRY_EXC_ERR)",
 }
 _NEW_RECORD_RE = re.compile(
-    r"^\s*$|^\s*[\[#+.]|^\s*\d+\s+\d+\s|^\d{4}-\d{2}-\d{2}|"
-    r"^[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]"
+    r"^\s*$|^\s*[\[#+.]|^\s*\d+\s+\d+\s|^\d{4}-\d{2}-\d{2}|^" + _NCCL_PREFIX_RE.pattern
 )
 _TEST_FAILURE_RE = re.compile(
     r"(?:^|\s)(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?Test (?P<what>NCCL|CUDA) failure"
@@ -69,27 +57,23 @@ _NCCL_RESULT_RE = re.compile(
     r"\b(?P<name>ncclRemoteError|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|"
     r"ncclInvalidUsage|ncclInvalidArgument)\b\s*:?\s*(?P<msg>.*)"
 )
-_REFUSED_RE = re.compile(r"Connection refused", re.IGNORECASE)
 _TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\):")
 _EXCEPTION_RE = re.compile(
     r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::\s*(?P<msg>.*))?$"
 )
-_OOM_RE = re.compile(r"CUDA out of memory|OutOfMemoryError")
 _ECC_RE = re.compile(r"uncorrectable ECC error", re.IGNORECASE)
 _HINTS = ("NCCL WARN", "failure", "Traceback", "nccl", "mpirun", "Watchdog")
 """Literals one of which every line a core pattern (not a phrase rule) finds contains."""
-_WARN_HARDWARE_RE = re.compile(r"(?i:uncorrectable ECC error)|NET/IB")
 _MPIRUN_SIGNAL_RE = re.compile(
     r"mpirun noticed that process rank (?P<rank>\d+) with PID \d+ on node (?P<host>\S+) "
     r"exited on signal (?P<signal>\d+)"
 )
-_SEGV_RE = re.compile(r"Segmentation fault|core dumped")
 _WATCHDOG_RE = re.compile(
     r"Watchdog caught collective operation timeout: WorkNCCL\(.*?OpType=(?P<op>\w+).*?"
     r"Timeout\(ms\)=(?P<timeout>\d+)\)"
 )
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
-_PID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]|\bpid \d+|\bPID \d+|\brank \d+\b")
+_PID_RE = re.compile(_NCCL_PREFIX_RE.pattern + r"|\bpid \d+|\bPID \d+|\brank \d+\b")
 _TRACEBACK_LOOKAHEAD = 200
 """How many lines after ``Traceback`` are searched for the exception line."""
 _TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
@@ -105,54 +89,41 @@ def _host_before(text: str, end: int) -> str | None:
     return matches[-1].group("host") if matches else None
 
 
-def _ib_completion(found: re.Match[str], message: str) -> tuple[str, str | None]:
-    code, peer = int(found.group("code")), f"{found.group('peer')}:{found.group('port')}"
-    meaning = _IB_WC_STATUS.get(code, f"error {code}")
-    return f"NET/IB completion error {code}, {meaning}, from peer {peer}: {message}", peer
-
-
-def _connect(found: re.Match[str], message: str) -> tuple[str, str | None]:
-    peer = f"{found.group('peer')}:{found.group('port')}"
-    return f"connect to {peer} failed: {found.group('why').strip()}", peer
-
-
-_Describe = Callable[[re.Match[str], str], tuple[str, str | None]]
-_WARN_RULES: tuple[tuple[re.Pattern[str], Reason, str, _Describe], ...] = (
-    (_IB_COMPLETION_RE, "HardwareFailureDetected", "nccl-warn-ib-completion", _ib_completion),
-    (
-        _OFI_ERROR_RE,
-        "HardwareFailureDetected",
-        "nccl-warn-ofi-request-error",
-        lambda found, _: (f"NET/OFI request completed with error:{found.group('rest')}", None),
-    ),
-    (_CONNECT_RE, "WorkloadFailed", "nccl-warn-connect-failed", _connect),
-    (
-        _PLUGIN_INIT_RE,
-        "WorkloadFailed",
-        "nccl-warn-net-plugin-init",
-        lambda _, message: (
-            f"network plugin failed to initialise (NCCL may fall back to sockets): {message}",
-            None,
-        ),
-    ),
-    (
-        _WARN_HARDWARE_RE,
-        "HardwareFailureDetected",
-        "nccl-warn-hardware",
-        lambda _, message: (f"NCCL WARN {message}", None),
-    ),
-)
-"""``NCCL WARN`` families ``(pattern, reason, kind, describe)``, first match wins; any other
-warning is a ``nccl-warn`` finding quoting the message."""
+_WARN_RULES: tuple[tuple[re.Pattern[str], Reason, str, str], ...] = (
+    (re.compile(r"NET/IB\s*:\s*Got completion from peer (?P<peer>[\w.:-]+)<(?P<port>\d+)> "
+                r"with error (?P<code>\d+)"),
+     "HardwareFailureDetected", "nccl-warn-ib-completion",
+     "NET/IB completion error {code}, {meaning}, from peer {peer}: {message}"),
+    (re.compile(r"NET/OFI Request \S+ completed with error\.?(?P<rest>.*)"),
+     "HardwareFailureDetected", "nccl-warn-ofi-request-error",
+     "NET/OFI request completed with error:{rest}"),
+    (re.compile(r"Connect to (?P<peer>[\w.:-]+)<(?P<port>\d+)> failed\s*:\s*(?P<why>.+)"),
+     "WorkloadFailed", "nccl-warn-connect-failed", "connect to {peer} failed: {why}"),
+    (re.compile(r"NET/OFI .*(initiali[sz]ation failed|Failed to initiali[sz]e|"
+                r"Initiali[sz]ing plugin failed)", re.IGNORECASE),
+     "WorkloadFailed", "nccl-warn-net-plugin-init",
+     "network plugin failed to initialise (NCCL may fall back to sockets): {message}"),
+    (re.compile(f"(?i:{_ECC_RE.pattern})|NET/IB"),
+     "HardwareFailureDetected", "nccl-warn-hardware", "NCCL WARN {message}"),
+    (re.compile(""), "WorkloadFailed", "nccl-warn", "NCCL WARN {message}"),
+)  # fmt: skip
+"""``NCCL WARN`` families ``(pattern, reason, kind, message)``, first match wins; the message
+is formatted with the pattern's groups, the warning (``message``), the ``peer`` as
+``host:port`` and the ``meaning`` of an InfiniBand completion ``code``."""
 
 
 def _warn_finding(line: LogLine, text: str, message: str) -> Failure:
     """One ``NCCL WARN`` message (with its wrapped continuation) as a finding."""
-    host = _host_before(text, len(text) - len(message))
-    for pattern, reason, kind, describe in _WARN_RULES:
-        if (found := pattern.search(message)) is not None:
-            return _at(line, reason, kind, *describe(found, message), host)
-    return _at(line, "WorkloadFailed", "nccl-warn", f"NCCL WARN {message}", None, host)
+    found, reason, kind, template = next(
+        (m, r, k, t) for p, r, k, t in _WARN_RULES if (m := p.search(message)) is not None
+    )
+    groups: dict[str, object] = {**found.groupdict(), "message": message}
+    peer = f"{groups['peer']}:{groups['port']}" if "peer" in groups else None
+    if "code" in groups:
+        code = int(found.group("code"))
+        groups |= {"code": code, "meaning": _IB_WC_STATUS.get(code, f"error {code}")}
+    said = template.format_map({**groups, "peer": peer})
+    return _at(line, reason, kind, said, peer, _host_before(text, len(text) - len(message)))
 
 
 def _mask(message: str) -> str:
@@ -178,33 +149,19 @@ def _benign(message: str) -> bool:
 
 
 _PHRASE_RULES: tuple[PhraseRule, ...] = (
-    PhraseRule(
-        _ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error", ("CC", "cc")
-    ),
-    PhraseRule(_OOM_RE, "WorkloadFailed", "cuda-out-of-memory", "CUDA out of memory", ("emory",)),
-    PhraseRule(
-        re.compile(r"mpirun detected that one or more processes exited with non-zero status"),
-        "WorkloadFailed",
-        "mpirun-nonzero-exit",
-        "Open MPI: a process exited with non-zero status, the job was terminated",
-        ("mpirun",),
-    ),
-    PhraseRule(
-        _REFUSED_RE,
-        "WorkloadFailed",
-        "connection-refused",
-        "connection refused",
-        ("efused", "EFUSED"),
-    ),
-    PhraseRule(
-        _SEGV_RE,
-        "WorkloadFailed",
-        "segmentation-fault",
-        "segmentation fault",
-        ("egmentation", "dumped"),
-    ),
+    PhraseRule(_ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error",
+               ("CC", "cc")),
+    PhraseRule(re.compile(r"CUDA out of memory|OutOfMemoryError"), "WorkloadFailed",
+               "cuda-out-of-memory", "CUDA out of memory", ("emory",)),
+    PhraseRule(re.compile(r"mpirun detected that one or more processes exited with non-zero status"),
+               "WorkloadFailed", "mpirun-nonzero-exit",
+               "Open MPI: a process exited with non-zero status, the job was terminated", ("mpirun",)),
+    PhraseRule(re.compile(r"Connection refused", re.IGNORECASE), "WorkloadFailed",
+               "connection-refused", "connection refused", ("efused", "EFUSED")),
+    PhraseRule(re.compile(r"Segmentation fault|core dumped"), "WorkloadFailed",
+               "segmentation-fault", "segmentation fault", ("egmentation", "dumped")),
     *(rule for log_format in FORMATS for rule in log_format.failure_rules),
-)
+)  # fmt: skip
 """Phrases checked last, outside ``NCCL INFO`` lines, first match wins: these, then every
 format's own :attr:`~krm_fn.report.formats.LogFormat.failure_rules`."""
 
