@@ -136,17 +136,17 @@ def _regex_agrees(match: re.Match[str], pattern: CompiledPattern, row: Row) -> b
     )
 
 
+def _table_text(text: str) -> bool:
+    return text.lstrip().startswith("#") or _ROW_LIKE_RE.match(text) is not None
+
+
 def _strip(line: LogLine) -> Stripped:
+    """The line without launcher prefixes, and without a ``host: `` one before table text."""
     stripped = strip_prefixes(line.text)
-    body = stripped.text
-    if body.lstrip().startswith("#") or _ROW_LIKE_RE.match(body):
+    if _table_text(stripped.text):
         return stripped
     hosted = strip_host_prefix(stripped)
-    if hosted is not stripped and (
-        hosted.text.lstrip().startswith("#") or _ROW_LIKE_RE.match(hosted.text)
-    ):
-        return hosted
-    return stripped
+    return hosted if _table_text(hosted.text) else stripped
 
 
 def _sweep_gaps(rows: list[Row]) -> list[Failure]:
@@ -176,8 +176,6 @@ def _problem(kind: str, message: str, line: LogLine) -> Failure:
 
 
 class _Reader:
-    """One pass over the lines; see :func:`parse_nccl`."""
-
     def __init__(self, profile: LogProfile) -> None:
         self.result = Bandwidth(log_profile=profile.name)
         bandwidth = profile.pattern("bandwidthResult")
@@ -190,12 +188,12 @@ class _Reader:
         self.source: str | None = None
 
     def open_table(self, line: LogLine, has_header: bool, has_root: bool, old: bool) -> Table:
-        table = Table(source=line.source, start_line=line.number, has_header=has_header)
-        table.has_root = has_root
-        table.format = "old" if old else "new"
-        self.result.tables.append(table)
-        self.table = table
-        return table
+        self.table = Table(
+            source=line.source, start_line=line.number, has_header=has_header,
+            has_root=has_root, format="old" if old else "new",
+        )  # fmt: skip
+        self.result.tables.append(self.table)
+        return self.table
 
     def row(self, line: LogLine, body: str) -> bool:
         """Read a row into the open table (or one it opens); ``True`` for any row-like line."""
@@ -311,14 +309,7 @@ class _Reader:
         elif self.footer(line, body):
             return
         elif (found := _RANK_RE.match(body)) is not None:
-            self.result.ranks.append(
-                Rank(
-                    rank=int(found.group("rank")),
-                    host=found.group("host"),
-                    device=int(found.group("device")),
-                    gpu=found.group("gpu"),
-                )
-            )
+            self.result.ranks.append(Rank.model_validate({k: found[k] for k in Rank.model_fields}))
         elif (found := _TESTS_VERSION_RE.match(body)) is not None:
             self.result.nccl_tests_version = found.group("version")
         elif (found := _STARTING_RE.match(body)) is not None:
@@ -542,18 +533,12 @@ def _metric(attr: str) -> Metric:
     return read
 
 
-def _read_and_judge(
-    group: GroupReport, lines: Sequence[LogLine], profile: LogProfile, spec: GroupSpec
-) -> None:
-    judge(group, parse_nccl(lines, profile), spec)
-
-
 FORMAT = LogFormat(
     name="nccl-tests",
     kind="bandwidth",
     profile="nccl-bandwidth",
     detect=_detect,
-    measure=_read_and_judge,
+    measure=lambda group, lines, profile, spec: judge(group, parse_nccl(lines, profile), spec),
     metrics={
         "busBandwidthGBps": _metric("sustained_bus_bandwidth_g_bps"),
         "algBandwidthGBps": _metric("sustained_alg_bandwidth_g_bps"),

@@ -19,6 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -216,9 +217,7 @@ def _tokens_rate(step: StepLine, previous: StepLine | None) -> float | None:
 def _averages(log: TrainingLog, weight: str) -> tuple[float | None, ...]:
     """Step time (s), TFLOP/s, tokens/s and per GPU, weighted by ``productive``/``covered``."""
     rows = [(a.step, getattr(a, weight)) for a in log.accounting if getattr(a, weight) > 0]
-    previous = {
-        id(a.step): p.step for p, a in zip(log.accounting, log.accounting[1:], strict=False)
-    }
+    previous = {id(step): before for before, step in itertools.pairwise(log.steps)}
     tokens = [(_tokens_rate(s, previous.get(id(s))), w) for s, w in rows]
     return (
         _weighted([(s.elapsed_ms / 1000, w) for s, w in rows]),
@@ -296,8 +295,6 @@ def _first(fields: dict[str, str], keys: Sequence[str]) -> float | None:
 
 
 class _Reader:
-    """One pass over the lines; see :func:`parse_training`."""
-
     def __init__(self, syntax: StepSyntax, profile: LogProfile, min_wall_s: float) -> None:
         self.syntax = syntax
         self.log = TrainingLog(syntax, profile, min_wall_s=min_wall_s)
@@ -430,18 +427,13 @@ class _Reader:
 
     def account(self) -> None:
         """Count each step line's iterations: covered, new, warm-up, productive, in window."""
-        log = self.log
-        steps = log.steps
+        log, steps = self.log, self.log.steps
         start, first = min(log.timestamps, key=lambda t: (t[1], t[0]), default=(-1, None))
         warmup, interval = log.profile.warmup_steps, log.profile.log_interval
         highest, previous = 0, None
-        for position, step in enumerate(steps):
+        for step, following in zip(steps, [*steps[1:], None], strict=False):
             if previous is None or step.iteration <= previous:
-                after = (
-                    steps[position + 1].iteration - step.iteration
-                    if position + 1 < len(steps)
-                    else 0
-                )
+                after = following.iteration - step.iteration if following else 0
                 low = max(0, step.iteration - (after if after > 0 else interval))
             else:
                 low = previous
