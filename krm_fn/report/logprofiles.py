@@ -3,7 +3,8 @@ r"""LogProfiles, how to read a log: built-in (NVCRE's verbatim, our ``nemo2-trai
 A profile holds a timestamp layout, a regex per event, the warm-up steps and log interval.
 
 Invariants:
-    * The built-in profiles go through the same validation as user profiles.
+    * The built-in profiles are LogProfile objects (``krm_fn/data/logprofiles.yaml``), read
+      and validated as a user's are.
     * Regexes are the Go (RE2) text, translated only where Python spells the same thing
       differently (``(?<name>`` → ``(?P<name>``, ``\z`` → ``\Z``); a regex that does not
       compile, lacks a required named group, or does not match its own ``example`` is an error.
@@ -17,8 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from krm_fn.report.timestamps import GoLayout, LayoutError
@@ -175,136 +178,11 @@ def compile_profile(
     )
 
 
-# --- Built-in profiles: regexes verbatim from NVCRE (reference §1.9) ---------------------
-
-NCCL_BANDWIDTH_REGEX = (
-    r"^\s*(?P<size>\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+(?P<algBW>[\d.]+)\s+(?P<busBW>[\d.]+)"
-)
-NCCL_BANDWIDTH_EXAMPLE = (
-    "           8             2     float     sum      -1    58.31    0.00    0.00       0"
-    "    58.40    0.00    0.00       0"
-)
-NETWORK_TRANSPORT_REGEX = r"NCCL INFO Using network (?P<transport>.+)"
-_MEGATRON_TS = r"\[(?P<timestamp>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\]"
-MEGATRON_TRAINING_STEP_REGEX = (
-    _MEGATRON_TS + r"\s+iteration\s+(?P<iteration>\d+)/\s*\d+\s*\|"
-    r".*elapsed time per iteration \(ms\):\s*(?P<elapsedTime>[\d.]+)\s*\|"
-    r".*throughput per GPU \(TFLOP/s/GPU\):\s*(?P<tflops>[\d.]+)\s*\|"
-    r".*lm loss:\s*(?P<loss>[\d.eE+\-]+)"
-)
-MEGATRON_BRIDGE_STEP_REGEX = (
-    _MEGATRON_TS + r"\s+iteration\s+(?P<iteration>\d+)/\s*\d+\s*\|"
-    r".*elapsed time per iteration \(ms\):\s*(?P<elapsedTime>[\d.]+)\s*\|"
-    r"(?:.*throughput per GPU \(TFLOP/s/GPU\):\s*(?P<tflops>[\d.]+)\s*\|)?"
-    r".*lm loss:\s*(?P<loss>[\d.eE+\-]+)"
-)
-MEGATRON_BRIDGE_STEP_EXAMPLE = (
-    "[2026-04-10 05:07:38] iteration        2/      50 | consumed samples:        16384 | "
-    "elapsed time per iteration (ms): 26333.1 | throughput per GPU (TFLOP/s/GPU): 194.2 | "
-    "lm loss: 1.189539E+01"
-)
-NEMO2_STEP_REGEX = (
-    r"Training epoch \d+, iteration (?P<iteration>\d+)/\d+ \|"
-    r".*train_step_timing in s: (?P<elapsedTime>[\d.]+(?:e[+-]?\d+)?)"
-)
-NEMO2_STEP_EXAMPLE = (
-    "Training epoch 0, iteration 97/99 | lr: 1.469e-05 | global_batch_size: 128 | "
-    "global_step: 97 | reduced_train_loss: 6.265 | train_step_timing in s: 12.22"
-)
-_MEGATRON_COMMON: dict[str, dict[str, Any]] = {
-    "checkpointSave": {
-        "regex": _MEGATRON_TS
-        + r"\s+saving checkpoint at iteration\s+(?P<step>\d+)\s+to\s+(?P<path>\S+)"
-    },
-    # The reference writes this timestamp group as "..."; it is the same group as above.
-    "checkpointDone": {
-        "regex": _MEGATRON_TS
-        + r"\s+scheduled an async checkpoint save at iteration\s+(?P<step>\d+)\s+to\s+(?P<path>\S+)"
-    },
-    "checkpointRestore": {"regex": r"Loading checkpoint from (?P<path>\S+)"},
-    "applicationStart": {
-        "regex": r"using world size: \d+, data-parallel size: \d+, context-parallel size: \d+,"
-        r".* tensor-model-parallel size: \d+, pipeline-model-parallel size: \d+"
-    },
-}
-_MEGATRON_LAYOUT = "2006-01-02 15:04:05.999999"
-_MEGATRON_STRATEGY = {"type": "Multi", "lifecyclePod": "first", "trainingStepPod": "last"}
-
-_BUILTIN_SPECS: dict[str, dict[str, Any]] = {
-    "nccl-bandwidth": {
-        "timestamp": {"layout": "2006-01-02T15:04:05.999999999Z"},
-        "workerStrategy": {"type": "Single", "replicatedJobName": "launcher"},
-        "patterns": {
-            "bandwidthResult": {"regex": NCCL_BANDWIDTH_REGEX, "example": NCCL_BANDWIDTH_EXAMPLE},
-            "networkTransport": {"regex": NETWORK_TRANSPORT_REGEX},
-        },
-    },
-    "nccl-loopback": {
-        "timestamp": {"layout": "2006-01-02T15:04:05.999999999Z"},
-        "workerStrategy": {"type": "Single", "replicatedJobName": "node"},
-        "patterns": {
-            "bandwidthResult": {"regex": NCCL_BANDWIDTH_REGEX, "example": NCCL_BANDWIDTH_EXAMPLE},
-        },
-    },
-    "megatron-training": {
-        "timestamp": {"layout": _MEGATRON_LAYOUT},
-        "workerStrategy": _MEGATRON_STRATEGY,
-        "warmupSteps": 10,
-        "logInterval": 10,
-        "patterns": {
-            "trainingStep": {
-                "regex": MEGATRON_TRAINING_STEP_REGEX,
-                "units": {"elapsedTime": "ms"},
-            },
-            **_MEGATRON_COMMON,
-        },
-    },
-    "megatron-bridge": {
-        "timestamp": {"layout": _MEGATRON_LAYOUT},
-        "workerStrategy": _MEGATRON_STRATEGY,
-        "warmupSteps": 5,
-        "logInterval": 1,
-        "patterns": {
-            "trainingStep": {
-                "regex": MEGATRON_BRIDGE_STEP_REGEX,
-                "example": MEGATRON_BRIDGE_STEP_EXAMPLE,
-                "units": {"elapsedTime": "ms"},
-            },
-            **_MEGATRON_COMMON,
-        },
-    },
-    # Ours: NVCRE has no profile for NeMo 2's "Training epoch E, iteration N/M |" lines.
-    "nemo2-training": {
-        "timestamp": {"layout": "2006-01-02 15:04:05"},
-        "workerStrategy": _MEGATRON_STRATEGY,
-        "warmupSteps": 5,
-        "logInterval": 1,
-        "patterns": {
-            "trainingStep": {
-                "regex": NEMO2_STEP_REGEX,
-                "example": NEMO2_STEP_EXAMPLE,
-                "units": {"elapsedTime": "s"},
-            },
-        },
-    },
-}
-
-BUILTIN_PROFILES: Mapping[str, LogProfile] = {
-    name: compile_profile(name, spec, "built-in") for name, spec in _BUILTIN_SPECS.items()
-}
-"""The built-in profiles by name: NVCRE's ``nccl-bandwidth``, ``nccl-loopback``,
-``megatron-training`` and ``megatron-bridge``, and our ``nemo2-training``."""
-
-
-def profiles_with_overrides(objects: Iterable[Mapping[str, Any]]) -> dict[str, LogProfile]:
-    """The built-in profiles, replaced or extended by the LogProfile objects given.
-
-    Raises:
-        LogProfileError: an object has no name, is defined twice, or is invalid.
-
-    """
-    profiles = dict(BUILTIN_PROFILES)
-    seen: set[str] = set()
+def _compile_objects(
+    objects: Iterable[Mapping[str, Any]], origin: Literal["built-in", "input"]
+) -> dict[str, LogProfile]:
+    """LogProfile objects by name (``LogProfileError``: no name, defined twice, or invalid)."""
+    profiles: dict[str, LogProfile] = {}
     for obj in objects:
         metadata = obj.get("metadata")
         name = metadata.get("name") if isinstance(metadata, Mapping) else None
@@ -315,14 +193,30 @@ def profiles_with_overrides(objects: Iterable[Mapping[str, Any]]) -> dict[str, L
                 f"LogProfile {name!r}: apiVersion must be {LOGPROFILE_API_VERSION}, "
                 f"got {obj.get('apiVersion')!r}"
             )
-        if name in seen:
+        if name in profiles:
             raise LogProfileError(f"LogProfile {name!r} is defined twice in the input")
-        seen.add(name)
         spec = obj.get("spec")
         if not isinstance(spec, Mapping):
             raise LogProfileError(f"LogProfile {name!r}: spec must be a mapping")
-        profiles[name] = compile_profile(name, spec, "input")
+        profiles[name] = compile_profile(name, spec, origin)
     return profiles
+
+
+_BUILTIN_FILE = Path(__file__).parents[1] / "data" / "logprofiles.yaml"
+BUILTIN_PROFILES: Mapping[str, LogProfile] = _compile_objects(
+    yaml.load(_BUILTIN_FILE.read_text("utf-8"), getattr(yaml, "CSafeLoader", yaml.SafeLoader))[
+        "items"
+    ],
+    "built-in",
+)
+"""The built-in profiles by name (``krm_fn/data/logprofiles.yaml``): NVCRE's
+``nccl-bandwidth``, ``nccl-loopback``, ``megatron-training`` and ``megatron-bridge``, and our
+``nemo2-training``."""
+
+
+def profiles_with_overrides(objects: Iterable[Mapping[str, Any]]) -> dict[str, LogProfile]:
+    """The built-in profiles, replaced or extended by the LogProfile objects given."""
+    return {**BUILTIN_PROFILES, **_compile_objects(objects, "input")}
 
 
 def resolve_profile(

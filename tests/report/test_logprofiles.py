@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+import krm_fn
 from krm_fn.report.logprofiles import (
     BUILTIN_PROFILES,
-    MEGATRON_BRIDGE_STEP_REGEX,
-    MEGATRON_TRAINING_STEP_REGEX,
-    NCCL_BANDWIDTH_EXAMPLE,
-    NCCL_BANDWIDTH_REGEX,
     LogProfileError,
     compile_profile,
     profiles_with_overrides,
@@ -23,6 +22,14 @@ from tests.shared import require_shared
 from .conftest import FIXTURES
 
 REFERENCE = FIXTURES.parent / "reference" / "nvcre-workloadrun.md"
+BUILTIN_FILE = Path(krm_fn.__file__).parent / "data" / "logprofiles.yaml"
+BUILTIN_SPECS = {
+    o["metadata"]["name"]: o["spec"] for o in yaml.safe_load(BUILTIN_FILE.read_text())["items"]
+}
+NCCL_BANDWIDTH_REGEX = BUILTIN_PROFILES["nccl-bandwidth"].patterns["bandwidthResult"].regex
+NCCL_BANDWIDTH_EXAMPLE = BUILTIN_SPECS["nccl-bandwidth"]["patterns"]["bandwidthResult"]["example"]
+MEGATRON_TRAINING_STEP_REGEX = BUILTIN_PROFILES["megatron-training"].patterns["trainingStep"].regex
+MEGATRON_BRIDGE_STEP_REGEX = BUILTIN_PROFILES["megatron-bridge"].patterns["trainingStep"].regex
 
 
 def test_builtin_profile_names() -> None:

@@ -30,7 +30,7 @@ from krm_fn.report.format_values import human_bytes
 from krm_fn.report.formats import LogFormat, Metric
 from krm_fn.report.load_rendered import GroupSpec
 from krm_fn.report.loglines import LogLine
-from krm_fn.report.logprofiles import NETWORK_TRANSPORT_REGEX, CompiledPattern, LogProfile
+from krm_fn.report.logprofiles import BUILTIN_PROFILES, CompiledPattern, LogProfile
 from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Rank, Reason, Row, Table
 from krm_fn.report.prefixes import Stripped, same_host, strip_host_prefix, strip_prefixes
 
@@ -69,7 +69,7 @@ _ROW_LIKE_RE = re.compile(r"^\s*\d+(?:\s+\d+|\s*$)")
 _WORD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT_RE = re.compile(r"^-?\d+$")
 _GARBLED_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ufffd]")
-_DEFAULT_TRANSPORT_RE = re.compile(NETWORK_TRANSPORT_REGEX)
+_DEFAULT_TRANSPORT = BUILTIN_PROFILES["nccl-bandwidth"].patterns["networkTransport"]
 _NTHREAD_FIELDS = re.compile(
     r"(nThread|nGpus|minBytes|maxBytes|step:|warmup iters:|iters:|agg iters:|validation:|"
     r"graph:|unalign:)\s*(\S+)"
@@ -183,7 +183,7 @@ class _Reader:
             raise ValueError(f"LogProfile {profile.name!r} has no bandwidthResult pattern")
         self.row_pattern: CompiledPattern = bandwidth
         transport = profile.pattern("networkTransport")
-        self.transport_re = transport.pattern if transport else _DEFAULT_TRANSPORT_RE
+        self.transport_re = (transport or _DEFAULT_TRANSPORT).pattern
         self.table: Table | None = None
         self.source: str | None = None
 
