@@ -154,34 +154,27 @@ def _json_annotation(name: str, annotations: Mapping[str, Any], key: str) -> dic
 
 
 _MEASUREMENTS = {
-    "testType": (
-        "nccl-bandwidth",
-        "bandwidthResult",
-        _TEST_TYPE_RE,
-        "a collective name such as all_reduce",
-    ),
-    "sampleInterval": ("megatron-training", "trainingStep", _DURATION_RE, "a duration such as 60s"),
-}
-"""The field a measurement annotation has besides ``logProfileRef``: the default profile,
+    ANN_BANDWIDTH: ("testType", "nccl-bandwidth", "bandwidthResult", _TEST_TYPE_RE,
+                    "a collective name such as all_reduce"),
+    ANN_GOODPUT: ("sampleInterval", "megatron-training", "trainingStep", _DURATION_RE,
+                  "a duration such as 60s"),
+}  # fmt: skip
+"""The field a measurement annotation has besides ``logProfileRef``, the default profile,
 the pattern the profile needs, and what the field's value must be."""
 
 
 def _measurement(
-    name: str,
-    annotations: Mapping[str, Any],
-    key: str,
-    profiles: Mapping[str, LogProfile],
-    own: str,
+    name: str, annotations: Mapping[str, Any], key: str, profiles: Mapping[str, LogProfile]
 ) -> Measurement | None:
     value = _json_annotation(name, annotations, key)
     if value is None:
         return None
     where = f"TrainJob {name!r}: annotation {key}"
+    own, default, needs, pattern, allowed = _MEASUREMENTS[key]
     if unknown := sorted(set(value) - {own, "logProfileRef"}):
         raise RenderedInputError(
             f"{where} has unknown field(s) {', '.join(unknown)}; allowed: {own}, logProfileRef"
         )
-    default, needs, pattern, allowed = _MEASUREMENTS[own]
     ref = value.get("logProfileRef", default)
     if not isinstance(ref, str) or not ref:
         raise RenderedInputError(f"{where}: logProfileRef must be a string")
@@ -211,10 +204,8 @@ def _group(obj: Mapping[str, Any], profiles: Mapping[str, LogProfile]) -> GroupS
         raise RenderedInputError(f"TrainJob {name!r}: labels and annotations must be mappings")
     run = str(labels.get(LABEL_RUN) or name)
     group = str(labels.get(LABEL_GROUP) or name)
-    nodes_text = annotations.get(ANN_GROUP_NODES)
-    nodes: tuple[str, ...] | None = None
-    if nodes_text is not None:
-        nodes = tuple(n.strip() for n in str(nodes_text).split(",") if n.strip())
+    text = annotations.get(ANN_GROUP_NODES)
+    nodes = None if text is None else tuple(n.strip() for n in str(text).split(",") if n.strip())
     spec = obj.get("spec") or {}
     trainer = (spec.get("trainer") if isinstance(spec, Mapping) else None) or {}
     if not isinstance(trainer, Mapping):
@@ -238,8 +229,8 @@ def _group(obj: Mapping[str, Any], profiles: Mapping[str, LogProfile]) -> GroupS
         gpu=_str_or_none(annotations.get(ANN_GPU_ARCH)),
         framework=_str_or_none(annotations.get(ANN_FRAMEWORK)),
         thresholds=thresholds,
-        bandwidth=_measurement(name, annotations, ANN_BANDWIDTH, profiles, "testType"),
-        goodput=_measurement(name, annotations, ANN_GOODPUT, profiles, "sampleInterval"),
+        bandwidth=_measurement(name, annotations, ANN_BANDWIDTH, profiles),
+        goodput=_measurement(name, annotations, ANN_GOODPUT, profiles),
     )
 
 
@@ -250,9 +241,7 @@ def _str_or_none(value: Any) -> str | None:
 def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> Rendered:
     """Read the rendered objects (with ``extra``, a ``--log-profile`` file's, over their own).
 
-    Raises:
-        RenderedInputError: the input is unusable; the message says why and where.
-
+    ``RenderedInputError`` when the input is unusable: its message says why and where.
     """
     objects = list(_documents(text))
     profile_objects = [o for o in objects if o.get("kind") == "LogProfile"]
@@ -305,7 +294,7 @@ def groups_from_logs(
     read_with = {
         kind: profile
         for kind, pattern in (("bandwidth", "bandwidthResult"), ("training", "trainingStep"))
-        if (profile := next((p for p in chosen if p.pattern(pattern)), None)) is not None
+        if (profile := next((p for p in chosen if p.patterns.get(pattern)), None)) is not None
     }
     groups = tuple(
         GroupSpec(trainjob=name, namespace="default", run="logs", group=name, from_log=True)

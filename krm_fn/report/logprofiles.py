@@ -117,10 +117,6 @@ class LogProfile:
     log_interval: int
     replicated_job_name: str
 
-    def pattern(self, key: str) -> CompiledPattern | None:
-        """The compiled pattern ``key``, or ``None`` when the profile has none."""
-        return self.patterns.get(key)
-
 
 def translate_go_regex(regex: str) -> str:
     r"""Rewrite the Go RE2 syntax Python spells differently (``(?<name>``, ``\z``)."""
@@ -227,6 +223,6 @@ def resolve_profile(
     if profile is None:
         known = ", ".join(sorted(profiles))
         raise LogProfileError(f"unknown logProfileRef {ref!r}; known LogProfiles: {known}")
-    if needs is not None and profile.pattern(needs) is None:
+    if needs is not None and profile.patterns.get(needs) is None:
         raise LogProfileError(f"LogProfile {ref!r} has no {needs} pattern")
     return profile

@@ -71,11 +71,6 @@ def _text(x: float, y: float, body: str, **attrs: str) -> str:
     return f'<text x="{_fmt(x)}" y="{_fmt(y)}"{extra}>{escape(body)}</text>'
 
 
-def legend_width(labels: Sequence[str]) -> float:
-    """The width of the legend column: swatch, gap and the longest label, with a margin."""
-    return 16 + 30 + CHAR_W * max((len(label) for label in labels), default=0) + 16
-
-
 @dataclass(frozen=True)
 class _Axes:
     """The scales: x from 2**x_min to 2**x_max bytes; y from 0 to y_max GB/s in y_ticks steps."""
@@ -98,31 +93,28 @@ class _Axes:
 def render_svg(series: Sequence[Series], title: str, limits: Sequence[str] = ()) -> str:
     """Draw the series (pointless ones in the legend only) and ``limits`` as dashed lines."""
     width, height = _canvas_size(series, title)
-    head = _head(width, height, title)
     drawn = [s for s in series if any(size > 0 for size, _ in s.points)]
-    if not drawn:
-        body = [
-            _text(width / 2, height / 2, "No bandwidth data in the logs", text_anchor="middle"),
-            *_legend(series, [], LEGEND_LEFT),
-        ]
-        return "\n".join([*head, *body, "</svg>"]) + "\n"
-    top = max(bw for s in drawn for _, bw in s.points)
-    lines = [(e, v) for e in limits for v in threshold_lines(e, max(top, 1.0) * 1e4)]
-    axes = _axes(drawn, max([top, *(v for _, v in lines)]))
     colors = {id(line): PALETTE[index % len(PALETTE)] for index, line in enumerate(drawn)}
-    body = [
-        *_grid(axes),
-        *_axis_titles(),
-        *(part for e, v in lines for part in _limit(axes, e, v)),
-        *(part for line in drawn for part in _series_parts(line, colors[id(line)], axes)),
-        *_legend(series, [colors.get(id(s)) for s in series], LEGEND_LEFT),
-    ]
-    return "\n".join([*head, *body, "</svg>"]) + "\n"
+    if drawn:
+        top = max(bw for s in drawn for _, bw in s.points)
+        lines = [(e, v) for e in limits for v in threshold_lines(e, max(top, 1.0) * 1e4)]
+        axes = _axes(drawn, max([top, *(v for _, v in lines)]))
+        body = [
+            *_grid(axes),
+            *_axis_titles(),
+            *(part for e, v in lines for part in _limit(axes, e, v)),
+            *(part for line in drawn for part in _series_parts(line, colors[id(line)], axes)),
+        ]
+    else:
+        body = [_text(width / 2, height / 2, "No bandwidth data in the logs", text_anchor="middle")]
+    legend = _legend(series, [colors.get(id(s)) for s in series])
+    return "\n".join([*_head(width, height, title), *body, *legend, "</svg>"]) + "\n"
 
 
 def _canvas_size(series: Sequence[Series], title: str) -> tuple[int, int]:
     """Size the picture: the default, widened for legend and title, heightened per legend row."""
-    width = round(max(WIDTH, LEFT + PLOT_W + legend_width([s.label for s in series])))
+    legend = 16 + 30 + CHAR_W * max((len(s.label) for s in series), default=0) + 16  # swatch, gap
+    width = round(max(WIDTH, LEFT + PLOT_W + legend))
     height = round(max(HEIGHT, TOP + 12 + LEGEND_ROW * len(series) + BOTTOM))
     width = max(width, round(CHAR_W * 1.4 * len(title) + 40))
     return width, height
@@ -226,11 +218,11 @@ def _series_parts(line: Series, color: str, axes: _Axes) -> list[str]:
     return parts
 
 
-def _legend(series: Sequence[Series], colors: Sequence[str | None], left: float) -> list[str]:
+def _legend(series: Sequence[Series], colors: Sequence[str | None]) -> list[str]:
     """One row per series; a series without points gets a dashed grey swatch."""
     parts: list[str] = []
-    for index, line in enumerate(series):
-        color = colors[index] if index < len(colors) else None
+    left = LEGEND_LEFT
+    for index, (line, color) in enumerate(zip(series, colors, strict=True)):
         y = TOP + 12 + index * LEGEND_ROW
         dash = "" if color else ' stroke-dasharray="4 3"'
         parts.append(

@@ -178,11 +178,11 @@ def _problem(kind: str, message: str, line: LogLine) -> Failure:
 class _Reader:
     def __init__(self, profile: LogProfile) -> None:
         self.result = Bandwidth(log_profile=profile.name)
-        bandwidth = profile.pattern("bandwidthResult")
+        bandwidth = profile.patterns.get("bandwidthResult")
         if bandwidth is None:
             raise ValueError(f"LogProfile {profile.name!r} has no bandwidthResult pattern")
         self.row_pattern: CompiledPattern = bandwidth
-        transport = profile.pattern("networkTransport")
+        transport = profile.patterns.get("networkTransport")
         self.transport_re = (transport or _DEFAULT_TRANSPORT).pattern
         self.table: Table | None = None
         self.source: str | None = None

@@ -298,11 +298,11 @@ class _Reader:
     def __init__(self, syntax: StepSyntax, profile: LogProfile, min_wall_s: float) -> None:
         self.syntax = syntax
         self.log = TrainingLog(syntax, profile, min_wall_s=min_wall_s)
-        self.pattern = profile.pattern("trainingStep")
+        self.pattern = profile.patterns.get("trainingStep")
         self.events = [
             (key, p.pattern)
             for key in ("checkpointSave", "checkpointDone", "checkpointRestore")
-            if (p := profile.pattern(key)) is not None
+            if (p := profile.patterns.get(key)) is not None
         ]
         self.pending_elision: tuple[str, int] | None = None
 
