@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from krm_fn.thresholds import Threshold
 
 _FILE = click.Path(dir_okay=False, writable=True)
-_OUTPUTS = ["text", "json", "md"]
 
 
 def _print_schema(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -86,7 +85,9 @@ def _thresholds(values: tuple[str, ...]) -> dict[str, Threshold]:
     help="A file of LogProfile objects: added to RENDERED's; without RENDERED, the logs are "
     "read with them.",
 )
-@click.option("-o", "--output", type=click.Choice(_OUTPUTS), default="text", show_default=True)
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json", "md"]), default="text", show_default=True
+)
 @click.option("--plot", type=_FILE, help="Write an SVG plot of busbw over message size.")
 @click.option("--results-file", type=_FILE, help="Also write the JSON report to this file.")
 @click.option("--workload-run", "workload_runs", multiple=True, help="Only this WorkloadRun.")

@@ -80,8 +80,7 @@ _TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
 
 
 def _clean(line: LogLine) -> str:
-    text = strip_prefixes(line.text).text
-    return _TS_PREFIX_RE.sub("", text)
+    return _TS_PREFIX_RE.sub("", strip_prefixes(line.text).text)
 
 
 def _host_before(text: str, end: int) -> str | None:
@@ -126,14 +125,11 @@ def _warn_finding(line: LogLine, text: str, message: str) -> Failure:
     return _at(line, reason, kind, said, peer, _host_before(text, len(text) - len(message)))
 
 
-def _mask(message: str) -> str:
-    return _PID_RE.sub("…", _HEX_RE.sub("0x…", message))
-
-
 def _merge(findings: Iterable[Failure]) -> list[Failure]:
     merged: dict[tuple[str, str, str], Failure] = {}
     for finding in findings:
-        key = (finding.reason, finding.kind, _mask(finding.message))
+        masked = _PID_RE.sub("…", _HEX_RE.sub("0x…", finding.message))
+        key = (finding.reason, finding.kind, masked)
         own = [finding.host] if finding.host else []
         first = merged.setdefault(key, finding)
         if first is finding:
@@ -142,10 +138,6 @@ def _merge(findings: Iterable[Failure]) -> list[Failure]:
             first.count += finding.count
             first.hosts = list(dict.fromkeys([*first.hosts, *own]))
     return list(merged.values())
-
-
-def _benign(message: str) -> bool:
-    return any(pattern.search(message) for _, pattern in BENIGN_WARNINGS)
 
 
 _PHRASE_RULES: tuple[PhraseRule, ...] = (
@@ -169,7 +161,6 @@ format's own :attr:`~krm_fn.report.formats.LogFormat.failure_rules`."""
 def _at(
     line: LogLine, reason: Reason, kind: str, message: str, peer: str | None, host: str | None
 ) -> Failure:
-    """A finding first seen on ``line``."""
     return Failure(
         reason=reason, kind=kind, message=message, host=host, peer=peer,
         source=line.source, line=line.number,
@@ -239,7 +230,6 @@ class _Scan:
         self.findings: list[Failure] = []
 
     def run(self) -> list[Failure]:
-        """Read every line; return the findings in order."""
         while self.index < len(self.items):
             line = self.items[self.index]
             self.index += 1
@@ -290,7 +280,7 @@ class _Scan:
 
     def read_warn(self, line: LogLine, text: str, message: str) -> None:
         """Record an ``NCCL WARN`` unless benign, joining its wrapped continuation line."""
-        if _benign(message):
+        if any(pattern.search(message) for _, pattern in BENIGN_WARNINGS):
             return
         if self.index < len(self.items):
             follow = _clean(self.items[self.index])

@@ -82,11 +82,9 @@ class _Axes:
     y_max: float
 
     def px(self, size: int) -> float:
-        """The x pixel of a message size."""
         return LEFT + (math.log2(size) - self.x_min) / (self.x_max - self.x_min) * PLOT_W
 
     def py(self, bw: float) -> float:
-        """The y pixel of a bandwidth."""
         return TOP + PLOT_H - bw / self.y_max * PLOT_H
 
 

@@ -39,11 +39,8 @@ class _Section:
 
 def _table_lines(table: Table, index: int, total: int) -> list[str]:
     lines = [f"Table {index} ({table.source}:{table.start_line}):"] if total > 1 else []
-    lines.append(
-        f"  {'Size':>10}  {'AlgBW GB/s':>10}  {'BusBW GB/s':>10}  {table.check_column:>11}"
-    )
-    for row in table.rows:
-        size, alg, bus, check = table_row(row)
+    header = ["Size", "AlgBW GB/s", "BusBW GB/s", table.check_column]
+    for size, alg, bus, check in [header, *(table_row(row) for row in table.rows)]:
         lines.append(f"  {size:>10}  {alg:>10}  {bus:>10}  {check:>11}")
     return lines
 
@@ -170,7 +167,7 @@ def _summary(report: Report) -> _Section:
     return _Section("Summary", lines)
 
 
-def _run_sections(run: RunReport) -> list[_Section]:
+def _run_section(run: RunReport) -> _Section:
     body = _Section(
         f"workloadrun/{run.name}",
         [
@@ -183,9 +180,8 @@ def _run_sections(run: RunReport) -> list[_Section]:
         ],
     )
     for group in run.groups:
-        body.lines.append("")
-        body.lines.extend(_group_lines(group))
-    return [body]
+        body.lines.extend(["", *_group_lines(group)])
+    return body
 
 
 def _failed_nodes(report: Report) -> _Section:
@@ -202,9 +198,7 @@ def _failed_nodes(report: Report) -> _Section:
 def _plain(sections: list[_Section]) -> str:
     out = ["WorkloadRun Report", ""]
     for section in sections:
-        out.append(section.title)
-        out.extend(section.lines)
-        out.append("")
+        out.extend([section.title, *section.lines, ""])
     return "\n".join(out)
 
 
@@ -230,21 +224,17 @@ def _boxed(sections: list[_Section]) -> str:
         "",
     ]
     for section in sections:
-        out.append("┌" + "─" * width + "┐")
-        out.append("│  " + section.title[: width - 2].ljust(width - 2) + "│")
-        out.append("├" + "─" * width + "┤")
+        title = "│  " + section.title[: width - 2].ljust(width - 2) + "│"
+        out.extend(["┌" + "─" * width + "┐", title, "├" + "─" * width + "┤"])
         for line in section.lines:
             out.extend("│  " + part.ljust(width - 3) + " │" for part in _wrap(line, width - 3))
-        out.append("└" + "─" * width + "┘")
-        out.append("")
+        out.extend(["└" + "─" * width + "┘", ""])
     return "\n".join(out)
 
 
 def render_text(report: Report, *, boxed: bool = False) -> str:
     """The report as text, ending with a newline; ``boxed`` draws frames (for a terminal)."""
-    sections = [_summary(report)]
-    for run in report.workload_runs:
-        sections.extend(_run_sections(run))
-    sections.append(_failed_nodes(report))
+    runs = [_run_section(run) for run in report.workload_runs]
+    sections = [_summary(report), *runs, _failed_nodes(report)]
     text = _boxed(sections) if boxed else _plain(sections)
     return text.rstrip("\n") + "\n"

@@ -49,10 +49,8 @@ def _zone(text: str | None) -> timezone:
     if text is None or text == "Z":
         return UTC
     sign = -1 if text[0] == "-" else 1
-    digits = text[1:].replace(":", "")
-    hours = int(digits[:2])
-    minutes = int(digits[2:4]) if len(digits) >= 4 else 0
-    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+    digits = text[1:].replace(":", "")  # HH or HHMM
+    return timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0)))
 
 
 @dataclass(frozen=True)
