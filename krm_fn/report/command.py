@@ -156,7 +156,7 @@ def _inputs(
     chosen: list[LogProfile] = []
     if log_profile is not None:
         try:
-            profiles, chosen = load_profiles(Path(log_profile).read_text("utf-8"), profiles)
+            profiles, chosen = load_profiles(Path(log_profile).read_text("utf-8"))
         except RenderedInputError as err:
             raise click.BadParameter(str(err), param_hint="--log-profile") from None
     stdin_text = sys.stdin.read() if rendered == "-" or "-" in logs else None

@@ -272,19 +272,16 @@ def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> R
     return Rendered(groups, profiles)
 
 
-def load_profiles(
-    text: str, profiles: Mapping[str, LogProfile]
-) -> tuple[dict[str, LogProfile], list[LogProfile]]:
-    """A ``--log-profile`` file: all profiles (its own win), its own in order; it must hold one."""
+def load_profiles(text: str) -> tuple[dict[str, LogProfile], list[LogProfile]]:
+    """A ``--log-profile`` file's profiles over the built-in ones, and its own in order (≥ 1)."""
     objects = [o for o in _documents(text) if o.get("kind") == "LogProfile"]
     if not objects:
         raise RenderedInputError("the file holds no LogProfile (kind: LogProfile) object")
     try:
-        own = profiles_with_overrides(objects)
+        profiles = profiles_with_overrides(objects)
     except LogProfileError as err:
         raise RenderedInputError(str(err)) from None
-    names = [str(o["metadata"]["name"]) for o in objects]
-    return {**profiles, **own}, [own[n] for n in names]
+    return profiles, [profiles[str(o["metadata"]["name"])] for o in objects]
 
 
 def groups_from_logs(
