@@ -29,22 +29,13 @@ from dataclasses import dataclass
 
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 _KUBECTL_PREFIX_RE = re.compile(r"^\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] ")
-_KUBECTL_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) ")
-_OMPI_RE = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:")
-_SRUN_RE = re.compile(r"^(?P<rank>\d+): ")
-_TORCHRUN_RE = re.compile(r"^\[(?:default|rank)(?P<rank>\d+)\]: ?")
-_PREPEND_RANK_RE = re.compile(r"^\[(?P<rank>\d+)\] ")
 _HOST_RE = re.compile(r"^(?P<host>[A-Za-z][A-Za-z0-9_.-]*):\s+")
 _LAYER_RE = re.compile(
-    "|".join(
-        [
-            r"(?P<ts>" + _KUBECTL_TS_RE.pattern.removeprefix("^") + ")",
-            _OMPI_RE.pattern.replace("(?P<rank>", "(?P<ompi>"),
-            _SRUN_RE.pattern.replace("(?P<rank>", "(?P<srun>"),
-            _TORCHRUN_RE.pattern.replace("(?P<rank>", "(?P<torch>"),
-            _PREPEND_RANK_RE.pattern.replace("(?P<rank>", "(?P<prepend>"),
-        ]
-    )
+    r"(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) )"  # --timestamps
+    r"|^\[(?P<job>\d+),(?P<ompi>\d+)\]<(?:stdout|stderr)>:"  # Open MPI --tag-output
+    r"|^(?P<srun>\d+): "  # srun --label
+    r"|^\[(?:default|rank)(?P<torch>\d+)\]: ?"  # torchrun, PyTorch
+    r"|^\[(?P<prepend>\d+)\] "  # MPICH/Intel MPI -prepend-rank
 )
 """One launcher prefix of any kind (they may be stacked)."""
 
@@ -70,14 +61,11 @@ def strip_prefixes(line: str) -> Stripped:
     """Remove the unambiguous launcher prefixes from ``line`` (cached: parsers share lines)."""
     if not line or (line[0] != "[" and not line[0].isdigit()):
         return Stripped(line)  # every prefix starts with '[' or a digit
-    text = line
+    found_pod = _KUBECTL_PREFIX_RE.match(line)
+    pod = found_pod.group("pod") if found_pod else None
+    text = line[found_pod.end() :] if found_pod else line
     rank: str | None = None
     timestamp: str | None = None
-    pod: str | None = None
-    found_pod = _KUBECTL_PREFIX_RE.match(text)
-    if found_pod is not None:
-        pod = found_pod.group("pod")
-        text = text[found_pod.end() :]
     for _ in range(4):
         found = _LAYER_RE.match(text)
         if found is None:
