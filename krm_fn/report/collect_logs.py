@@ -1,10 +1,7 @@
 """Match log files to TrainJobs (the rules, in precedence order, are in docs/report.md).
 
-A log belongs to ``NAME`` by a ``# trainjob: NAME`` section line, a file ``NAME.log``/``.txt``,
-a ``NAME/`` directory, or a pod log ``NAME-launcher…``/``NAME-node…``; any name may end in
-``.gz``, and gzip data is recognised by its magic bytes whatever the name. ANSI codes are
-removed when a log is read. Without rendered objects (:func:`collect_alone`) every file is a
-group of its own.
+gzip data is recognised by its magic bytes whatever the name; ANSI codes are removed when a
+log is read. Without rendered objects (:func:`collect_alone`) every file is a group of its own.
 
 Invariants:
     * Matching is by exact name (``group-1`` never takes ``group-1-overflow``'s logs); text

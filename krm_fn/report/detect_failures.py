@@ -1,12 +1,10 @@
 """Find the lines of a log that say a run failed, whatever the workload.
 
-Recognised: ``NCCL WARN`` lines (with a wrapped continuation; ``NET/IB`` and ``NET/OFI``
-errors are hardware findings), ``nccl*Error`` results, nccl-tests ``Test NCCL/CUDA failure``
-(quoted or not, also on a row's own line, with the `` .. host pid N: Test failure`` stack
-lines folded in; a stack line alone is a failure too), Python tracebacks, CUDA out of
-memory, ECC errors, PyTorch's NCCL watchdog, mpirun's signal and non-zero-exit messages,
-segmentation faults, ``Connection refused`` outside ``NCCL INFO``, and every format's own
-:attr:`~krm_fn.report.formats.LogFormat.failure_rules`. :data:`BENIGN_WARNINGS` are not.
+The failures recognised, and their reasons, are the table in docs/report.md: ``NCCL WARN``
+families (:data:`_WARN_RULES`, a wrapped continuation joined), nccl-tests ``Test NCCL/CUDA
+failure`` with its stack lines folded in, tracebacks, ``nccl*Error`` results, mpirun and the
+PyTorch watchdog, then phrases (:data:`_PHRASE_RULES`, with every format's
+:attr:`~krm_fn.report.formats.LogFormat.failure_rules`). :data:`BENIGN_WARNINGS` are not.
 
 Invariants:
     * Detection never decides pass or fail; it reports what it found and where.

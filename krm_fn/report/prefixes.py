@@ -1,16 +1,9 @@
 """Strip the prefixes that launchers put in front of every line a rank prints.
 
-Recognised, possibly stacked (outermost first):
-
-* ``[pod/<name>/<container>] `` from ``kubectl logs --prefix`` (the pod name is kept as the
-  line's ``pod``);
-* ``2024-05-01T10:00:00.123456789Z `` from ``kubectl logs --timestamps``;
-* ``[1,0]<stdout>:`` / ``[1,0]<stderr>:`` from Open MPI ``--tag-output``;
-* ``0: `` from Slurm ``srun --label``;
-* ``[default0]: `` from torchrun and ``[rank0]: `` from PyTorch;
-* ``[0] `` from MPICH/Intel MPI ``-prepend-rank``;
-* ``vm-07-14: `` from pdsh/DeepSpeed, only through :func:`strip_host_prefix`, because a
-  ``word: `` prefix is ambiguous (``make: Entering directory``) and callers must decide.
+The prefixes (``kubectl logs --prefix``/``--timestamps``, Open MPI, srun, torchrun, MPICH, pdsh)
+are listed in docs/report.md and, one per line, in :data:`_LAYER_RE`; they may be stacked. A
+pdsh/DeepSpeed ``host: `` prefix is removed only by :func:`strip_host_prefix`, because a
+``word: `` prefix is ambiguous (``make: Entering directory``) and callers must decide.
 
 ANSI colour codes (``ESC [ ... m`` and the other CSI sequences) are removed from the whole line
 first by :func:`strip_ansi`, which :mod:`krm_fn.report.collect_logs` applies when it reads a log.
