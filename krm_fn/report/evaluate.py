@@ -120,7 +120,6 @@ def _evaluate_group(spec: GroupSpec, sources: list[LogSource], rendered: Rendere
         num_nodes=spec.num_nodes,
         framework=spec.framework,
         logs=[s.name for s in sources],
-        run=spec.run,
     )
     if spec.bandwidth is not None:  # measured for bandwidth, whatever the log will hold
         group.bandwidth = Bandwidth(log_profile=spec.bandwidth.profile.name)

@@ -345,7 +345,6 @@ class GroupReport(_Model):
     notes: list[str] = Field(default_factory=list)
     suggested_groups: list[list[str]] = Field(default_factory=list)
     has_data: bool = Field(False, exclude=True)
-    run: str = Field("", exclude=True)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
