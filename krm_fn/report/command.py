@@ -183,14 +183,11 @@ def _write(
     from krm_fn.report.render_text import render_text
 
     as_json = result.model_dump_json(indent=2) + "\n"
-    if output == "json":
-        click.echo(as_json, nl=False)
-    elif output == "md":
-        click.echo(render_md(result), nl=False)
+    if output == "text":
+        shown = render_text(result, boxed=sys.stdout.isatty() if boxes is None else boxes)
     else:
-        click.echo(
-            render_text(result, boxed=sys.stdout.isatty() if boxes is None else boxes), nl=False
-        )
+        shown = as_json if output == "json" else render_md(result)
+    click.echo(shown, nl=False)
     for log in result.unmatched_logs:
         click.echo(f"warning: log {log} matched no TrainJob", err=True)
     if plot is not None:

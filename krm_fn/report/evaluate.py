@@ -142,9 +142,7 @@ def _evaluate_group(spec: GroupSpec, sources: list[LogSource], rendered: Rendere
 
 def _nodes_from_log(group: GroupReport) -> None:
     """A log read alone: its group's nodes are the hosts the log names."""
-    hosts = (group.bandwidth.hosts if group.bandwidth else []) or (
-        group.training.hosts if group.training else []
-    )
+    hosts = (group.bandwidth and group.bandwidth.hosts) or (group.training and group.training.hosts)
     if hosts:
         group.nodes, group.num_nodes = list(hosts), len(hosts)
 

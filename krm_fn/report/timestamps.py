@@ -117,12 +117,8 @@ class GoLayout:
                 month = _MONTHS.index(fields["month_abbr"]) + 1
             else:
                 month = _LONG_MONTHS.index(fields["month_name"]) + 1
-            if fields.get("hour"):
-                hour = int(fields["hour"])
-            else:
-                hour = int(fields["hour12"]) % 12
-                if (fields.get("ampm") or "").lower() == "pm":
-                    hour += 12
+            pm = 12 if (fields.get("ampm") or "").lower() == "pm" else 0
+            hour = int(fields["hour"]) if fields.get("hour") else int(fields["hour12"]) % 12 + pm
             fraction = fields.get("fraction") or ""
             micro = int((fraction + "000000")[:6]) if fraction else 0
             day, minute, second = (int(fields[k] or 0) for k in ("day", "minute", "second"))
