@@ -202,24 +202,21 @@ def _group(obj: Mapping[str, Any], profiles: Mapping[str, LogProfile]) -> GroupS
     annotations = metadata.get("annotations") or {}
     if not isinstance(labels, Mapping) or not isinstance(annotations, Mapping):
         raise RenderedInputError(f"TrainJob {name!r}: labels and annotations must be mappings")
-    run = str(labels.get(LABEL_RUN) or name)
     group = str(labels.get(LABEL_GROUP) or name)
     text = annotations.get(ANN_GROUP_NODES)
     nodes = None if text is None else tuple(n.strip() for n in str(text).split(",") if n.strip())
-    spec = obj.get("spec") or {}
-    trainer = (spec.get("trainer") if isinstance(spec, Mapping) else None) or {}
-    if not isinstance(trainer, Mapping):
-        trainer = {}
-    threshold_map = _json_annotation(name, annotations, ANN_THRESHOLDS) or {}
+    spec = obj.get("spec")
+    trainer = spec.get("trainer") if isinstance(spec, Mapping) else None
+    trainer = trainer if isinstance(trainer, Mapping) else {}
     try:
-        thresholds = parse_thresholds(threshold_map)
+        thresholds = parse_thresholds(_json_annotation(name, annotations, ANN_THRESHOLDS) or {})
     except (ThresholdKeyError, ThresholdSyntaxError) as err:
         raise RenderedInputError(f"TrainJob {name!r}: annotation {ANN_THRESHOLDS}: {err}") from None
     num_proc = trainer.get("numProcPerNode")
     return GroupSpec(
         trainjob=name,
         namespace=str(metadata.get("namespace") or "default"),
-        run=run,
+        run=str(labels.get(LABEL_RUN) or name),
         group=group,
         overflow=name.endswith("-overflow") or group.endswith("-overflow"),
         nodes=nodes,

@@ -180,8 +180,7 @@ class Rank(_Model):
 
 
 def _lowest(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return min(present) if present else None
+    return min((v for v in values if v is not None), default=None)
 
 
 class Bandwidth(_Model):

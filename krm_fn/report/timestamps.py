@@ -66,7 +66,7 @@ class GoLayout:
         if not layout.strip():
             raise LayoutError("timestamp layout is empty")
         parts: list[str] = []
-        seen: set[str] = set()
+        seen: set[str | None] = set()
         pos = 0
         while pos < len(layout):
             fraction = _FRACTION_RE.match(layout, pos)
@@ -83,10 +83,9 @@ class GoLayout:
                 if layout.startswith(token, pos):
                     group = re.search(r"\?P<(\w+)>", regex)
                     name = group.group(1) if group else None
-                    if name is not None and name in seen:
+                    if name in seen:  # a second field of one kind is matched, not captured
                         regex = re.sub(r"\?P<\w+>", "?:", regex)
-                    elif name is not None:
-                        seen.add(name)
+                    seen.add(name)
                     parts.append(regex)
                     pos += len(token)
                     break

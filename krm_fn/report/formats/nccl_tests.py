@@ -321,11 +321,6 @@ class _Reader:
             for key, value in _NTHREAD_FIELDS.findall(body):
                 self.result.parameters[key.rstrip(":").replace(" ", "_")] = value
 
-    def finish(self) -> Bandwidth:
-        for table in self.result.tables:
-            self.close(table)
-        return self.result
-
     def close(self, table: Table) -> None:
         """The problems only the whole table shows; the average when the footer lacks it."""
         if not table.elisions:
@@ -356,7 +351,9 @@ def parse_nccl(lines: Sequence[LogLine], profile: LogProfile) -> Bandwidth:
     reader = _Reader(profile)
     for line in lines:
         reader.feed(line)
-    return reader.finish()
+    for table in reader.result.tables:
+        reader.close(table)
+    return reader.result
 
 
 def _group_size(spec: GroupSpec) -> tuple[int | None, int | None, list[str]]:
