@@ -129,8 +129,7 @@ class GoLayout:
 
 
 _GENERIC_RE = re.compile(
-    r"(?<![\d-])(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})"
-    r"(?:[.,](?P<fraction>\d{1,9}))?(?P<zone>Z|[+-]\d{2}:?\d{2})?(?!\d)"
+    r"(?<![\d-])\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?(?!\d)"
 )
 
 
@@ -144,12 +143,8 @@ def find_timestamp(text: str) -> datetime | None:
     match = _GENERIC_RE.search(text)
     if match is None:
         return None
-    date, time, fraction, zone = match.group("date", "time", "fraction", "zone")
-    if zone is not None and zone != "Z" and ":" not in zone:
-        zone = f"{zone[:3]}:{zone[3:]}"
-    micro = int((fraction + "000000")[:6]) if fraction else 0
-    try:
-        y, mo, d, h, mi, sec = (int(x) for x in (*date.split("-"), *time.split(":")))
-        return datetime(y, mo, d, h, mi, sec, micro, _zone(zone))
+    try:  # ISO 8601 as matched: fractions are cut to microseconds, as Go's layouts read them
+        stamp = datetime.fromisoformat(match.group(0))
     except ValueError:
         return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
