@@ -55,9 +55,7 @@ def _stem(path: Path) -> str | None:
 
 def _name_from_file(path: Path, names: set[str]) -> str | None:
     stem = _stem(path)
-    if stem is None:
-        return None
-    if stem in names:
+    if stem is None or stem in names:
         return stem
     pods = [n for n in names for k in _POD_KINDS if f"{stem}-".startswith(f"{n}-{k}-")]
     return max(pods, key=len, default=None)
@@ -70,12 +68,12 @@ def _split(label: str, text: str, fallback: str | None, names: set[str], index: 
     starts = [i for i, _ in sections]
     head = lines[: starts[0]] if starts else lines
     if any(line.strip() for line in head):
-        body = "\n".join(head)
+        source = LogSource.from_text(label, "\n".join(head))
         if fallback is not None:
-            index.add(fallback, LogSource.from_text(label, body))
+            index.add(fallback, source)
         else:
             index.unmatched.append(label)
-            index.unmatched_sources.append(LogSource.from_text(label, body))
+            index.unmatched_sources.append(source)
     for (start, found), end in zip(sections, [*starts[1:], len(lines)], strict=False):
         name = found.group("name")
         body = "\n".join(lines[start + 1 : end])

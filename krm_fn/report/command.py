@@ -1,8 +1,5 @@
 """The ``report`` click command: ``workloadrun-fn report [RENDERED] --logs PATH ...``.
 
-With RENDERED (the render's output) each TrainJob is a group and its logs are found by name;
-without it every log is a group of its own, judged by what it states and by ``--threshold``.
-
 Exit codes:
     * 0: every group passed.
     * 1: any group failed or has no data, or a log cannot be read.

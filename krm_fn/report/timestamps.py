@@ -118,8 +118,7 @@ class GoLayout:
                 month = _LONG_MONTHS.index(fields["month_name"]) + 1
             pm = 12 if (fields.get("ampm") or "").lower() == "pm" else 0
             hour = int(fields["hour"]) if fields.get("hour") else int(fields["hour12"]) % 12 + pm
-            fraction = fields.get("fraction") or ""
-            micro = int((fraction + "000000")[:6]) if fraction else 0
+            micro = int(((fields.get("fraction") or "") + "000000")[:6])
             day, minute, second = (int(fields[k] or 0) for k in ("day", "minute", "second"))
             return datetime(
                 year, month, day, hour, minute, second, micro, _zone(fields.get("zone"))
