@@ -120,7 +120,7 @@ def _warn_finding(line: LogLine, text: str, message: str) -> Failure:
         code = int(found.group("code"))
         groups |= {"code": code, "meaning": _IB_WC_STATUS.get(code, f"error {code}")}
     said = template.format_map({**groups, "peer": peer})
-    return _at(line, reason, kind, said, peer, _host_before(text, len(text) - len(message)))
+    return _at(line, kind, said, _host_before(text, len(text) - len(message)), reason, peer)
 
 
 def _merge(findings: Iterable[Failure]) -> list[Failure]:
@@ -157,7 +157,12 @@ format's own :attr:`~krm_fn.report.formats.LogFormat.failure_rules`."""
 
 
 def _at(
-    line: LogLine, reason: Reason, kind: str, message: str, peer: str | None, host: str | None
+    line: LogLine,
+    kind: str,
+    message: str,
+    host: str | None = None,
+    reason: Reason = "WorkloadFailed",
+    peer: str | None = None,
 ) -> Failure:
     return Failure(
         reason=reason, kind=kind, message=message, host=host, peer=peer,
@@ -168,7 +173,7 @@ def _at(
 def _phrase_finding(line: LogLine, text: str, rule: PhraseRule) -> Failure:
     """A phrase finding quoting the line without its ``host:pid:tid [dev]`` prefixes."""
     said = f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}"
-    return _at(line, rule.reason, rule.kind, said, None, _host_before(text, len(text)))
+    return _at(line, rule.kind, said, _host_before(text, len(text)), rule.reason)
 
 
 def _test_failure(line: LogLine, test: re.Match[str], frames: list[str]) -> Failure:
@@ -180,7 +185,7 @@ def _test_failure(line: LogLine, test: re.Match[str], frames: list[str]) -> Fail
         f"Test {what} failure{where}: {(test.group('msg') or test.group('bare') or '').strip(' /')}"
     )
     kind = f"nccl-tests-{what.lower()}-failure"
-    return _at(line, "WorkloadFailed", kind, said + trail, None, test.group("host"))
+    return _at(line, kind, said + trail, test.group("host"))
 
 
 def _traceback(line: LogLine, after: list[LogLine]) -> Failure:
@@ -190,9 +195,7 @@ def _traceback(line: LogLine, after: list[LogLine]) -> Failure:
         if (found := _EXCEPTION_RE.match(_clean(later).strip())) is not None:
             exception = f"{found.group('name')}: {found.group('msg') or ''}".strip(": ")
             break
-    return _at(
-        line, "WorkloadFailed", "python-traceback", f"Python traceback: {exception}", None, None
-    )
+    return _at(line, "python-traceback", f"Python traceback: {exception}")
 
 
 def _other(line: LogLine, text: str) -> Failure | None:
@@ -201,16 +204,16 @@ def _other(line: LogLine, text: str) -> Failure | None:
         name = found.group("name")
         said = f"{name}: {found.group('msg').strip()}".strip(": ")
         host = _host_before(text, found.start())
-        return _at(line, "WorkloadFailed", f"nccl-result-{name}", said, None, host)
+        return _at(line, f"nccl-result-{name}", said, host)
     if (found := _MPIRUN_SIGNAL_RE.search(text)) is not None:
         said = f"rank {found.group('rank')} exited on signal {found.group('signal')}"
-        return _at(line, "WorkloadFailed", "mpirun-rank-signal", said, None, found.group("host"))
+        return _at(line, "mpirun-rank-signal", said, found.group("host"))
     if (found := _WATCHDOG_RE.search(text)) is not None:
         said = (
             f"PyTorch NCCL watchdog: collective {found.group('op')} did not complete within its "
             f"timeout of {found.group('timeout')} ms (a hang, or a rank that stopped)"
         )
-        return _at(line, "WorkloadFailed", "nccl-watchdog-timeout", said, None, None)
+        return _at(line, "nccl-watchdog-timeout", said)
     return None
 
 
@@ -247,10 +250,7 @@ class _Scan:
         elif (stack := _TEST_STACK_RE.search(text)) is not None:
             if not self.in_test_failure:  # a stack line without its message line
                 said = f"nccl-tests failure at {stack.group('where')}"
-                host = stack.group("host")
-                self.findings.append(
-                    _at(line, "WorkloadFailed", "nccl-tests-failure", said, None, host)
-                )
+                self.findings.append(_at(line, "nccl-tests-failure", said, stack.group("host")))
         elif _TRACEBACK_RE.search(text):
             self.in_test_failure = False
             after = self.items[self.index : self.index + _TRACEBACK_LOOKAHEAD]

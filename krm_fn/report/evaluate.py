@@ -38,13 +38,10 @@ from krm_fn.report.model import (
 from krm_fn.report.regroup import suggest_regrouping
 from krm_fn.thresholds import KNOWN_THRESHOLD_KEYS, Threshold
 
-_NOT_ABOUT_NODES = frozenset(
-    {
-        "no-log", "log-coverage", "collective-mismatch", "training-incomplete",
-        "truncated-step", "no-footer", "no-rows", "unparsable-row", "garbled-line",
-        "missing-rows", "bad-footer",
-    }
-)  # fmt: skip
+_NOT_ABOUT_NODES = frozenset({
+    "no-log", "log-coverage", "collective-mismatch", "training-incomplete", "truncated-step",
+    "no-footer", "no-rows", "unparsable-row", "garbled-line", "missing-rows", "bad-footer",
+})  # fmt: skip
 """Failures about the log itself: splitting the group's nodes would not tell anything."""
 
 

@@ -186,15 +186,12 @@ def _grid(axes: _Axes) -> list[str]:
 
 def _axis_titles() -> list[str]:
     """The x axis title under the plot and the y axis title turned along its left side."""
+    x_title, y_title = "Message size (bytes, log2 scale)", "Bus bandwidth, out-of-place (GB/s)"
     mid_y = TOP + PLOT_H / 2
     turn = f"rotate(-90 20 {_fmt(mid_y)})"
     return [
-        _text(
-            LEFT + PLOT_W / 2, HEIGHT - 24, "Message size (bytes, log2 scale)", text_anchor="middle"
-        ),
-        _text(
-            20, mid_y, "Bus bandwidth, out-of-place (GB/s)", text_anchor="middle", transform=turn
-        ),
+        _text(LEFT + PLOT_W / 2, HEIGHT - 24, x_title, text_anchor="middle"),
+        _text(20, mid_y, y_title, text_anchor="middle", transform=turn),
     ]
 
 
