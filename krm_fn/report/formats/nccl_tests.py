@@ -356,8 +356,8 @@ def parse_nccl(lines: Sequence[LogLine], profile: LogProfile) -> Bandwidth:
     return reader.result
 
 
-def _group_size(spec: GroupSpec) -> tuple[int | None, int | None, list[str]]:
-    """Nodes and GPUs per node of the group, and what about them is unknown."""
+def coverage_gaps(spec: GroupSpec, result: Bandwidth) -> list[str]:
+    """What the log's ``Rank`` lines leave uncovered of the group (nodes, GPUs, rank lines)."""
     nodes = len(spec.nodes) if spec.nodes else spec.num_nodes
     per_node = spec.num_proc_per_node if isinstance(spec.num_proc_per_node, int) else None
     gaps = []
@@ -368,12 +368,6 @@ def _group_size(spec: GroupSpec) -> tuple[int | None, int | None, list[str]]:
             "the group's GPUs per node (spec.trainer.numProcPerNode is "
             f"{spec.num_proc_per_node!r}, not a number)"
         )
-    return nodes, per_node, gaps
-
-
-def coverage_gaps(spec: GroupSpec, result: Bandwidth) -> list[str]:
-    """What the log's ``Rank`` lines leave uncovered of the group: nodes, GPUs, rank lines."""
-    nodes, per_node, gaps = _group_size(spec)
     if not result.ranks:
         shape = f" ({nodes} nodes x {per_node} GPUs)" if nodes and per_node else ""
         return [
