@@ -13,7 +13,6 @@ Invariants:
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass, field
 
 from krm_fn.report.format_values import (
     SUMMARY_COLUMNS,
@@ -31,10 +30,8 @@ _MIN_WIDTH = 64
 _MAX_WIDTH = 110
 
 
-@dataclass
-class _Section:
-    title: str
-    lines: list[str] = field(default_factory=list)
+_Section = tuple[str, list[str]]
+"""A section: its title and its lines."""
 
 
 def _table_lines(table: Table, index: int, total: int) -> list[str]:
@@ -164,24 +161,21 @@ def _summary(report: Report) -> _Section:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     groups = report.summary
     lines.append(f"Result: {report.result} ({groups.passed_groups}/{groups.groups} groups passed)")
-    return _Section("Summary", lines)
+    return "Summary", lines
 
 
 def _run_section(run: RunReport) -> _Section:
-    body = _Section(
-        f"workloadrun/{run.name}",
-        [
-            f"Namespace: {run.namespace}",
-            f"Platform:  {run.platform or '-'}",
-            f"GPU:       {run.gpu or '-'}",
-            f"Nodes:     {run.node_count or '?'}",
-            f"Result:    {run.result}",
-            f"Groups:    {run.passed_groups}/{len(run.groups)} passed",
-        ],
-    )
+    lines = [
+        f"Namespace: {run.namespace}",
+        f"Platform:  {run.platform or '-'}",
+        f"GPU:       {run.gpu or '-'}",
+        f"Nodes:     {run.node_count or '?'}",
+        f"Result:    {run.result}",
+        f"Groups:    {run.passed_groups}/{len(run.groups)} passed",
+    ]
     for group in run.groups:
-        body.lines.extend(["", *_group_lines(group)])
-    return body
+        lines.extend(["", *_group_lines(group)])
+    return f"workloadrun/{run.name}", lines
 
 
 def _failed_nodes(report: Report) -> _Section:
@@ -192,13 +186,13 @@ def _failed_nodes(report: Report) -> _Section:
             lines.append(f"{names} ({run.name}/{failed.group}): {failed.reason}: {failed.message}")
     lines.extend(f"Unmatched log: {log}" for log in report.unmatched_logs)
     lines.append(f"Result: {report.result}")
-    return _Section("Failed Nodes" if len(lines) > 1 else "Failed Nodes: none", lines)
+    return "Failed Nodes" if len(lines) > 1 else "Failed Nodes: none", lines
 
 
 def _plain(sections: list[_Section]) -> str:
     out = ["WorkloadRun Report", ""]
-    for section in sections:
-        out.extend([section.title, *section.lines, ""])
+    for title, lines in sections:
+        out.extend([title, *lines, ""])
     return "\n".join(out)
 
 
@@ -214,7 +208,8 @@ def _wrap(line: str, width: int) -> list[str]:
 
 def _boxed(sections: list[_Section]) -> str:
     longest = max(
-        [len(line) + 4 for s in sections for line in s.lines] + [len(s.title) + 6 for s in sections]
+        [len(line) + 4 for _, lines in sections for line in lines]
+        + [len(t) + 6 for t, _ in sections]
     )
     width = max(_MIN_WIDTH, min(longest, _MAX_WIDTH))
     out = [
@@ -223,10 +218,10 @@ def _boxed(sections: list[_Section]) -> str:
         "╚" + "═" * width + "╝",
         "",
     ]
-    for section in sections:
-        title = "│  " + section.title[: width - 2].ljust(width - 2) + "│"
-        out.extend(["┌" + "─" * width + "┐", title, "├" + "─" * width + "┤"])
-        for line in section.lines:
+    for title, lines in sections:
+        head = "│  " + title[: width - 2].ljust(width - 2) + "│"
+        out.extend(["┌" + "─" * width + "┐", head, "├" + "─" * width + "┤"])
+        for line in lines:
             out.extend("│  " + part.ljust(width - 3) + " │" for part in _wrap(line, width - 3))
         out.extend(["└" + "─" * width + "┘", ""])
     return "\n".join(out)
