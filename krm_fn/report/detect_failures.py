@@ -143,9 +143,10 @@ _PHRASE_RULES: tuple[PhraseRule, ...] = (
                ("CC", "cc")),
     PhraseRule(re.compile(r"CUDA out of memory|OutOfMemoryError"), "WorkloadFailed",
                "cuda-out-of-memory", "CUDA out of memory", ("emory",)),
-    PhraseRule(re.compile(r"mpirun detected that one or more processes exited with non-zero status"),
-               "WorkloadFailed", "mpirun-nonzero-exit",
-               "Open MPI: a process exited with non-zero status, the job was terminated", ("mpirun",)),
+    PhraseRule(re.compile(r"mpirun detected that one or more processes exited with non-zero "
+                          r"status"), "WorkloadFailed", "mpirun-nonzero-exit",
+               "Open MPI: a process exited with non-zero status, the job was terminated",
+               ("mpirun",)),
     PhraseRule(re.compile(r"Connection refused", re.IGNORECASE), "WorkloadFailed",
                "connection-refused", "connection refused", ("efused", "EFUSED")),
     PhraseRule(re.compile(r"Segmentation fault|core dumped"), "WorkloadFailed",

@@ -236,10 +236,7 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> Rendered:
-    """Read the rendered objects (with ``extra``, a ``--log-profile`` file's, over their own).
-
-    ``RenderedInputError`` when the input is unusable: its message says why and where.
-    """
+    """Read the rendered objects, ``extra`` profiles over theirs (else ``RenderedInputError``)."""
     objects = list(_documents(text))
     profile_objects = [o for o in objects if o.get("kind") == "LogProfile"]
     try:

@@ -142,11 +142,7 @@ def _limit(axes: _Axes, expression: str, value: float) -> list[str]:
 
 
 def _axes(drawn: Sequence[Series], highest: float) -> _Axes:
-    """Scale both axes.
-
-    x: whole powers of two around every size (at least two); y: round GB/s steps from 0 to
-    above ``highest`` (the top point or threshold).
-    """
+    """Scale x to whole powers of two around the sizes, y in round steps from 0 past ``highest``."""
     sizes = [size for s in drawn for size, _ in s.points if size > 0]
     x_min = math.floor(math.log2(min(sizes)))
     x_max = math.ceil(math.log2(max(sizes)))

@@ -43,6 +43,10 @@ _TOKENS: list[tuple[str, str]] = [
 ]  # fmt: skip
 """Go layout tokens, longest first where one is a prefix of another."""
 _FRACTION_RE = re.compile(r"[.,](0+|9+)(?![0-9])")
+_REQUIRED_FIELDS = (  # one of each (the module's invariants)
+    {"year", "year2"}, {"month", "month_abbr", "month_name"}, {"day"},
+    {"hour", "hour12"}, {"minute"},
+)  # fmt: skip
 
 
 def _zone(text: str | None) -> timezone:
@@ -92,10 +96,7 @@ class GoLayout:
             else:
                 parts.append(r"\s+" if layout[pos] == " " else re.escape(layout[pos]))
                 pos += 1
-        has_year = bool(seen & {"year", "year2"})
-        has_month = bool(seen & {"month", "month_abbr", "month_name"})
-        has_hour = bool(seen & {"hour", "hour12"})
-        if not (has_year and has_month and "day" in seen and has_hour and "minute" in seen):
+        if not all(seen & fields for fields in _REQUIRED_FIELDS):
             raise LayoutError(
                 f"timestamp layout {layout!r} must contain year (2006), month (01 or Jan), "
                 "day (02), hour (15) and minute (04) in Go reference-time notation"

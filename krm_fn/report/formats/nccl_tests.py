@@ -162,7 +162,8 @@ def _sweep_gaps(rows: list[Row]) -> list[Failure]:
     return [
         Failure.of(
             "missing-rows",
-            f"rows missing or out of order between sizes {a} and {b} (the table steps by x{ratio:g})",
+            f"rows missing or out of order between sizes {a} and {b} "
+            f"(the table steps by x{ratio:g})",
             row.source,
             row.line,
         )
@@ -344,10 +345,7 @@ class _Reader:
 
 
 def parse_nccl(lines: Sequence[LogLine], profile: LogProfile) -> Bandwidth:
-    """Parse nccl-tests output (a table never continues across sources).
-
-    Raises ``ValueError`` when the profile has no ``bandwidthResult`` pattern.
-    """
+    """Parse nccl-tests output (no table spans two sources); ValueError without bandwidthResult."""
     reader = _Reader(profile)
     for line in lines:
         reader.feed(line)
