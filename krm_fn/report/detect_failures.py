@@ -171,12 +171,6 @@ def _at(
     )  # fmt: skip
 
 
-def _phrase_finding(line: LogLine, text: str, rule: PhraseRule) -> Failure:
-    """A phrase finding quoting the line without its ``host:pid:tid [dev]`` prefixes."""
-    said = f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}"
-    return _at(line, rule.kind, said, _host_before(text, len(text)), rule.reason)
-
-
 def _test_failure(line: LogLine, test: re.Match[str], frames: list[str]) -> Failure:
     """A ``Test NCCL/CUDA failure``, listing the stack lines folded into it."""
     what = test.group("what")
@@ -274,7 +268,9 @@ class _Scan:
             return
         for rule in _PHRASE_RULES:
             if any(hint in text for hint in rule.hint) and rule.pattern.search(text):
-                self.findings.append(_phrase_finding(line, text, rule))
+                said = f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}"  # no host:pid:tid
+                host = _host_before(text, len(text))
+                self.findings.append(_at(line, rule.kind, said, host, rule.reason))
                 return
 
     def read_warn(self, line: LogLine, text: str, message: str) -> None:

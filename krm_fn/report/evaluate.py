@@ -131,17 +131,11 @@ def _evaluate_group(spec: GroupSpec, sources: list[LogSource], rendered: Rendere
     group.failures.extend(detect_failures(_lines(sources)))
     if sources:
         _measure(group, spec, sources, rendered)
-    if spec.from_log:
-        _nodes_from_log(group)
+    hosts = (group.bandwidth and group.bandwidth.hosts) or (group.training and group.training.hosts)
+    if spec.from_log and hosts:  # a log read alone: its group's nodes are the hosts it names
+        group.nodes, group.num_nodes = list(hosts), len(hosts)
     _check_thresholds(group, spec.thresholds)
     return group
-
-
-def _nodes_from_log(group: GroupReport) -> None:
-    """A log read alone: its group's nodes are the hosts the log names."""
-    hosts = (group.bandwidth and group.bandwidth.hosts) or (group.training and group.training.hosts)
-    if hosts:
-        group.nodes, group.num_nodes = list(hosts), len(hosts)
 
 
 def _failed_nodes(group: GroupReport) -> list[FailedNode]:

@@ -271,11 +271,6 @@ def summarize(log: TrainingLog) -> Training:
     )
 
 
-def _fields(text: str) -> dict[str, str]:
-    """The ``key: value`` fields between ``|`` separators."""
-    return {key.strip(): value for key, value in _FIELDS_RE.findall(text) if value}
-
-
 def _float(value: str | None) -> float | None:
     if value is None:
         return None
@@ -334,7 +329,7 @@ class _Reader:
         if header is None and match is None:
             return
         rest = raw[header.end() :] if header is not None else ""
-        fields = _fields(rest)
+        fields = {key.strip(): value for key, value in _FIELDS_RE.findall(rest) if value}
         groups = match.groupdict() if match is not None else {}
         elapsed = next(
             (v * f for k, f in syntax.elapsed if (v := _float(fields.get(k))) is not None), None
