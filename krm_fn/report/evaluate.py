@@ -74,7 +74,7 @@ def _measure(
             continue
         default = rendered.read_with.get(kind) or rendered.profiles[log_format.profile]
         profile = configured.profile if configured else default
-        chosen = measurement_sources(sources, profile.replicated_job_name)
+        chosen = measurement_sources(sources, profile.spec.worker_strategy.replicated_job_name)
         log_format.measure(group, _lines(chosen) if chosen != sources else lines, profile, spec)
         if configured is None and not spec.from_log:
             group.notes.append(

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
 
 from krm_fn.report.timestamps import GoLayout, LayoutError
 
@@ -55,7 +56,7 @@ class LogProfileError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
 
 
 class _EventPattern(_Strict):
@@ -70,20 +71,18 @@ class _Timestamp(_Strict):
 
 class _WorkerStrategy(_Strict):
     type: Literal["Single", "Multi"] = "Single"
-    lifecycle_pod: Literal["first", "last"] = Field("first", alias="lifecyclePod")
-    training_step_pod: Literal["first", "last"] | None = Field(None, alias="trainingStepPod")
-    replicated_job_name: str = Field("trainer", alias="replicatedJobName")
+    lifecycle_pod: Literal["first", "last"] = "first"
+    training_step_pod: Literal["first", "last"] | None = None
+    replicated_job_name: str = "trainer"
 
 
 class _Spec(_Strict):
     timestamp: _Timestamp
     patterns: dict[PatternName, _EventPattern] = Field(default_factory=dict)
-    worker_strategy: _WorkerStrategy = Field(
-        default_factory=_WorkerStrategy, alias="workerStrategy"
-    )
-    container_name: str | None = Field(None, alias="containerName")
-    warmup_steps: int = Field(0, ge=0, alias="warmupSteps")
-    log_interval: int = Field(1, ge=1, alias="logInterval")
+    worker_strategy: _WorkerStrategy = Field(default_factory=_WorkerStrategy)
+    container_name: str | None = None
+    warmup_steps: int = Field(0, ge=0)
+    log_interval: int = Field(1, ge=1)
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ class CompiledPattern:
 
 @dataclass(frozen=True)
 class LogProfile:
-    """A validated LogProfile; ``origin`` is ``built-in`` or ``input``.
+    """A validated LogProfile: its ``spec`` as written, compiled; ``origin`` ``built-in``/``input``.
 
     ``workerStrategy.type``, ``lifecyclePod``, ``trainingStepPod`` and ``containerName`` are
     validated but not used: the report reads the logs it is given.
@@ -111,11 +110,9 @@ class LogProfile:
 
     name: str
     origin: Literal["built-in", "input"]
+    spec: _Spec
     layout: GoLayout
     patterns: Mapping[str, CompiledPattern]
-    warmup_steps: int
-    log_interval: int
-    replicated_job_name: str
 
 
 def translate_go_regex(regex: str) -> str:
@@ -163,15 +160,10 @@ def compile_profile(
         layout = GoLayout.compile(parsed.timestamp.layout)
     except LayoutError as err:
         raise LogProfileError(f"LogProfile {name!r}: {err}") from None
-    return LogProfile(
-        name=name,
-        origin=origin,
-        layout=layout,
-        patterns={k: _compile_pattern(name, k, v) for k, v in parsed.patterns.items()},
-        warmup_steps=parsed.warmup_steps,
-        log_interval=parsed.log_interval,
-        replicated_job_name=parsed.worker_strategy.replicated_job_name,
-    )
+    compiled: dict[str, CompiledPattern] = {
+        key: _compile_pattern(name, key, pattern) for key, pattern in parsed.patterns.items()
+    }
+    return LogProfile(name, origin, parsed, layout, compiled)
 
 
 def _compile_objects(

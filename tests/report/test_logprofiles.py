@@ -67,7 +67,8 @@ def test_builtin_regexes_are_verbatim_from_the_reference() -> None:
 )
 def test_builtin_settings(name: str, warmup: int, interval: int, replicated_job: str) -> None:
     profile = BUILTIN_PROFILES[name]
-    assert (profile.warmup_steps, profile.log_interval, profile.replicated_job_name) == (
+    spec = profile.spec
+    assert (spec.warmup_steps, spec.log_interval, spec.worker_strategy.replicated_job_name) == (
         warmup,
         interval,
         replicated_job,
@@ -128,7 +129,7 @@ def test_user_profile_overrides_builtin_and_adds_new() -> None:
         ]
     )
     assert profiles["megatron-training"].origin == "input"
-    assert profiles["megatron-training"].warmup_steps == 2
+    assert profiles["megatron-training"].spec.warmup_steps == 2
     # Go named groups (?<name>...) are translated
     assert "iteration" in profiles["megatron-training"].patterns["trainingStep"].pattern.groupindex
     assert resolve_profile("mine", profiles, needs="bandwidthResult").name == "mine"

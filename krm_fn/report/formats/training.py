@@ -240,7 +240,7 @@ def summarize(log: TrainingLog) -> Training:
     return Training(
         log_profile=log.profile.name,
         format=log.syntax.name,
-        warmup_steps=log.profile.warmup_steps,
+        warmup_steps=log.profile.spec.warmup_steps,
         step_lines=len(steps),
         first_iteration=steps[0].iteration if steps else None,
         last_iteration=log.last_iteration,
@@ -424,7 +424,7 @@ class _Reader:
         """Count each step line's iterations: covered, new, warm-up, productive, in window."""
         log, steps = self.log, self.log.steps
         start, first = min(log.timestamps, key=lambda t: (t[1], t[0]), default=(-1, None))
-        warmup, interval = log.profile.warmup_steps, log.profile.log_interval
+        warmup, interval = log.profile.spec.warmup_steps, log.profile.spec.log_interval
         highest, previous = 0, None
         for step, following in zip(steps, [*steps[1:], None], strict=False):
             if previous is None or step.iteration <= previous:
