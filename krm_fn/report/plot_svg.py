@@ -249,7 +249,7 @@ def threshold_lines(expression: str, top: float) -> list[float]:
     return found
 
 
-def _series(report: Report) -> tuple[list[Series], list[str], int]:
+def _series(report: Report) -> tuple[list[Series], list[str], list[str]]:
     """The series of every group measured for bandwidth, its busbw thresholds, the runs drawn."""
     runs = [r for r in report.workload_runs if any(g.bandwidth is not None for g in r.groups)]
     series: list[Series] = []
@@ -269,12 +269,13 @@ def _series(report: Report) -> tuple[list[Series], list[str], int]:
                     shown = f"{label} {first.type}{redop}" if len(sweeps) > 1 else label
                     points = tuple((r.size_bytes, r.out_of_place.bus_bw_g_bps) for r in sweep)
                     series.append(Series(f"{shown} ({group.status})", points))
-    return series, list(dict.fromkeys(limits)), len(runs)
+    return series, list(dict.fromkeys(limits)), [run.name for run in runs]
 
 
 def plot_report(report: Report) -> str:
     """Draw the busbw of every group of the report, and its busBandwidthGBps thresholds."""
     series, limits, runs = _series(report)
-    names = [r.name for r in report.workload_runs if any(g.bandwidth for g in r.groups)]
-    shown = f"{len(names)} WorkloadRuns" if runs > MAX_TITLE_RUNS else ", ".join(names) or "no runs"
+    shown = (
+        f"{len(runs)} WorkloadRuns" if len(runs) > MAX_TITLE_RUNS else ", ".join(runs) or "no runs"
+    )
     return render_svg(series, f"NCCL bus bandwidth by message size: {shown}", limits)

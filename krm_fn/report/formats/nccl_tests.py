@@ -104,9 +104,8 @@ def _read_row(text: str, table: Table | None, line: LogLine) -> Row:
         raise ValueError(f"type {tokens[2]!r} is not a type name")
     rest = tokens[3:]
     redop = rest.pop(0) if _WORD_RE.match(rest[0]) else ""
-    has_root = (
-        table.has_root if table is not None and table.has_root is not None else len(rest) == 9
-    )
+    known = table.has_root if table is not None else None
+    has_root = len(rest) == 9 if known is None else known
     root: int | None = None
     if has_root:
         if not rest or not _INT_RE.match(rest[0]):
