@@ -175,12 +175,10 @@ def _test_failure(line: LogLine, test: re.Match[str], frames: list[str]) -> Fail
     """A ``Test NCCL/CUDA failure``, listing the stack lines folded into it."""
     what = test.group("what")
     where = f" at {test.group('where')}" if test.group("where") else ""
+    detail = (test.group("msg") or test.group("bare") or "").strip(" /")
     trail = f" (stack: {', '.join(frames)})" if frames else ""
-    said = (
-        f"Test {what} failure{where}: {(test.group('msg') or test.group('bare') or '').strip(' /')}"
-    )
-    kind = f"nccl-tests-{what.lower()}-failure"
-    return _at(line, kind, said + trail, test.group("host"))
+    said = f"Test {what} failure{where}: {detail}{trail}"
+    return _at(line, f"nccl-tests-{what.lower()}-failure", said, test.group("host"))
 
 
 def _traceback(line: LogLine, after: list[LogLine]) -> Failure:

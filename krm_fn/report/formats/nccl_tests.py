@@ -408,24 +408,20 @@ def _table_failures(table: Table, hosts: str) -> list[Failure]:
     failures = list(table.problems)
     hardware: Reason = "HardwareFailureDetected"
     if table.out_of_bounds_failed or (table.out_of_bounds or 0) > 0:
-        message = f"nccl-tests found {table.out_of_bounds} out-of-bounds values (wrong results)"
-        failures.append(
-            Failure.of("nccl-out-of-bounds", message + hosts, table.source, None, hardware)
-        )
+        said = f"nccl-tests found {table.out_of_bounds} out-of-bounds values (wrong results){hosts}"
+        failures.append(Failure.of("nccl-out-of-bounds", said, table.source, None, hardware))
     if wrong := table.wrong_rows:
         first = wrong[0]
         count = max(first.out_of_place.wrong or 0, first.in_place.wrong or 0)
-        message = (
+        said = (
             f"{len(wrong)} of {len(table.rows)} rows report #wrong > 0 (first: size "
             f"{first.size_bytes} B, {count} wrong){hosts}"
         )
-        failures.append(
-            Failure.of("nccl-wrong-results", message, first.source, first.line, hardware)
-        )
+        failures.append(Failure.of("nccl-wrong-results", said, first.source, first.line, hardware))
     if table.avg_check_failed:
-        message = "nccl-tests reports 'Avg bus bandwidth' FAILED (below its -G check value)"
+        said = "nccl-tests reports 'Avg bus bandwidth' FAILED (below its -G check value)"
         failures.append(
-            Failure.of("nccl-avg-check", message, table.source, None, "ThresholdViolation")
+            Failure.of("nccl-avg-check", said, table.source, None, "ThresholdViolation")
         )
     return failures
 
