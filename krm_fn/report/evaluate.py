@@ -25,7 +25,6 @@ from krm_fn.report.formats import FORMATS, format_of_metric
 from krm_fn.report.load_rendered import GroupSpec, Rendered
 from krm_fn.report.loglines import LogLine, LogSource
 from krm_fn.report.model import (
-    REASON_SEVERITY,
     Bandwidth,
     FailedNode,
     Failure,
@@ -34,6 +33,7 @@ from krm_fn.report.model import (
     Report,
     RunReport,
     ThresholdResult,
+    most_severe,
 )
 from krm_fn.report.regroup import suggest_regrouping
 from krm_fn.thresholds import KNOWN_THRESHOLD_KEYS, Threshold
@@ -43,6 +43,7 @@ _NOT_ABOUT_NODES = frozenset({
     "no-footer", "no-rows", "unparsable-row", "garbled-line", "missing-rows", "bad-footer",
 })  # fmt: skip
 """Failures about the log itself: splitting the group's nodes would not tell anything."""
+_NO_DATA: tuple[Reason, str] = ("WorkloadFailed", "no measurement data in the log")
 
 
 def metric_value(key: str, group: GroupReport) -> tuple[float | None, str | None]:
@@ -142,14 +143,11 @@ def _failed_nodes(group: GroupReport) -> list[FailedNode]:
     """The group's nodes with their reason: a node the log names gets its own failure."""
     if group.status == "Passed":
         return []
-    primary = group.primary_failure
-    reason: Reason = primary.reason if primary else "WorkloadFailed"
-    message = primary.message if primary else "no measurement data in the log"
-    merged: dict[tuple[str, str], list[str]] = {}
+    primary = most_severe(group.failures)
+    merged: dict[tuple[Reason, str], list[str]] = {}
     for node in group.nodes or [""]:
-        own = [f for f in group.failures if node and f.names(node)]
-        worst = max(own, key=lambda f: REASON_SEVERITY[f.reason]) if own else None
-        key = (worst.reason, worst.message) if worst else (reason, message)
+        worst = most_severe(f for f in group.failures if node and f.names(node)) or primary
+        key = (worst.reason, worst.message) if worst else _NO_DATA
         merged.setdefault(key, []).extend([node] if node else [])
     return [
         FailedNode(nodes=nodes, group=group.name, train_job=group.train_job, reason=r, message=m)

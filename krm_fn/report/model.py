@@ -16,6 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
@@ -27,7 +28,7 @@ REPORT_API_VERSION: Final = "report.workloadrun-fn.nvcre.nvidia.com/v1alpha1"
 Reason = Literal["WorkloadFailed", "ThresholdViolation", "HardwareFailureDetected"]
 Status = Literal["Passed", "Failed", "NoData"]
 REASON_SEVERITY = {"HardwareFailureDetected": 3, "WorkloadFailed": 2, "ThresholdViolation": 1}
-"""Higher is more severe; a node's reason is its most severe failure."""
+"""Higher is more severe; a node's reason is its most severe failure (:func:`most_severe`)."""
 ERRATIC_FLOOR_GBPS = 1.0
 """Bus bandwidths below this are latency-bound noise; they never make a sweep erratic."""
 
@@ -177,6 +178,11 @@ class Rank(_Model):
     host: str
     device: int
     gpu: str
+
+
+def most_severe(failures: Iterable[Failure]) -> Failure | None:
+    """The most severe of the failures (the first among equals), or ``None``."""
+    return max(failures, key=lambda f: REASON_SEVERITY[f.reason], default=None)
 
 
 def _lowest(values: list[float | None]) -> float | None:
@@ -352,11 +358,6 @@ class GroupReport(_Model):
         if self.failures:
             return "Failed"
         return "Passed" if self.has_data else "NoData"
-
-    @property
-    def primary_failure(self) -> Failure | None:
-        """The most severe failure (first among equals)."""
-        return max(self.failures, key=lambda f: REASON_SEVERITY[f.reason], default=None)
 
 
 class FailedNode(_Model):
