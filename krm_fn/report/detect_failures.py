@@ -211,16 +211,12 @@ def _other(line: LogLine, text: str) -> Failure | None:
 
 
 class _Scan:
-    """One pass over the lines; a finding may consume the lines that continue it.
-
-    ``in_test_failure``: the previous lines were a nccl-tests failure or its stack, so a
-    stack line that follows is part of it.
-    """
+    """One pass over the lines; a finding may consume the lines that continue it."""
 
     def __init__(self, lines: Iterable[LogLine]) -> None:
         self.items = list(lines)
         self.index = 0
-        self.in_test_failure = False
+        self.in_test_failure = False  # in a nccl-tests failure or its stack: a stack line joins
         self.findings: list[Failure] = []
 
     def run(self) -> list[Failure]:

@@ -90,8 +90,7 @@ def _check_thresholds(group: GroupReport, thresholds: Mapping[str, Threshold]) -
     for key, threshold in thresholds.items():
         info = KNOWN_THRESHOLD_KEYS[key]
         value, note = metric_value(key, group)
-        if not group.logs:
-            note = "no log"
+        note = note if group.logs else "no log"
         passed = threshold.evaluate(value)
         group.thresholds.append(
             ThresholdResult(

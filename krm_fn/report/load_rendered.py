@@ -77,18 +77,14 @@ class Measurement:
 
 @dataclass(frozen=True)
 class GroupSpec:
-    """One node group as its TrainJob describes it (docs/report.md lists the fields read).
-
-    ``nodes`` is ``None`` under placement Unpinned. ``from_log``: the group stands for one
-    log read without rendered objects; its size is what the log states (no coverage check).
-    """
+    """One node group as its TrainJob describes it (docs/report.md lists the fields read)."""
 
     trainjob: str
     namespace: str
     run: str
     group: str
     overflow: bool = False
-    nodes: tuple[str, ...] | None = None
+    nodes: tuple[str, ...] | None = None  # None under placement Unpinned
     num_nodes: int | None = None
     num_proc_per_node: int | str | None = None
     platform: str | None = None
@@ -97,7 +93,7 @@ class GroupSpec:
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     bandwidth: Measurement | None = None
     goodput: Measurement | None = None
-    from_log: bool = False
+    from_log: bool = False  # one log read alone: its size is what it states (no coverage check)
 
 
 @dataclass(frozen=True)

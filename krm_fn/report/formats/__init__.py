@@ -31,17 +31,13 @@ Metric = Callable[[GroupReport], tuple[float | None, str | None]]
 
 @dataclass(frozen=True)
 class PhraseRule:
-    """A failure one line reports by a phrase anywhere in it (the line follows ``label``).
-
-    ``hint`` holds literals one of which every matching line contains: lines without any are
-    never searched.
-    """
+    """A failure one line reports by a phrase anywhere in it (the line follows ``label``)."""
 
     pattern: re.Pattern[str]
     reason: Reason
     kind: str
     label: str
-    hint: tuple[str, ...]
+    hint: tuple[str, ...]  # literals every matching line holds one of; others are not searched
 
 
 @dataclass(frozen=True)

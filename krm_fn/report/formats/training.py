@@ -117,8 +117,7 @@ class TrainingLog:
     profile: LogProfile
     steps: list[StepLine] = field(default_factory=list)
     accounting: list[StepAccounting] = field(default_factory=list)
-    problems: list[Failure] = field(default_factory=list)
-    """Lines that look like steps but cannot be read."""
+    problems: list[Failure] = field(default_factory=list)  # step-like lines that cannot be read
     timestamps: list[tuple[int, datetime]] = field(default_factory=list)
     checkpoint_saves: int = 0
     checkpoint_restores: int = 0
