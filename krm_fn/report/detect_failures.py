@@ -253,12 +253,8 @@ class _Scan:
                 self.findings.append(found)
 
     def phrase(self, line: LogLine, text: str) -> None:
-        """Find the first phrase rule the line matches.
-
-        ``NCCL INFO`` lines are never failures (e.g. the benign "connect returned Connection
-        refused, retrying").
-        """
-        if "NCCL INFO" in text:
+        """Find the first phrase rule the line matches."""
+        if "NCCL INFO" in text:  # never a failure (the benign "Connection refused, retrying")
             return
         for rule in _PHRASE_RULES:
             if any(hint in text for hint in rule.hint) and rule.pattern.search(text):

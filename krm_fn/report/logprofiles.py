@@ -77,6 +77,8 @@ class _WorkerStrategy(_Strict):
 
 
 class _Spec(_Strict):
+    # The report reads the logs it is given: workerStrategy (but for replicatedJobName) and
+    # containerName are validated and not used.
     timestamp: _Timestamp
     patterns: dict[PatternName, _EventPattern] = Field(default_factory=dict)
     worker_strategy: _WorkerStrategy = Field(default_factory=_WorkerStrategy)
@@ -102,11 +104,7 @@ class CompiledPattern:
 
 @dataclass(frozen=True)
 class LogProfile:
-    """A validated LogProfile: its ``spec`` as written, compiled; ``origin`` ``built-in``/``input``.
-
-    ``workerStrategy.type``, ``lifecyclePod``, ``trainingStepPod`` and ``containerName`` are
-    validated but not used: the report reads the logs it is given.
-    """
+    """A validated LogProfile: its spec as written and compiled; ``origin``: built-in or input."""
 
     name: str
     origin: Literal["built-in", "input"]
