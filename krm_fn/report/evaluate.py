@@ -170,9 +170,8 @@ def _run_report(name: str, groups: list[GroupReport], specs: list[GroupSpec]) ->
         failed = _failed_nodes(group)
         run.failed_nodes.extend(failed)
         if group.nodes and any(f.kind not in _NOT_ABOUT_NODES for f in group.failures):
-            suspects = [
-                n for f in failed for n in f.nodes if any(x.names(n) for x in group.failures)
-            ]
+            named = {n for n in group.nodes if any(f.names(n) for f in group.failures)}
+            suspects = [n for f in failed for n in f.nodes if n in named]
             group.suggested_groups = suggest_regrouping(group.nodes, good, suspects)
     return run
 
