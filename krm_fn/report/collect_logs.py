@@ -1,10 +1,7 @@
 """Match log files to TrainJobs (the rules, in precedence order, are in docs/report.md).
 
-A log belongs to ``NAME`` by a ``# trainjob: NAME`` section line, a file ``NAME.log``/``.txt``,
-a ``NAME/`` directory, or a pod log ``NAME-launcher…``/``NAME-node…``; any name may end in
-``.gz``, and gzip data is recognised by its magic bytes whatever the name. ANSI codes are
-removed when a log is read. Without rendered objects (:func:`collect_alone`) every file is a
-group of its own.
+gzip data is recognised by its magic bytes whatever the name; ANSI codes are removed when a
+log is read. Without rendered objects (:func:`collect_alone`) every file is a group of its own.
 
 Invariants:
     * Matching is by exact name (``group-1`` never takes ``group-1-overflow``'s logs); text
@@ -27,8 +24,6 @@ from pathlib import Path
 
 from krm_fn.report.loglines import LogSource
 from krm_fn.report.prefixes import strip_ansi
-
-__all__ = ["LogIndex", "collect_alone", "collect_logs", "measurement_sources"]
 
 _SECTION_RE = re.compile(r"^#\s*trainjob:\s*(?P<name>\S+)\s*$", re.IGNORECASE)
 _SUFFIXES = (".log", ".txt")
@@ -60,9 +55,7 @@ def _stem(path: Path) -> str | None:
 
 def _name_from_file(path: Path, names: set[str]) -> str | None:
     stem = _stem(path)
-    if stem is None:
-        return None
-    if stem in names:
+    if stem is None or stem in names:
         return stem
     pods = [n for n in names for k in _POD_KINDS if f"{stem}-".startswith(f"{n}-{k}-")]
     return max(pods, key=len, default=None)
@@ -71,20 +64,17 @@ def _name_from_file(path: Path, names: set[str]) -> str | None:
 def _split(label: str, text: str, fallback: str | None, names: set[str], index: LogIndex) -> None:
     """Cut ``text`` at ``# trainjob:`` lines and file each part."""
     lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if _SECTION_RE.match(line)]
+    sections = [(i, found) for i, line in enumerate(lines) if (found := _SECTION_RE.match(line))]
+    starts = [i for i, _ in sections]
     head = lines[: starts[0]] if starts else lines
     if any(line.strip() for line in head):
-        body = "\n".join(head)
+        source = LogSource.from_text(label, "\n".join(head))
         if fallback is not None:
-            index.add(fallback, LogSource.from_text(label, body))
+            index.add(fallback, source)
         else:
             index.unmatched.append(label)
-            index.unmatched_sources.append(LogSource.from_text(label, body))
-    for position, start in enumerate(starts):
-        end = starts[position + 1] if position + 1 < len(starts) else len(lines)
-        found = _SECTION_RE.match(lines[start])
-        if found is None:  # pragma: no cover - starts holds only matching lines
-            continue
+            index.unmatched_sources.append(source)
+    for (start, found), end in zip(sections, [*starts[1:], len(lines)], strict=False):
         name = found.group("name")
         body = "\n".join(lines[start + 1 : end])
         source = LogSource.from_text(label, body, first_line=start + 2)
@@ -145,8 +135,6 @@ def collect_alone(paths: Sequence[str], stdin_text: str | None) -> LogIndex:
             found.append(("stdin", "<stdin>", strip_ansi(stdin_text or "")))
             continue
         path = Path(raw)
-        if not path.exists():
-            raise FileNotFoundError(raw)
         files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for file in files:
             if not any(part.startswith(".") for part in file.relative_to(path).parts):

@@ -1,8 +1,5 @@
 """The ``report`` click command: ``workloadrun-fn report [RENDERED] --logs PATH ...``.
 
-With RENDERED (the render's output) each TrainJob is a group and its logs are found by name;
-without it every log is a group of its own, judged by what it states and by ``--threshold``.
-
 Exit codes:
     * 0: every group passed.
     * 1: any group failed or has no data, or a log cannot be read.
@@ -31,10 +28,7 @@ if TYPE_CHECKING:
     from krm_fn.report.model import Report
     from krm_fn.thresholds import Threshold
 
-__all__ = ["report"]
-
 _FILE = click.Path(dir_okay=False, writable=True)
-_OUTPUTS = ["text", "json", "md"]
 
 
 def _print_schema(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -88,7 +82,9 @@ def _thresholds(values: tuple[str, ...]) -> dict[str, Threshold]:
     help="A file of LogProfile objects: added to RENDERED's; without RENDERED, the logs are "
     "read with them.",
 )
-@click.option("-o", "--output", type=click.Choice(_OUTPUTS), default="text", show_default=True)
+@click.option(
+    "-o", "--output", type=click.Choice(["text", "json", "md"]), default="text", show_default=True
+)
 @click.option("--plot", type=_FILE, help="Write an SVG plot of busbw over message size.")
 @click.option("--results-file", type=_FILE, help="Also write the JSON report to this file.")
 @click.option("--workload-run", "workload_runs", multiple=True, help="Only this WorkloadRun.")
@@ -157,7 +153,7 @@ def _inputs(
     chosen: list[LogProfile] = []
     if log_profile is not None:
         try:
-            profiles, chosen = load_profiles(Path(log_profile).read_text("utf-8"), profiles)
+            profiles, chosen = load_profiles(Path(log_profile).read_text("utf-8"))
         except RenderedInputError as err:
             raise click.BadParameter(str(err), param_hint="--log-profile") from None
     stdin_text = sys.stdin.read() if rendered == "-" or "-" in logs else None
@@ -184,14 +180,11 @@ def _write(
     from krm_fn.report.render_text import render_text
 
     as_json = result.model_dump_json(indent=2) + "\n"
-    if output == "json":
-        click.echo(as_json, nl=False)
-    elif output == "md":
-        click.echo(render_md(result), nl=False)
+    if output == "text":
+        shown = render_text(result, boxed=sys.stdout.isatty() if boxes is None else boxes)
     else:
-        click.echo(
-            render_text(result, boxed=sys.stdout.isatty() if boxes is None else boxes), nl=False
-        )
+        shown = as_json if output == "json" else render_md(result)
+    click.echo(shown, nl=False)
     for log in result.unmatched_logs:
         click.echo(f"warning: log {log} matched no TrainJob", err=True)
     if plot is not None:

@@ -1,12 +1,10 @@
 """Find the lines of a log that say a run failed, whatever the workload.
 
-Recognised: ``NCCL WARN`` lines (with a wrapped continuation; ``NET/IB`` and ``NET/OFI``
-errors are hardware findings), ``nccl*Error`` results, nccl-tests ``Test NCCL/CUDA failure``
-(quoted or not, also on a row's own line, with the `` .. host pid N: Test failure`` stack
-lines folded in; a stack line alone is a failure too), Python tracebacks, CUDA out of
-memory, ECC errors, PyTorch's NCCL watchdog, mpirun's signal and non-zero-exit messages,
-segmentation faults, ``Connection refused`` outside ``NCCL INFO``, and every format's own
-:attr:`~krm_fn.report.formats.LogFormat.failure_rules`. :data:`BENIGN_WARNINGS` are not.
+The failures recognised, and their reasons, are the table in docs/report.md: ``NCCL WARN``
+families (:data:`_WARN_RULES`, a wrapped continuation joined), nccl-tests ``Test NCCL/CUDA
+failure`` with its stack lines folded in, tracebacks, ``nccl*Error`` results, mpirun and the
+PyTorch watchdog, then phrases (:data:`_PHRASE_RULES`, with every format's
+:attr:`~krm_fn.report.formats.LogFormat.failure_rules`). :data:`BENIGN_WARNINGS` are not.
 
 Invariants:
     * Detection never decides pass or fail; it reports what it found and where.
@@ -18,15 +16,12 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from krm_fn.report.formats import FORMATS, PhraseRule
 from krm_fn.report.loglines import LogLine
 from krm_fn.report.model import Failure, Reason
 from krm_fn.report.prefixes import strip_prefixes
-
-__all__ = ["BENIGN_WARNINGS", "detect_failures"]
-
 
 BENIGN_WARNINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -37,20 +32,9 @@ BENIGN_WARNINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
 """``NCCL WARN`` messages that healthy runs print: (why benign, pattern)."""
 
 
-_NCCL_PREFIX_RE = re.compile(
-    r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\]"
-)
+_NCCL_PREFIX_RE = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.-]*):\d+:\d+ \[\d+\]")
+"""NCCL's ``host:pid:tid [dev]`` line prefix."""
 _WARN_RE = re.compile(r"\bNCCL WARN\s*(?P<msg>.*)$")
-_IB_COMPLETION_RE = re.compile(
-    r"NET/IB\s*:\s*Got completion from peer (?P<peer>[\w.:-]+)<(?P<port>\d+)> "
-    r"with error (?P<code>\d+)"
-)
-_OFI_ERROR_RE = re.compile(r"NET/OFI Request \S+ completed with error\.?(?P<rest>.*)")
-_CONNECT_RE = re.compile(r"Connect to (?P<peer>[\w.:-]+)<(?P<port>\d+)> failed\s*:\s*(?P<why>.+)")
-_PLUGIN_INIT_RE = re.compile(
-    r"NET/OFI .*(initiali[sz]ation failed|Failed to initiali[sz]e|Initiali[sz]ing plugin failed)",
-    re.IGNORECASE,
-)
 _IB_WC_STATUS = {
     5: "work request flushed (IBV_WC_WR_FLUSH_ERR)",
     10: "remote access error (IBV_WC_REM_ACCESS_ERR)",
@@ -58,8 +42,7 @@ _IB_WC_STATUS = {
     13: "RNR retry counter exceeded (IBV_WC_RNR_RETRY_EXC_ERR)",
 }
 _NEW_RECORD_RE = re.compile(
-    r"^\s*$|^\s*[\[#+.]|^\s*\d+\s+\d+\s|^\d{4}-\d{2}-\d{2}|"
-    r"^[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]"
+    r"^\s*$|^\s*[\[#+.]|^\s*\d+\s+\d+\s|^\d{4}-\d{2}-\d{2}|^" + _NCCL_PREFIX_RE.pattern
 )
 _TEST_FAILURE_RE = re.compile(
     r"(?:^|\s)(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?Test (?P<what>NCCL|CUDA) failure"
@@ -72,35 +55,30 @@ _NCCL_RESULT_RE = re.compile(
     r"\b(?P<name>ncclRemoteError|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|"
     r"ncclInvalidUsage|ncclInvalidArgument)\b\s*:?\s*(?P<msg>.*)"
 )
-_REFUSED_RE = re.compile(r"Connection refused", re.IGNORECASE)
 _TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\):")
 _EXCEPTION_RE = re.compile(
     r"^(?P<name>[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit))(?::\s*(?P<msg>.*))?$"
 )
-_OOM_RE = re.compile(r"CUDA out of memory|OutOfMemoryError")
 _ECC_RE = re.compile(r"uncorrectable ECC error", re.IGNORECASE)
 _HINTS = ("NCCL WARN", "failure", "Traceback", "nccl", "mpirun", "Watchdog")
 """Literals one of which every line a core pattern (not a phrase rule) finds contains."""
-_WARN_HARDWARE_RE = re.compile(r"(?i:uncorrectable ECC error)|NET/IB")
 _MPIRUN_SIGNAL_RE = re.compile(
     r"mpirun noticed that process rank (?P<rank>\d+) with PID \d+ on node (?P<host>\S+) "
     r"exited on signal (?P<signal>\d+)"
 )
-_SEGV_RE = re.compile(r"Segmentation fault|core dumped")
 _WATCHDOG_RE = re.compile(
     r"Watchdog caught collective operation timeout: WorkNCCL\(.*?OpType=(?P<op>\w+).*?"
     r"Timeout\(ms\)=(?P<timeout>\d+)\)"
 )
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
-_PID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*:\d+:\d+ \[\d+\]|\bpid \d+|\bPID \d+|\brank \d+\b")
+_PID_RE = re.compile(_NCCL_PREFIX_RE.pattern + r"|\bpid \d+|\bPID \d+|\brank \d+\b")
 _TRACEBACK_LOOKAHEAD = 200
 """How many lines after ``Traceback`` are searched for the exception line."""
 _TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
 
 
 def _clean(line: LogLine) -> str:
-    text = strip_prefixes(line.text).text
-    return _TS_PREFIX_RE.sub("", text)
+    return _TS_PREFIX_RE.sub("", strip_prefixes(line.text).text)
 
 
 def _host_before(text: str, end: int) -> str | None:
@@ -108,64 +86,48 @@ def _host_before(text: str, end: int) -> str | None:
     return matches[-1].group("host") if matches else None
 
 
-def _ib_completion(found: re.Match[str], message: str) -> tuple[str, str | None]:
-    code, peer = int(found.group("code")), f"{found.group('peer')}:{found.group('port')}"
-    meaning = _IB_WC_STATUS.get(code, f"error {code}")
-    return f"NET/IB completion error {code}, {meaning}, from peer {peer}: {message}", peer
-
-
-def _connect(found: re.Match[str], message: str) -> tuple[str, str | None]:
-    peer = f"{found.group('peer')}:{found.group('port')}"
-    return f"connect to {peer} failed: {found.group('why').strip()}", peer
-
-
-_Describe = Callable[[re.Match[str], str], tuple[str, str | None]]
-_WARN_RULES: tuple[tuple[re.Pattern[str], Reason, str, _Describe], ...] = (
-    (_IB_COMPLETION_RE, "HardwareFailureDetected", "nccl-warn-ib-completion", _ib_completion),
-    (
-        _OFI_ERROR_RE,
-        "HardwareFailureDetected",
-        "nccl-warn-ofi-request-error",
-        lambda found, _: (f"NET/OFI request completed with error:{found.group('rest')}", None),
-    ),
-    (_CONNECT_RE, "WorkloadFailed", "nccl-warn-connect-failed", _connect),
-    (
-        _PLUGIN_INIT_RE,
-        "WorkloadFailed",
-        "nccl-warn-net-plugin-init",
-        lambda _, message: (
-            f"network plugin failed to initialise (NCCL may fall back to sockets): {message}",
-            None,
-        ),
-    ),
-    (
-        _WARN_HARDWARE_RE,
-        "HardwareFailureDetected",
-        "nccl-warn-hardware",
-        lambda _, message: (f"NCCL WARN {message}", None),
-    ),
-)
-"""``NCCL WARN`` families ``(pattern, reason, kind, describe)``, first match wins; any other
-warning is a ``nccl-warn`` finding quoting the message."""
+_WARN_RULES: tuple[tuple[re.Pattern[str], Reason, str, str], ...] = (
+    (re.compile(r"NET/IB\s*:\s*Got completion from peer (?P<peer>[\w.:-]+)<(?P<port>\d+)> "
+                r"with error (?P<code>\d+)"),
+     "HardwareFailureDetected", "nccl-warn-ib-completion",
+     "NET/IB completion error {code}, {meaning}, from peer {peer}: {message}"),
+    (re.compile(r"NET/OFI Request \S+ completed with error\.?(?P<rest>.*)"),
+     "HardwareFailureDetected", "nccl-warn-ofi-request-error",
+     "NET/OFI request completed with error:{rest}"),
+    (re.compile(r"Connect to (?P<peer>[\w.:-]+)<(?P<port>\d+)> failed\s*:\s*(?P<why>.+)"),
+     "WorkloadFailed", "nccl-warn-connect-failed", "connect to {peer} failed: {why}"),
+    (re.compile(r"NET/OFI .*(initiali[sz]ation failed|Failed to initiali[sz]e|"
+                r"Initiali[sz]ing plugin failed)", re.IGNORECASE),
+     "WorkloadFailed", "nccl-warn-net-plugin-init",
+     "network plugin failed to initialise (NCCL may fall back to sockets): {message}"),
+    (re.compile(f"(?i:{_ECC_RE.pattern})|NET/IB"),
+     "HardwareFailureDetected", "nccl-warn-hardware", "NCCL WARN {message}"),
+    (re.compile(""), "WorkloadFailed", "nccl-warn", "NCCL WARN {message}"),
+)  # fmt: skip
+"""``NCCL WARN`` families ``(pattern, reason, kind, message)``, first match wins; the message
+is formatted with the pattern's groups, the warning (``message``), the ``peer`` as
+``host:port`` and the ``meaning`` of an InfiniBand completion ``code``."""
 
 
 def _warn_finding(line: LogLine, text: str, message: str) -> Failure:
     """One ``NCCL WARN`` message (with its wrapped continuation) as a finding."""
-    host = _host_before(text, len(text) - len(message))
-    for pattern, reason, kind, describe in _WARN_RULES:
-        if (found := pattern.search(message)) is not None:
-            return _at(line, reason, kind, *describe(found, message), host)
-    return _at(line, "WorkloadFailed", "nccl-warn", f"NCCL WARN {message}", None, host)
-
-
-def _mask(message: str) -> str:
-    return _PID_RE.sub("…", _HEX_RE.sub("0x…", message))
+    found, reason, kind, template = next(
+        (m, r, k, t) for p, r, k, t in _WARN_RULES if (m := p.search(message)) is not None
+    )
+    groups: dict[str, object] = {**found.groupdict(), "message": message}
+    peer = f"{groups['peer']}:{groups['port']}" if "peer" in groups else None
+    if "code" in groups:
+        code = int(found.group("code"))
+        groups |= {"code": code, "meaning": _IB_WC_STATUS.get(code, f"error {code}")}
+    said = template.format_map({**groups, "peer": peer})
+    return _at(line, kind, said, _host_before(text, len(text) - len(message)), reason, peer)
 
 
 def _merge(findings: Iterable[Failure]) -> list[Failure]:
     merged: dict[tuple[str, str, str], Failure] = {}
     for finding in findings:
-        key = (finding.reason, finding.kind, _mask(finding.message))
+        masked = _PID_RE.sub("…", _HEX_RE.sub("0x…", finding.message))
+        key = (finding.reason, finding.kind, masked)
         own = [finding.host] if finding.host else []
         first = merged.setdefault(key, finding)
         if first is finding:
@@ -176,68 +138,47 @@ def _merge(findings: Iterable[Failure]) -> list[Failure]:
     return list(merged.values())
 
 
-def _benign(message: str) -> bool:
-    return any(pattern.search(message) for _, pattern in BENIGN_WARNINGS)
-
-
 _PHRASE_RULES: tuple[PhraseRule, ...] = (
-    PhraseRule(
-        _ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error", ("CC", "cc")
-    ),
-    PhraseRule(_OOM_RE, "WorkloadFailed", "cuda-out-of-memory", "CUDA out of memory", ("emory",)),
-    PhraseRule(
-        re.compile(r"mpirun detected that one or more processes exited with non-zero status"),
-        "WorkloadFailed",
-        "mpirun-nonzero-exit",
-        "Open MPI: a process exited with non-zero status, the job was terminated",
-        ("mpirun",),
-    ),
-    PhraseRule(
-        _REFUSED_RE,
-        "WorkloadFailed",
-        "connection-refused",
-        "connection refused",
-        ("efused", "EFUSED"),
-    ),
-    PhraseRule(
-        _SEGV_RE,
-        "WorkloadFailed",
-        "segmentation-fault",
-        "segmentation fault",
-        ("egmentation", "dumped"),
-    ),
+    PhraseRule(_ECC_RE, "HardwareFailureDetected", "ecc-error", "uncorrectable ECC error",
+               ("CC", "cc")),
+    PhraseRule(re.compile(r"CUDA out of memory|OutOfMemoryError"), "WorkloadFailed",
+               "cuda-out-of-memory", "CUDA out of memory", ("emory",)),
+    PhraseRule(re.compile(r"mpirun detected that one or more processes exited with non-zero "
+                          r"status"), "WorkloadFailed", "mpirun-nonzero-exit",
+               "Open MPI: a process exited with non-zero status, the job was terminated",
+               ("mpirun",)),
+    PhraseRule(re.compile(r"Connection refused", re.IGNORECASE), "WorkloadFailed",
+               "connection-refused", "connection refused", ("efused", "EFUSED")),
+    PhraseRule(re.compile(r"Segmentation fault|core dumped"), "WorkloadFailed",
+               "segmentation-fault", "segmentation fault", ("egmentation", "dumped")),
     *(rule for log_format in FORMATS for rule in log_format.failure_rules),
-)
+)  # fmt: skip
 """Phrases checked last, outside ``NCCL INFO`` lines, first match wins: these, then every
 format's own :attr:`~krm_fn.report.formats.LogFormat.failure_rules`."""
 
 
 def _at(
-    line: LogLine, reason: Reason, kind: str, message: str, peer: str | None, host: str | None
+    line: LogLine,
+    kind: str,
+    message: str,
+    host: str | None = None,
+    reason: Reason = "WorkloadFailed",
+    peer: str | None = None,
 ) -> Failure:
-    """A finding first seen on ``line``."""
     return Failure(
         reason=reason, kind=kind, message=message, host=host, peer=peer,
         source=line.source, line=line.number,
     )  # fmt: skip
 
 
-def _phrase_finding(line: LogLine, text: str, rule: PhraseRule) -> Failure:
-    """A phrase finding quoting the line without its ``host:pid:tid [dev]`` prefixes."""
-    said = f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}"
-    return _at(line, rule.reason, rule.kind, said, None, _host_before(text, len(text)))
-
-
 def _test_failure(line: LogLine, test: re.Match[str], frames: list[str]) -> Failure:
     """A ``Test NCCL/CUDA failure``, listing the stack lines folded into it."""
     what = test.group("what")
     where = f" at {test.group('where')}" if test.group("where") else ""
+    detail = (test.group("msg") or test.group("bare") or "").strip(" /")
     trail = f" (stack: {', '.join(frames)})" if frames else ""
-    said = (
-        f"Test {what} failure{where}: {(test.group('msg') or test.group('bare') or '').strip(' /')}"
-    )
-    kind = f"nccl-tests-{what.lower()}-failure"
-    return _at(line, "WorkloadFailed", kind, said + trail, None, test.group("host"))
+    said = f"Test {what} failure{where}: {detail}{trail}"
+    return _at(line, f"nccl-tests-{what.lower()}-failure", said, test.group("host"))
 
 
 def _traceback(line: LogLine, after: list[LogLine]) -> Failure:
@@ -247,9 +188,7 @@ def _traceback(line: LogLine, after: list[LogLine]) -> Failure:
         if (found := _EXCEPTION_RE.match(_clean(later).strip())) is not None:
             exception = f"{found.group('name')}: {found.group('msg') or ''}".strip(": ")
             break
-    return _at(
-        line, "WorkloadFailed", "python-traceback", f"Python traceback: {exception}", None, None
-    )
+    return _at(line, "python-traceback", f"Python traceback: {exception}")
 
 
 def _other(line: LogLine, text: str) -> Failure | None:
@@ -258,34 +197,29 @@ def _other(line: LogLine, text: str) -> Failure | None:
         name = found.group("name")
         said = f"{name}: {found.group('msg').strip()}".strip(": ")
         host = _host_before(text, found.start())
-        return _at(line, "WorkloadFailed", f"nccl-result-{name}", said, None, host)
+        return _at(line, f"nccl-result-{name}", said, host)
     if (found := _MPIRUN_SIGNAL_RE.search(text)) is not None:
         said = f"rank {found.group('rank')} exited on signal {found.group('signal')}"
-        return _at(line, "WorkloadFailed", "mpirun-rank-signal", said, None, found.group("host"))
+        return _at(line, "mpirun-rank-signal", said, found.group("host"))
     if (found := _WATCHDOG_RE.search(text)) is not None:
         said = (
             f"PyTorch NCCL watchdog: collective {found.group('op')} did not complete within its "
             f"timeout of {found.group('timeout')} ms (a hang, or a rank that stopped)"
         )
-        return _at(line, "WorkloadFailed", "nccl-watchdog-timeout", said, None, None)
+        return _at(line, "nccl-watchdog-timeout", said)
     return None
 
 
 class _Scan:
-    """One pass over the lines; a finding may consume the lines that continue it.
-
-    ``in_test_failure``: the previous lines were a nccl-tests failure or its stack, so a
-    stack line that follows is part of it.
-    """
+    """One pass over the lines; a finding may consume the lines that continue it."""
 
     def __init__(self, lines: Iterable[LogLine]) -> None:
         self.items = list(lines)
         self.index = 0
-        self.in_test_failure = False
+        self.in_test_failure = False  # in a nccl-tests failure or its stack: a stack line joins
         self.findings: list[Failure] = []
 
     def run(self) -> list[Failure]:
-        """Read every line; return the findings in order."""
         while self.index < len(self.items):
             line = self.items[self.index]
             self.index += 1
@@ -305,10 +239,7 @@ class _Scan:
         elif (stack := _TEST_STACK_RE.search(text)) is not None:
             if not self.in_test_failure:  # a stack line without its message line
                 said = f"nccl-tests failure at {stack.group('where')}"
-                host = stack.group("host")
-                self.findings.append(
-                    _at(line, "WorkloadFailed", "nccl-tests-failure", said, None, host)
-                )
+                self.findings.append(_at(line, "nccl-tests-failure", said, stack.group("host")))
         elif _TRACEBACK_RE.search(text):
             self.in_test_failure = False
             after = self.items[self.index : self.index + _TRACEBACK_LOOKAHEAD]
@@ -322,21 +253,19 @@ class _Scan:
                 self.findings.append(found)
 
     def phrase(self, line: LogLine, text: str) -> None:
-        """Find the first phrase rule the line matches.
-
-        ``NCCL INFO`` lines are never failures (e.g. the benign "connect returned Connection
-        refused, retrying").
-        """
-        if "NCCL INFO" in text:
+        """Find the first phrase rule the line matches."""
+        if "NCCL INFO" in text:  # never a failure (the benign "Connection refused, retrying")
             return
         for rule in _PHRASE_RULES:
             if any(hint in text for hint in rule.hint) and rule.pattern.search(text):
-                self.findings.append(_phrase_finding(line, text, rule))
+                said = f"{rule.label}: {_NCCL_PREFIX_RE.sub('', text).strip()}"  # no host:pid:tid
+                host = _host_before(text, len(text))
+                self.findings.append(_at(line, rule.kind, said, host, rule.reason))
                 return
 
     def read_warn(self, line: LogLine, text: str, message: str) -> None:
         """Record an ``NCCL WARN`` unless benign, joining its wrapped continuation line."""
-        if _benign(message):
+        if any(pattern.search(message) for _, pattern in BENIGN_WARNINGS):
             return
         if self.index < len(self.items):
             follow = _clean(self.items[self.index])

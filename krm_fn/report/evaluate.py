@@ -21,11 +21,10 @@ from dataclasses import replace
 from krm_fn.report.collect_logs import LogIndex, measurement_sources
 from krm_fn.report.detect_failures import detect_failures
 from krm_fn.report.format_values import metric
-from krm_fn.report.formats import FORMATS, LogFormat, format_of_metric
+from krm_fn.report.formats import FORMATS, format_of_metric
 from krm_fn.report.load_rendered import GroupSpec, Rendered
 from krm_fn.report.loglines import LogLine, LogSource
 from krm_fn.report.model import (
-    REASON_SEVERITY,
     Bandwidth,
     FailedNode,
     Failure,
@@ -34,20 +33,17 @@ from krm_fn.report.model import (
     Report,
     RunReport,
     ThresholdResult,
+    most_severe,
 )
 from krm_fn.report.regroup import suggest_regrouping
 from krm_fn.thresholds import KNOWN_THRESHOLD_KEYS, Threshold
 
-__all__ = ["evaluate", "metric_value"]
-
-_NOT_ABOUT_NODES = frozenset(
-    {
-        "no-log", "log-coverage", "collective-mismatch", "training-incomplete",
-        "truncated-step", "no-footer", "no-rows", "unparsable-row", "garbled-line",
-        "missing-rows", "bad-footer",
-    }
-)  # fmt: skip
+_NOT_ABOUT_NODES = frozenset({
+    "no-log", "log-coverage", "collective-mismatch", "training-incomplete", "truncated-step",
+    "no-footer", "no-rows", "unparsable-row", "garbled-line", "missing-rows", "bad-footer",
+})  # fmt: skip
 """Failures about the log itself: splitting the group's nodes would not tell anything."""
+_NO_DATA: tuple[Reason, str] = ("WorkloadFailed", "no measurement data in the log")
 
 
 def metric_value(key: str, group: GroupReport) -> tuple[float | None, str | None]:
@@ -63,37 +59,30 @@ def _lines(sources: Sequence[LogSource]) -> list[LogLine]:
     return [line for source in sources for line in source.lines]
 
 
-def _chosen(kind: str, spec: GroupSpec, lines: Sequence[LogLine]) -> LogFormat | None:
-    """The format of ``kind`` the log shows, else the kind's first when the group asks for it."""
-    formats = [f for f in FORMATS if f.kind == kind]
-    configured = spec.bandwidth if kind == "bandwidth" else spec.goodput
-    wanted = configured is not None or any(
-        (f := format_of_metric(KNOWN_THRESHOLD_KEYS[k].metric)) is not None and f.kind == kind
-        for k in spec.thresholds
-    )
-    found = next((f for f in formats if f.detect(lines)), None)
-    return found or (formats[0] if wanted else None)
-
-
 def _measure(
     group: GroupReport, spec: GroupSpec, sources: list[LogSource], rendered: Rendered
 ) -> None:
+    """Read the logs with every format they show, or the kind's first when the group asks."""
     lines = _lines(sources)
-    for kind in ("bandwidth", "training"):
-        log_format = _chosen(kind, spec, lines)
+    for kind, configured in (("bandwidth", spec.bandwidth), ("training", spec.goodput)):
+        formats = [f for f in FORMATS if f.kind == kind]
+        wanted = configured is not None or any(
+            (f := format_of_metric(KNOWN_THRESHOLD_KEYS[k].metric)) is not None and f.kind == kind
+            for k in spec.thresholds
+        )
+        log_format = next((f for f in formats if f.detect(lines)), formats[0] if wanted else None)
         if log_format is None:
             continue
-        configured = spec.bandwidth if kind == "bandwidth" else spec.goodput
         default = rendered.read_with.get(kind) or rendered.profiles[log_format.profile]
         profile = configured.profile if configured else default
-        chosen = measurement_sources(sources, profile.replicated_job_name)
+        chosen = measurement_sources(sources, profile.spec.worker_strategy.replicated_job_name)
         log_format.measure(group, _lines(chosen) if chosen != sources else lines, profile, spec)
-        what = "bandwidthMeasurement" if kind == "bandwidth" else "goodputMeasurement"
         if configured is None and not spec.from_log:
             group.notes.append(
                 f"{log_format.name} log read with the built-in {profile.name} profile"
             )
         elif configured is not None and configured.defaulted:
+            what = "bandwidthMeasurement" if kind == "bandwidth" else "goodputMeasurement"
             group.notes.append(f"{what} has no logProfileRef; used {profile.name}")
 
 
@@ -101,8 +90,7 @@ def _check_thresholds(group: GroupReport, thresholds: Mapping[str, Threshold]) -
     for key, threshold in thresholds.items():
         info = KNOWN_THRESHOLD_KEYS[key]
         value, note = metric_value(key, group)
-        if not group.logs:
-            note = "no log"
+        note = note if group.logs else "no log"
         passed = threshold.evaluate(value)
         group.thresholds.append(
             ThresholdResult(
@@ -116,9 +104,7 @@ def _check_thresholds(group: GroupReport, thresholds: Mapping[str, Threshold]) -
             message = f"{key}: no value measured ({note}); '{threshold.expression}' fails closed"
         else:
             message = f"{key} = {metric(value, info.unit)} does not meet '{threshold.expression}'"
-        group.failures.append(
-            Failure(reason="ThresholdViolation", kind="threshold", message=message)
-        )
+        group.failures.append(Failure.of("threshold", message, reason="ThresholdViolation"))
 
 
 def _evaluate_group(spec: GroupSpec, sources: list[LogSource], rendered: Rendered) -> GroupReport:
@@ -131,56 +117,36 @@ def _evaluate_group(spec: GroupSpec, sources: list[LogSource], rendered: Rendere
         num_nodes=spec.num_nodes,
         framework=spec.framework,
         logs=[s.name for s in sources],
-        run=spec.run,
     )
     if spec.bandwidth is not None:  # measured for bandwidth, whatever the log will hold
         group.bandwidth = Bandwidth(log_profile=spec.bandwidth.profile.name)
     if not sources:
         name = spec.trainjob
-        group.failures.append(
-            Failure(
-                reason="WorkloadFailed",
-                kind="no-log",
-                message=f"no log found for TrainJob {name}: expected {name}.log or .txt (also "
-                f".gz), a {name}/ directory, pod logs {name}-launcher[-*] or -node[-*], or a "
-                f"'# trainjob: {name}' line",
-            )
+        message = (
+            f"no log found for TrainJob {name}: expected {name}.log or .txt (also .gz), a "
+            f"{name}/ directory, pod logs {name}-launcher[-*] or -node[-*], or a "
+            f"'# trainjob: {name}' line"
         )
+        group.failures.append(Failure.of("no-log", message))
     group.failures.extend(detect_failures(_lines(sources)))
     if sources:
         _measure(group, spec, sources, rendered)
-    if spec.from_log:
-        _nodes_from_log(group)
+    hosts = (group.bandwidth and group.bandwidth.hosts) or (group.training and group.training.hosts)
+    if spec.from_log and hosts:  # a log read alone: its group's nodes are the hosts it names
+        group.nodes, group.num_nodes = list(hosts), len(hosts)
     _check_thresholds(group, spec.thresholds)
     return group
-
-
-def _nodes_from_log(group: GroupReport) -> None:
-    """A log read alone: its group's nodes are the hosts the log names."""
-    hosts = (group.bandwidth.hosts if group.bandwidth else []) or (
-        group.training.hosts if group.training else []
-    )
-    if hosts:
-        group.nodes, group.num_nodes = list(hosts), len(hosts)
-
-
-def _names_node(failure: Failure, node: str) -> bool:
-    hosts = failure.hosts or ([failure.host] if failure.host else [])
-    return any(h in (node, node.split(".")[0]) or h.split(".")[0] == node for h in hosts)
 
 
 def _failed_nodes(group: GroupReport) -> list[FailedNode]:
     """The group's nodes with their reason: a node the log names gets its own failure."""
     if group.status == "Passed":
         return []
-    primary = group.primary_failure
-    reason: Reason = primary.reason if primary else "WorkloadFailed"
-    message = primary.message if primary else "no measurement data in the log"
-    merged: dict[tuple[str, str], list[str]] = {}
+    primary = most_severe(group.failures)
+    merged: dict[tuple[Reason, str], list[str]] = {}
     for node in group.nodes or [""]:
-        own = [f for f in group.failures if node and _names_node(f, node)]
-        worst = max(own, key=lambda f: REASON_SEVERITY[f.reason]) if own else None
-        key = (worst.reason, worst.message) if worst else (reason, message)
+        worst = most_severe(f for f in group.failures if node and f.names(node)) or primary
+        key = (worst.reason, worst.message) if worst else _NO_DATA
         merged.setdefault(key, []).extend([node] if node else [])
     return [
         FailedNode(nodes=nodes, group=group.name, train_job=group.train_job, reason=r, message=m)
@@ -188,13 +154,13 @@ def _failed_nodes(group: GroupReport) -> list[FailedNode]:
     ]
 
 
-def _run_report(name: str, groups: list[GroupReport]) -> RunReport:
+def _run_report(name: str, groups: list[GroupReport], specs: list[GroupSpec]) -> RunReport:
     counts = [len(g.nodes or ()) or g.num_nodes for g in groups]  # None: a size unknown
     run = RunReport(
         name=name,
         namespace=groups[0].namespace,
-        platform=None,
-        gpu=None,
+        platform=", ".join(dict.fromkeys(s.platform for s in specs if s.platform)) or None,
+        gpu=", ".join(dict.fromkeys(s.gpu for s in specs if s.gpu)) or None,
         nodes=list(dict.fromkeys(n for g in groups for n in g.nodes or ())),
         node_count=None if None in counts else sum(counts),
         groups=groups,
@@ -204,9 +170,8 @@ def _run_report(name: str, groups: list[GroupReport]) -> RunReport:
         failed = _failed_nodes(group)
         run.failed_nodes.extend(failed)
         if group.nodes and any(f.kind not in _NOT_ABOUT_NODES for f in group.failures):
-            suspects = [
-                n for f in failed for n in f.nodes if any(_names_node(x, n) for x in group.failures)
-            ]
+            named = {n for n in group.nodes if any(f.names(n) for f in group.failures)}
+            suspects = [n for f in failed for n in f.nodes if n in named]
             group.suggested_groups = suggest_regrouping(group.nodes, good, suspects)
     return run
 
@@ -229,9 +194,8 @@ def evaluate(
             spec = replace(spec, thresholds={**spec.thresholds, **thresholds})
         group = _evaluate_group(spec, logs.by_trainjob.get(spec.trainjob, []), rendered)
         by_run.setdefault(spec.run, []).append(group)
-    reports = [_run_report(name, groups) for name, groups in by_run.items()]
-    for report in reports:
-        chosen = [s for s in specs if s.run == report.name]
-        report.platform = ", ".join(dict.fromkeys(s.platform for s in chosen if s.platform)) or None
-        report.gpu = ", ".join(dict.fromkeys(s.gpu for s in chosen if s.gpu)) or None
+    reports = [
+        _run_report(name, groups, [s for s in specs if s.run == name])
+        for name, groups in by_run.items()
+    ]
     return Report(workload_runs=reports, unmatched_logs=list(logs.unmatched))

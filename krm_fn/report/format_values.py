@@ -8,18 +8,7 @@ Invariants:
 
 from __future__ import annotations
 
-from krm_fn.report.model import GroupReport
-
-__all__ = [
-    "SUMMARY_COLUMNS",
-    "count",
-    "human_bytes",
-    "metric",
-    "number",
-    "ratio",
-    "seconds",
-    "summary_row",
-]
+from krm_fn.report.model import GroupReport, Row, ThresholdResult
 
 MISSING = "-"
 
@@ -72,6 +61,23 @@ def count(value: int | None) -> str:
     if value is None:
         return "N/A"
     return str(value) if value < 1_000_000 else f"{value:.6g}"
+
+
+def table_row(row: Row) -> list[str]:
+    """A results row as the reports show it: size, out-of-place algbw and busbw, #wrong or error."""
+    half = row.out_of_place
+    check = count(half.wrong) if half.error is None else f"{half.error:g}"
+    return [
+        human_bytes(row.size_bytes),
+        f"{half.alg_bw_g_bps:.2f}",
+        f"{half.bus_bw_g_bps:.2f}",
+        check,
+    ]
+
+
+def threshold_value(result: ThresholdResult) -> str:
+    """The value a threshold read, or ``-`` and why it is missing."""
+    return metric(result.value, result.unit) if result.value is not None else f"- ({result.note})"
 
 
 SUMMARY_COLUMNS = (

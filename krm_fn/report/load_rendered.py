@@ -47,19 +47,10 @@ from krm_fn.thresholds import (
     parse_thresholds,
 )
 
-__all__ = [
-    "GroupSpec",
-    "Measurement",
-    "Rendered",
-    "RenderedInputError",
-    "groups_from_logs",
-    "load_profiles",
-    "load_rendered",
-]
-
-_DURATION_RE = re.compile(r"^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$")
-_TEST_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _DURATION_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_PART = rf"(\d+(?:\.\d+)?)({'|'.join(_DURATION_S)})"  # 'ms' before 'm' and 's'
+_DURATION_RE = re.compile(f"^(?:{_DURATION_PART})+$")
+_TEST_TYPE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class RenderedInputError(ValueError):
@@ -80,33 +71,29 @@ class Measurement:
         """``sampleInterval`` in seconds (a Go duration such as ``1m30s``), when set."""
         if self.sample_interval is None:
             return None
-        parts = re.findall(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)", self.sample_interval)
+        parts = re.findall(_DURATION_PART, self.sample_interval)
         return sum(float(n) * _DURATION_S[u] for n, u in parts)
 
 
 @dataclass(frozen=True)
 class GroupSpec:
-    """One node group as its TrainJob describes it (docs/report.md lists the fields read).
-
-    ``nodes`` is ``None`` under placement Unpinned. ``from_log``: the group stands for one
-    log read without rendered objects; its size is what the log states (no coverage check).
-    """
+    """One node group as its TrainJob describes it (docs/report.md lists the fields read)."""
 
     trainjob: str
     namespace: str
     run: str
     group: str
-    overflow: bool
-    nodes: tuple[str, ...] | None
-    num_nodes: int | None
-    num_proc_per_node: int | str | None
-    platform: str | None
-    gpu: str | None
-    framework: str | None
+    overflow: bool = False
+    nodes: tuple[str, ...] | None = None  # None under placement Unpinned
+    num_nodes: int | None = None
+    num_proc_per_node: int | str | None = None
+    platform: str | None = None
+    gpu: str | None = None
+    framework: str | None = None
     thresholds: Mapping[str, Threshold] = field(default_factory=dict)
     bandwidth: Measurement | None = None
     goodput: Measurement | None = None
-    from_log: bool = False
+    from_log: bool = False  # one log read alone: its size is what it states (no coverage check)
 
 
 @dataclass(frozen=True)
@@ -163,34 +150,27 @@ def _json_annotation(name: str, annotations: Mapping[str, Any], key: str) -> dic
 
 
 _MEASUREMENTS = {
-    "testType": (
-        "nccl-bandwidth",
-        "bandwidthResult",
-        _TEST_TYPE_RE,
-        "a collective name such as all_reduce",
-    ),
-    "sampleInterval": ("megatron-training", "trainingStep", _DURATION_RE, "a duration such as 60s"),
-}
-"""The field a measurement annotation has besides ``logProfileRef``: the default profile,
+    ANN_BANDWIDTH: ("testType", "nccl-bandwidth", "bandwidthResult", _TEST_TYPE_RE,
+                    "a collective name such as all_reduce"),
+    ANN_GOODPUT: ("sampleInterval", "megatron-training", "trainingStep", _DURATION_RE,
+                  "a duration such as 60s"),
+}  # fmt: skip
+"""The field a measurement annotation has besides ``logProfileRef``, the default profile,
 the pattern the profile needs, and what the field's value must be."""
 
 
 def _measurement(
-    name: str,
-    annotations: Mapping[str, Any],
-    key: str,
-    profiles: Mapping[str, LogProfile],
-    own: str,
+    name: str, annotations: Mapping[str, Any], key: str, profiles: Mapping[str, LogProfile]
 ) -> Measurement | None:
     value = _json_annotation(name, annotations, key)
     if value is None:
         return None
     where = f"TrainJob {name!r}: annotation {key}"
+    own, default, needs, pattern, allowed = _MEASUREMENTS[key]
     if unknown := sorted(set(value) - {own, "logProfileRef"}):
         raise RenderedInputError(
             f"{where} has unknown field(s) {', '.join(unknown)}; allowed: {own}, logProfileRef"
         )
-    default, needs, pattern, allowed = _MEASUREMENTS[own]
     ref = value.get("logProfileRef", default)
     if not isinstance(ref, str) or not ref:
         raise RenderedInputError(f"{where}: logProfileRef must be a string")
@@ -218,26 +198,21 @@ def _group(obj: Mapping[str, Any], profiles: Mapping[str, LogProfile]) -> GroupS
     annotations = metadata.get("annotations") or {}
     if not isinstance(labels, Mapping) or not isinstance(annotations, Mapping):
         raise RenderedInputError(f"TrainJob {name!r}: labels and annotations must be mappings")
-    run = str(labels.get(LABEL_RUN) or name)
     group = str(labels.get(LABEL_GROUP) or name)
-    nodes_text = annotations.get(ANN_GROUP_NODES)
-    nodes: tuple[str, ...] | None = None
-    if nodes_text is not None:
-        nodes = tuple(n.strip() for n in str(nodes_text).split(",") if n.strip())
-    spec = obj.get("spec") or {}
-    trainer = (spec.get("trainer") if isinstance(spec, Mapping) else None) or {}
-    if not isinstance(trainer, Mapping):
-        trainer = {}
-    threshold_map = _json_annotation(name, annotations, ANN_THRESHOLDS) or {}
+    text = annotations.get(ANN_GROUP_NODES)
+    nodes = None if text is None else tuple(n.strip() for n in str(text).split(",") if n.strip())
+    spec = obj.get("spec")
+    trainer = spec.get("trainer") if isinstance(spec, Mapping) else None
+    trainer = trainer if isinstance(trainer, Mapping) else {}
     try:
-        thresholds = parse_thresholds(threshold_map)
+        thresholds = parse_thresholds(_json_annotation(name, annotations, ANN_THRESHOLDS) or {})
     except (ThresholdKeyError, ThresholdSyntaxError) as err:
         raise RenderedInputError(f"TrainJob {name!r}: annotation {ANN_THRESHOLDS}: {err}") from None
     num_proc = trainer.get("numProcPerNode")
     return GroupSpec(
         trainjob=name,
         namespace=str(metadata.get("namespace") or "default"),
-        run=run,
+        run=str(labels.get(LABEL_RUN) or name),
         group=group,
         overflow=name.endswith("-overflow") or group.endswith("-overflow"),
         nodes=nodes,
@@ -247,8 +222,8 @@ def _group(obj: Mapping[str, Any], profiles: Mapping[str, LogProfile]) -> GroupS
         gpu=_str_or_none(annotations.get(ANN_GPU_ARCH)),
         framework=_str_or_none(annotations.get(ANN_FRAMEWORK)),
         thresholds=thresholds,
-        bandwidth=_measurement(name, annotations, ANN_BANDWIDTH, profiles, "testType"),
-        goodput=_measurement(name, annotations, ANN_GOODPUT, profiles, "sampleInterval"),
+        bandwidth=_measurement(name, annotations, ANN_BANDWIDTH, profiles),
+        goodput=_measurement(name, annotations, ANN_GOODPUT, profiles),
     )
 
 
@@ -257,12 +232,7 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> Rendered:
-    """Read the rendered objects (with ``extra``, a ``--log-profile`` file's, over their own).
-
-    Raises:
-        RenderedInputError: the input is unusable; the message says why and where.
-
-    """
+    """Read the rendered objects, ``extra`` profiles over theirs (else ``RenderedInputError``)."""
     objects = list(_documents(text))
     profile_objects = [o for o in objects if o.get("kind") == "LogProfile"]
     try:
@@ -292,19 +262,16 @@ def load_rendered(text: str, extra: Mapping[str, LogProfile] | None = None) -> R
     return Rendered(groups, profiles)
 
 
-def load_profiles(
-    text: str, profiles: Mapping[str, LogProfile]
-) -> tuple[dict[str, LogProfile], list[LogProfile]]:
-    """A ``--log-profile`` file: all profiles (its own win), its own in order; it must hold one."""
+def load_profiles(text: str) -> tuple[dict[str, LogProfile], list[LogProfile]]:
+    """A ``--log-profile`` file's profiles over the built-in ones, and its own in order (≥ 1)."""
     objects = [o for o in _documents(text) if o.get("kind") == "LogProfile"]
     if not objects:
         raise RenderedInputError("the file holds no LogProfile (kind: LogProfile) object")
     try:
-        own = profiles_with_overrides(objects)
+        profiles = profiles_with_overrides(objects)
     except LogProfileError as err:
         raise RenderedInputError(str(err)) from None
-    names = [str(o["metadata"]["name"]) for o in objects]
-    return {**profiles, **own}, [own[n] for n in names]
+    return profiles, [profiles[str(o["metadata"]["name"])] for o in objects]
 
 
 def groups_from_logs(
@@ -314,23 +281,10 @@ def groups_from_logs(
     read_with = {
         kind: profile
         for kind, pattern in (("bandwidth", "bandwidthResult"), ("training", "trainingStep"))
-        if (profile := next((p for p in chosen if p.pattern(pattern)), None)) is not None
+        if (profile := next((p for p in chosen if p.patterns.get(pattern)), None)) is not None
     }
     groups = tuple(
-        GroupSpec(
-            trainjob=name,
-            namespace="default",
-            run="logs",
-            group=name,
-            overflow=False,
-            nodes=None,
-            num_nodes=None,
-            num_proc_per_node=None,
-            platform=None,
-            gpu=None,
-            framework=None,
-            from_log=True,
-        )
+        GroupSpec(trainjob=name, namespace="default", run="logs", group=name, from_log=True)
         for name in names
     )
     return Rendered(groups, profiles, read_with)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LogLine", "LogSource"]
-
 
 @dataclass(frozen=True)
 class LogLine:
@@ -32,5 +30,5 @@ class LogSource:
     @classmethod
     def from_text(cls, name: str, text: str, first_line: int = 1) -> LogSource:
         """Split ``text`` into lines numbered from ``first_line`` (sections start later)."""
-        lines = text.splitlines()
-        return cls(name, tuple(LogLine(name, n, t) for n, t in enumerate(lines, first_line)))
+        numbered = enumerate(text.splitlines(), first_line)
+        return cls(name, tuple(LogLine(name, n, t) for n, t in numbered))

@@ -3,7 +3,8 @@ r"""LogProfiles, how to read a log: built-in (NVCRE's verbatim, our ``nemo2-trai
 A profile holds a timestamp layout, a regex per event, the warm-up steps and log interval.
 
 Invariants:
-    * The built-in profiles go through the same validation as user profiles.
+    * The built-in profiles are LogProfile objects (``krm_fn/data/logprofiles.yaml``), read
+      and validated as a user's are.
     * Regexes are the Go (RE2) text, translated only where Python spells the same thing
       differently (``(?<name>`` → ``(?P<name>``, ``\z`` → ``\Z``); a regex that does not
       compile, lacks a required named group, or does not match its own ``example`` is an error.
@@ -17,22 +18,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
 
 from krm_fn.report.timestamps import GoLayout, LayoutError
-
-__all__ = [
-    "BUILTIN_PROFILES",
-    "LOGPROFILE_API_VERSION",
-    "CompiledPattern",
-    "LogProfile",
-    "LogProfileError",
-    "compile_profile",
-    "profiles_with_overrides",
-    "resolve_profile",
-]
 
 LOGPROFILE_API_VERSION = "nvcre.nvidia.com/v1alpha1"
 
@@ -63,7 +56,7 @@ class LogProfileError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
 
 
 class _EventPattern(_Strict):
@@ -78,20 +71,20 @@ class _Timestamp(_Strict):
 
 class _WorkerStrategy(_Strict):
     type: Literal["Single", "Multi"] = "Single"
-    lifecycle_pod: Literal["first", "last"] = Field("first", alias="lifecyclePod")
-    training_step_pod: Literal["first", "last"] | None = Field(None, alias="trainingStepPod")
-    replicated_job_name: str = Field("trainer", alias="replicatedJobName")
+    lifecycle_pod: Literal["first", "last"] = "first"
+    training_step_pod: Literal["first", "last"] | None = None
+    replicated_job_name: str = "trainer"
 
 
 class _Spec(_Strict):
+    # The report reads the logs it is given: workerStrategy (but for replicatedJobName) and
+    # containerName are validated and not used.
     timestamp: _Timestamp
     patterns: dict[PatternName, _EventPattern] = Field(default_factory=dict)
-    worker_strategy: _WorkerStrategy = Field(
-        default_factory=_WorkerStrategy, alias="workerStrategy"
-    )
-    container_name: str | None = Field(None, alias="containerName")
-    warmup_steps: int = Field(0, ge=0, alias="warmupSteps")
-    log_interval: int = Field(1, ge=1, alias="logInterval")
+    worker_strategy: _WorkerStrategy = Field(default_factory=_WorkerStrategy)
+    container_name: str | None = None
+    warmup_steps: int = Field(0, ge=0)
+    log_interval: int = Field(1, ge=1)
 
 
 @dataclass(frozen=True)
@@ -111,23 +104,13 @@ class CompiledPattern:
 
 @dataclass(frozen=True)
 class LogProfile:
-    """A validated LogProfile; ``origin`` is ``built-in`` or ``input``.
-
-    ``workerStrategy.type``, ``lifecyclePod``, ``trainingStepPod`` and ``containerName`` are
-    validated but not used: the report reads the logs it is given.
-    """
+    """A validated LogProfile: its spec as written and compiled; ``origin``: built-in or input."""
 
     name: str
     origin: Literal["built-in", "input"]
+    spec: _Spec
     layout: GoLayout
     patterns: Mapping[str, CompiledPattern]
-    warmup_steps: int
-    log_interval: int
-    replicated_job_name: str
-
-    def pattern(self, key: str) -> CompiledPattern | None:
-        """The compiled pattern ``key``, or ``None`` when the profile has none."""
-        return self.patterns.get(key)
 
 
 def translate_go_regex(regex: str) -> str:
@@ -175,147 +158,17 @@ def compile_profile(
         layout = GoLayout.compile(parsed.timestamp.layout)
     except LayoutError as err:
         raise LogProfileError(f"LogProfile {name!r}: {err}") from None
-    return LogProfile(
-        name=name,
-        origin=origin,
-        layout=layout,
-        patterns={k: _compile_pattern(name, k, v) for k, v in parsed.patterns.items()},
-        warmup_steps=parsed.warmup_steps,
-        log_interval=parsed.log_interval,
-        replicated_job_name=parsed.worker_strategy.replicated_job_name,
-    )
+    compiled: dict[str, CompiledPattern] = {
+        key: _compile_pattern(name, key, pattern) for key, pattern in parsed.patterns.items()
+    }
+    return LogProfile(name, origin, parsed, layout, compiled)
 
 
-# --- Built-in profiles: regexes verbatim from NVCRE (reference §1.9) ---------------------
-
-NCCL_BANDWIDTH_REGEX = (
-    r"^\s*(?P<size>\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+[\d.]+\s+(?P<algBW>[\d.]+)\s+(?P<busBW>[\d.]+)"
-)
-NCCL_BANDWIDTH_EXAMPLE = (
-    "           8             2     float     sum      -1    58.31    0.00    0.00       0"
-    "    58.40    0.00    0.00       0"
-)
-NETWORK_TRANSPORT_REGEX = r"NCCL INFO Using network (?P<transport>.+)"
-_MEGATRON_TS = r"\[(?P<timestamp>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\]"
-MEGATRON_TRAINING_STEP_REGEX = (
-    _MEGATRON_TS + r"\s+iteration\s+(?P<iteration>\d+)/\s*\d+\s*\|"
-    r".*elapsed time per iteration \(ms\):\s*(?P<elapsedTime>[\d.]+)\s*\|"
-    r".*throughput per GPU \(TFLOP/s/GPU\):\s*(?P<tflops>[\d.]+)\s*\|"
-    r".*lm loss:\s*(?P<loss>[\d.eE+\-]+)"
-)
-MEGATRON_BRIDGE_STEP_REGEX = (
-    _MEGATRON_TS + r"\s+iteration\s+(?P<iteration>\d+)/\s*\d+\s*\|"
-    r".*elapsed time per iteration \(ms\):\s*(?P<elapsedTime>[\d.]+)\s*\|"
-    r"(?:.*throughput per GPU \(TFLOP/s/GPU\):\s*(?P<tflops>[\d.]+)\s*\|)?"
-    r".*lm loss:\s*(?P<loss>[\d.eE+\-]+)"
-)
-MEGATRON_BRIDGE_STEP_EXAMPLE = (
-    "[2026-04-10 05:07:38] iteration        2/      50 | consumed samples:        16384 | "
-    "elapsed time per iteration (ms): 26333.1 | throughput per GPU (TFLOP/s/GPU): 194.2 | "
-    "lm loss: 1.189539E+01"
-)
-NEMO2_STEP_REGEX = (
-    r"Training epoch \d+, iteration (?P<iteration>\d+)/\d+ \|"
-    r".*train_step_timing in s: (?P<elapsedTime>[\d.]+(?:e[+-]?\d+)?)"
-)
-NEMO2_STEP_EXAMPLE = (
-    "Training epoch 0, iteration 97/99 | lr: 1.469e-05 | global_batch_size: 128 | "
-    "global_step: 97 | reduced_train_loss: 6.265 | train_step_timing in s: 12.22"
-)
-_MEGATRON_COMMON: dict[str, dict[str, Any]] = {
-    "checkpointSave": {
-        "regex": _MEGATRON_TS
-        + r"\s+saving checkpoint at iteration\s+(?P<step>\d+)\s+to\s+(?P<path>\S+)"
-    },
-    # The reference writes this timestamp group as "..."; it is the same group as above.
-    "checkpointDone": {
-        "regex": _MEGATRON_TS
-        + r"\s+scheduled an async checkpoint save at iteration\s+(?P<step>\d+)\s+to\s+(?P<path>\S+)"
-    },
-    "checkpointRestore": {"regex": r"Loading checkpoint from (?P<path>\S+)"},
-    "applicationStart": {
-        "regex": r"using world size: \d+, data-parallel size: \d+, context-parallel size: \d+,"
-        r".* tensor-model-parallel size: \d+, pipeline-model-parallel size: \d+"
-    },
-}
-_MEGATRON_LAYOUT = "2006-01-02 15:04:05.999999"
-_MEGATRON_STRATEGY = {"type": "Multi", "lifecyclePod": "first", "trainingStepPod": "last"}
-
-_BUILTIN_SPECS: dict[str, dict[str, Any]] = {
-    "nccl-bandwidth": {
-        "timestamp": {"layout": "2006-01-02T15:04:05.999999999Z"},
-        "workerStrategy": {"type": "Single", "replicatedJobName": "launcher"},
-        "patterns": {
-            "bandwidthResult": {"regex": NCCL_BANDWIDTH_REGEX, "example": NCCL_BANDWIDTH_EXAMPLE},
-            "networkTransport": {"regex": NETWORK_TRANSPORT_REGEX},
-        },
-    },
-    "nccl-loopback": {
-        "timestamp": {"layout": "2006-01-02T15:04:05.999999999Z"},
-        "workerStrategy": {"type": "Single", "replicatedJobName": "node"},
-        "patterns": {
-            "bandwidthResult": {"regex": NCCL_BANDWIDTH_REGEX, "example": NCCL_BANDWIDTH_EXAMPLE},
-        },
-    },
-    "megatron-training": {
-        "timestamp": {"layout": _MEGATRON_LAYOUT},
-        "workerStrategy": _MEGATRON_STRATEGY,
-        "warmupSteps": 10,
-        "logInterval": 10,
-        "patterns": {
-            "trainingStep": {
-                "regex": MEGATRON_TRAINING_STEP_REGEX,
-                "units": {"elapsedTime": "ms"},
-            },
-            **_MEGATRON_COMMON,
-        },
-    },
-    "megatron-bridge": {
-        "timestamp": {"layout": _MEGATRON_LAYOUT},
-        "workerStrategy": _MEGATRON_STRATEGY,
-        "warmupSteps": 5,
-        "logInterval": 1,
-        "patterns": {
-            "trainingStep": {
-                "regex": MEGATRON_BRIDGE_STEP_REGEX,
-                "example": MEGATRON_BRIDGE_STEP_EXAMPLE,
-                "units": {"elapsedTime": "ms"},
-            },
-            **_MEGATRON_COMMON,
-        },
-    },
-    # Ours: NVCRE has no profile for NeMo 2's "Training epoch E, iteration N/M |" lines.
-    "nemo2-training": {
-        "timestamp": {"layout": "2006-01-02 15:04:05"},
-        "workerStrategy": _MEGATRON_STRATEGY,
-        "warmupSteps": 5,
-        "logInterval": 1,
-        "patterns": {
-            "trainingStep": {
-                "regex": NEMO2_STEP_REGEX,
-                "example": NEMO2_STEP_EXAMPLE,
-                "units": {"elapsedTime": "s"},
-            },
-        },
-    },
-}
-
-BUILTIN_PROFILES: Mapping[str, LogProfile] = {
-    name: compile_profile(name, spec, "built-in") for name, spec in _BUILTIN_SPECS.items()
-}
-"""The built-in profiles by name: NVCRE's ``nccl-bandwidth``, ``nccl-loopback``,
-``megatron-training`` and ``megatron-bridge``, and our ``nemo2-training``."""
-
-
-def profiles_with_overrides(objects: Iterable[Mapping[str, Any]]) -> dict[str, LogProfile]:
-    """The built-in profiles, replaced or extended by the LogProfile objects given.
-
-    Raises:
-        LogProfileError: an object has no name, is defined twice, or is invalid.
-
-    """
-    profiles = dict(BUILTIN_PROFILES)
-    seen: set[str] = set()
+def _compile_objects(
+    objects: Iterable[Mapping[str, Any]], origin: Literal["built-in", "input"]
+) -> dict[str, LogProfile]:
+    """LogProfile objects by name (``LogProfileError``: no name, defined twice, or invalid)."""
+    profiles: dict[str, LogProfile] = {}
     for obj in objects:
         metadata = obj.get("metadata")
         name = metadata.get("name") if isinstance(metadata, Mapping) else None
@@ -326,14 +179,30 @@ def profiles_with_overrides(objects: Iterable[Mapping[str, Any]]) -> dict[str, L
                 f"LogProfile {name!r}: apiVersion must be {LOGPROFILE_API_VERSION}, "
                 f"got {obj.get('apiVersion')!r}"
             )
-        if name in seen:
+        if name in profiles:
             raise LogProfileError(f"LogProfile {name!r} is defined twice in the input")
-        seen.add(name)
         spec = obj.get("spec")
         if not isinstance(spec, Mapping):
             raise LogProfileError(f"LogProfile {name!r}: spec must be a mapping")
-        profiles[name] = compile_profile(name, spec, "input")
+        profiles[name] = compile_profile(name, spec, origin)
     return profiles
+
+
+_BUILTIN_FILE = Path(__file__).parents[1] / "data" / "logprofiles.yaml"
+BUILTIN_PROFILES: Mapping[str, LogProfile] = _compile_objects(
+    yaml.load(_BUILTIN_FILE.read_text("utf-8"), getattr(yaml, "CSafeLoader", yaml.SafeLoader))[
+        "items"
+    ],
+    "built-in",
+)
+"""The built-in profiles by name (``krm_fn/data/logprofiles.yaml``): NVCRE's
+``nccl-bandwidth``, ``nccl-loopback``, ``megatron-training`` and ``megatron-bridge``, and our
+``nemo2-training``."""
+
+
+def profiles_with_overrides(objects: Iterable[Mapping[str, Any]]) -> dict[str, LogProfile]:
+    """The built-in profiles, replaced or extended by the LogProfile objects given."""
+    return {**BUILTIN_PROFILES, **_compile_objects(objects, "input")}
 
 
 def resolve_profile(
@@ -344,6 +213,6 @@ def resolve_profile(
     if profile is None:
         known = ", ".join(sorted(profiles))
         raise LogProfileError(f"unknown logProfileRef {ref!r}; known LogProfiles: {known}")
-    if needs is not None and profile.pattern(needs) is None:
+    if needs is not None and profile.patterns.get(needs) is None:
         raise LogProfileError(f"LogProfile {ref!r} has no {needs} pattern")
     return profile

@@ -16,16 +16,19 @@ Invariants:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from pydantic.alias_generators import to_camel
 
+from krm_fn.report.prefixes import same_host
+
 REPORT_API_VERSION: Final = "report.workloadrun-fn.nvcre.nvidia.com/v1alpha1"
 Reason = Literal["WorkloadFailed", "ThresholdViolation", "HardwareFailureDetected"]
 Status = Literal["Passed", "Failed", "NoData"]
 REASON_SEVERITY = {"HardwareFailureDetected": 3, "WorkloadFailed": 2, "ThresholdViolation": 1}
-"""Higher is more severe; a node's reason is its most severe failure."""
+"""Higher is more severe; a node's reason is its most severe failure (:func:`most_severe`)."""
 ERRATIC_FLOOR_GBPS = 1.0
 """Bus bandwidths below this are latency-bound noise; they never make a sweep erratic."""
 
@@ -158,6 +161,11 @@ class Table(_Model):
         return sum(r.matched_by == "profile" for r in self.rows)
 
     @property
+    def check_column(self) -> str:
+        """The column that checks results: ``#wrong`` (new format) or ``error`` (old)."""
+        return "#wrong" if self.format == "new" else "error"
+
+    @property
     def wrong_rows(self) -> list[Row]:
         """Rows with a non-zero ``#wrong`` count, out-of-place or in-place."""
         return [r for r in self.rows if (r.out_of_place.wrong or 0) + (r.in_place.wrong or 0)]
@@ -172,9 +180,13 @@ class Rank(_Model):
     gpu: str
 
 
+def most_severe(failures: Iterable[Failure]) -> Failure | None:
+    """The most severe of the failures (the first among equals), or ``None``."""
+    return max(failures, key=lambda f: REASON_SEVERITY[f.reason], default=None)
+
+
 def _lowest(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return min(present) if present else None
+    return min((v for v in values if v is not None), default=None)
 
 
 class Bandwidth(_Model):
@@ -298,6 +310,27 @@ class Failure(_Model):
     count: int = 1
     hosts: list[str] = Field(default_factory=list)
 
+    @classmethod
+    def of(
+        cls,
+        kind: str,
+        message: str,
+        source: str | None = None,
+        line: int | None = None,
+        reason: Reason = "WorkloadFailed",
+    ) -> Failure:
+        """A failure found at ``source:line`` when known; most are ``WorkloadFailed``."""
+        return cls(reason=reason, kind=kind, message=message, source=source, line=line)
+
+    @property
+    def named_hosts(self) -> list[str]:
+        """Every host that printed it (merged findings), else the one it names, if any."""
+        return self.hosts or ([self.host] if self.host else [])
+
+    def names(self, node: str) -> bool:
+        """Whether a host it names is ``node`` (see :func:`same_host`)."""
+        return any(same_host(host, node) for host in self.named_hosts)
+
 
 class GroupReport(_Model):
     """The verdict on one group (one TrainJob, or one log when there are no TrainJobs)."""
@@ -317,7 +350,6 @@ class GroupReport(_Model):
     notes: list[str] = Field(default_factory=list)
     suggested_groups: list[list[str]] = Field(default_factory=list)
     has_data: bool = Field(False, exclude=True)
-    run: str = Field("", exclude=True)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -326,11 +358,6 @@ class GroupReport(_Model):
         if self.failures:
             return "Failed"
         return "Passed" if self.has_data else "NoData"
-
-    @property
-    def primary_failure(self) -> Failure | None:
-        """The most severe failure (first among equals)."""
-        return max(self.failures, key=lambda f: REASON_SEVERITY[f.reason], default=None)
 
 
 class FailedNode(_Model):

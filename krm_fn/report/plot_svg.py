@@ -26,8 +26,6 @@ from krm_fn.report.format_values import human_bytes
 from krm_fn.report.model import Report
 from krm_fn.thresholds import parse_threshold
 
-__all__ = ["Series", "plot_report", "render_svg", "threshold_lines"]
-
 WIDTH = 900
 HEIGHT = 520
 LEFT, RIGHT, TOP, BOTTOM = 80, 210, 56, 72
@@ -40,18 +38,10 @@ LEGEND_ROW = 20
 NO_DATA_COLOR = "#9e9e9e"
 LIMIT_COLOR = "#c62828"
 MAX_TITLE_RUNS = 2
-PALETTE = [
-    "#1f77b4",
-    "#d62728",
-    "#2ca02c",
-    "#ff7f0e",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#17becf",
-    "#7f7f7f",
-    "#bcbd22",
-]
+PALETTE = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+    "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -81,11 +71,6 @@ def _text(x: float, y: float, body: str, **attrs: str) -> str:
     return f'<text x="{_fmt(x)}" y="{_fmt(y)}"{extra}>{escape(body)}</text>'
 
 
-def legend_width(labels: Sequence[str]) -> float:
-    """The width of the legend column: swatch, gap and the longest label, with a margin."""
-    return 16 + 30 + CHAR_W * max((len(label) for label in labels), default=0) + 16
-
-
 @dataclass(frozen=True)
 class _Axes:
     """The scales: x from 2**x_min to 2**x_max bytes; y from 0 to y_max GB/s in y_ticks steps."""
@@ -97,42 +82,37 @@ class _Axes:
     y_max: float
 
     def px(self, size: int) -> float:
-        """The x pixel of a message size."""
         return LEFT + (math.log2(size) - self.x_min) / (self.x_max - self.x_min) * PLOT_W
 
     def py(self, bw: float) -> float:
-        """The y pixel of a bandwidth."""
         return TOP + PLOT_H - bw / self.y_max * PLOT_H
 
 
 def render_svg(series: Sequence[Series], title: str, limits: Sequence[str] = ()) -> str:
     """Draw the series (pointless ones in the legend only) and ``limits`` as dashed lines."""
     width, height = _canvas_size(series, title)
-    head = _head(width, height, title)
     drawn = [s for s in series if any(size > 0 for size, _ in s.points)]
-    if not drawn:
-        body = [
-            _text(width / 2, height / 2, "No bandwidth data in the logs", text_anchor="middle"),
-            *_legend(series, [], LEGEND_LEFT),
-        ]
-        return "\n".join([*head, *body, "</svg>"]) + "\n"
-    top = max(bw for s in drawn for _, bw in s.points)
-    lines = [(e, v) for e in limits for v in threshold_lines(e, max(top, 1.0) * 1e4)]
-    axes = _axes(drawn, max([top, *(v for _, v in lines)]))
     colors = {id(line): PALETTE[index % len(PALETTE)] for index, line in enumerate(drawn)}
-    body = [
-        *_grid(axes),
-        *_axis_titles(),
-        *(part for e, v in lines for part in _limit(axes, e, v)),
-        *(part for line in drawn for part in _series_parts(line, colors[id(line)], axes)),
-        *_legend(series, [colors.get(id(s)) for s in series], LEGEND_LEFT),
-    ]
-    return "\n".join([*head, *body, "</svg>"]) + "\n"
+    if drawn:
+        top = max(bw for s in drawn for _, bw in s.points)
+        lines = [(e, v) for e in limits for v in threshold_lines(e, max(top, 1.0) * 1e4)]
+        axes = _axes(drawn, max([top, *(v for _, v in lines)]))
+        body = [
+            *_grid(axes),
+            *_axis_titles(),
+            *(part for e, v in lines for part in _limit(axes, e, v)),
+            *(part for line in drawn for part in _series_parts(line, colors[id(line)], axes)),
+        ]
+    else:
+        body = [_text(width / 2, height / 2, "No bandwidth data in the logs", text_anchor="middle")]
+    legend = _legend(series, [colors.get(id(s)) for s in series])
+    return "\n".join([*_head(width, height, title), *body, *legend, "</svg>"]) + "\n"
 
 
 def _canvas_size(series: Sequence[Series], title: str) -> tuple[int, int]:
     """Size the picture: the default, widened for legend and title, heightened per legend row."""
-    width = round(max(WIDTH, LEFT + PLOT_W + legend_width([s.label for s in series])))
+    legend = 16 + 30 + CHAR_W * max((len(s.label) for s in series), default=0) + 16  # swatch, gap
+    width = round(max(WIDTH, LEFT + PLOT_W + legend))
     height = round(max(HEIGHT, TOP + 12 + LEGEND_ROW * len(series) + BOTTOM))
     width = max(width, round(CHAR_W * 1.4 * len(title) + 40))
     return width, height
@@ -162,11 +142,7 @@ def _limit(axes: _Axes, expression: str, value: float) -> list[str]:
 
 
 def _axes(drawn: Sequence[Series], highest: float) -> _Axes:
-    """Scale both axes.
-
-    x: whole powers of two around every size (at least two); y: round GB/s steps from 0 to
-    above ``highest`` (the top point or threshold).
-    """
+    """Scale x to whole powers of two around the sizes, y in round steps from 0 past ``highest``."""
     sizes = [size for s in drawn for size, _ in s.points if size > 0]
     x_min = math.floor(math.log2(min(sizes)))
     x_max = math.ceil(math.log2(max(sizes)))
@@ -206,15 +182,12 @@ def _grid(axes: _Axes) -> list[str]:
 
 def _axis_titles() -> list[str]:
     """The x axis title under the plot and the y axis title turned along its left side."""
+    x_title, y_title = "Message size (bytes, log2 scale)", "Bus bandwidth, out-of-place (GB/s)"
     mid_y = TOP + PLOT_H / 2
     turn = f"rotate(-90 20 {_fmt(mid_y)})"
     return [
-        _text(
-            LEFT + PLOT_W / 2, HEIGHT - 24, "Message size (bytes, log2 scale)", text_anchor="middle"
-        ),
-        _text(
-            20, mid_y, "Bus bandwidth, out-of-place (GB/s)", text_anchor="middle", transform=turn
-        ),
+        _text(LEFT + PLOT_W / 2, HEIGHT - 24, x_title, text_anchor="middle"),
+        _text(20, mid_y, y_title, text_anchor="middle", transform=turn),
     ]
 
 
@@ -236,11 +209,11 @@ def _series_parts(line: Series, color: str, axes: _Axes) -> list[str]:
     return parts
 
 
-def _legend(series: Sequence[Series], colors: Sequence[str | None], left: float) -> list[str]:
+def _legend(series: Sequence[Series], colors: Sequence[str | None]) -> list[str]:
     """One row per series; a series without points gets a dashed grey swatch."""
     parts: list[str] = []
-    for index, line in enumerate(series):
-        color = colors[index] if index < len(colors) else None
+    left = LEGEND_LEFT
+    for index, (line, color) in enumerate(zip(series, colors, strict=True)):
         y = TOP + 12 + index * LEGEND_ROW
         dash = "" if color else ' stroke-dasharray="4 3"'
         parts.append(
@@ -276,7 +249,7 @@ def threshold_lines(expression: str, top: float) -> list[float]:
     return found
 
 
-def _series(report: Report) -> tuple[list[Series], list[str], int]:
+def _series(report: Report) -> tuple[list[Series], list[str], list[str]]:
     """The series of every group measured for bandwidth, its busbw thresholds, the runs drawn."""
     runs = [r for r in report.workload_runs if any(g.bandwidth is not None for g in r.groups)]
     series: list[Series] = []
@@ -296,12 +269,13 @@ def _series(report: Report) -> tuple[list[Series], list[str], int]:
                     shown = f"{label} {first.type}{redop}" if len(sweeps) > 1 else label
                     points = tuple((r.size_bytes, r.out_of_place.bus_bw_g_bps) for r in sweep)
                     series.append(Series(f"{shown} ({group.status})", points))
-    return series, list(dict.fromkeys(limits)), len(runs)
+    return series, list(dict.fromkeys(limits)), [run.name for run in runs]
 
 
 def plot_report(report: Report) -> str:
     """Draw the busbw of every group of the report, and its busBandwidthGBps thresholds."""
     series, limits, runs = _series(report)
-    names = [r.name for r in report.workload_runs if any(g.bandwidth for g in r.groups)]
-    shown = f"{len(names)} WorkloadRuns" if runs > MAX_TITLE_RUNS else ", ".join(names) or "no runs"
+    shown = (
+        f"{len(runs)} WorkloadRuns" if len(runs) > MAX_TITLE_RUNS else ", ".join(runs) or "no runs"
+    )
     return render_svg(series, f"NCCL bus bandwidth by message size: {shown}", limits)

@@ -1,16 +1,9 @@
 """Strip the prefixes that launchers put in front of every line a rank prints.
 
-Recognised, possibly stacked (outermost first):
-
-* ``[pod/<name>/<container>] `` from ``kubectl logs --prefix`` (the pod name is kept as the
-  line's ``pod``);
-* ``2024-05-01T10:00:00.123456789Z `` from ``kubectl logs --timestamps``;
-* ``[1,0]<stdout>:`` / ``[1,0]<stderr>:`` from Open MPI ``--tag-output``;
-* ``0: `` from Slurm ``srun --label``;
-* ``[default0]: `` from torchrun and ``[rank0]: `` from PyTorch;
-* ``[0] `` from MPICH/Intel MPI ``-prepend-rank``;
-* ``vm-07-14: `` from pdsh/DeepSpeed, only through :func:`strip_host_prefix`, because a
-  ``word: `` prefix is ambiguous (``make: Entering directory``) and callers must decide.
+The prefixes (``kubectl logs --prefix``/``--timestamps``, Open MPI, srun, torchrun, MPICH, pdsh)
+are listed in docs/report.md and, one per line, in :data:`_LAYER_RE`; they may be stacked. A
+pdsh/DeepSpeed ``host: `` prefix is removed only by :func:`strip_host_prefix`, because a
+``word: `` prefix is ambiguous (``make: Entering directory``) and callers must decide.
 
 ANSI colour codes (``ESC [ ... m`` and the other CSI sequences) are removed from the whole line
 first by :func:`strip_ansi`, which :mod:`krm_fn.report.collect_logs` applies when it reads a log.
@@ -27,26 +20,15 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Stripped", "strip_ansi", "strip_host_prefix", "strip_prefixes"]
-
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 _KUBECTL_PREFIX_RE = re.compile(r"^\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] ")
-_KUBECTL_TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) ")
-_OMPI_RE = re.compile(r"^\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:")
-_SRUN_RE = re.compile(r"^(?P<rank>\d+): ")
-_TORCHRUN_RE = re.compile(r"^\[(?:default|rank)(?P<rank>\d+)\]: ?")
-_PREPEND_RANK_RE = re.compile(r"^\[(?P<rank>\d+)\] ")
 _HOST_RE = re.compile(r"^(?P<host>[A-Za-z][A-Za-z0-9_.-]*):\s+")
 _LAYER_RE = re.compile(
-    "|".join(
-        [
-            r"(?P<ts>" + _KUBECTL_TS_RE.pattern.removeprefix("^") + ")",
-            _OMPI_RE.pattern.replace("(?P<rank>", "(?P<ompi>"),
-            _SRUN_RE.pattern.replace("(?P<rank>", "(?P<srun>"),
-            _TORCHRUN_RE.pattern.replace("(?P<rank>", "(?P<torch>"),
-            _PREPEND_RANK_RE.pattern.replace("(?P<rank>", "(?P<prepend>"),
-        ]
-    )
+    r"(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2}) )"  # --timestamps
+    r"|^\[(?P<job>\d+),(?P<ompi>\d+)\]<(?:stdout|stderr)>:"  # Open MPI --tag-output
+    r"|^(?P<srun>\d+): "  # srun --label
+    r"|^\[(?:default|rank)(?P<torch>\d+)\]: ?"  # torchrun, PyTorch
+    r"|^\[(?P<prepend>\d+)\] "  # MPICH/Intel MPI -prepend-rank
 )
 """One launcher prefix of any kind (they may be stacked)."""
 
@@ -72,14 +54,11 @@ def strip_prefixes(line: str) -> Stripped:
     """Remove the unambiguous launcher prefixes from ``line`` (cached: parsers share lines)."""
     if not line or (line[0] != "[" and not line[0].isdigit()):
         return Stripped(line)  # every prefix starts with '[' or a digit
-    text = line
+    found_pod = _KUBECTL_PREFIX_RE.match(line)
+    pod = found_pod.group("pod") if found_pod else None
+    text = line[found_pod.end() :] if found_pod else line
     rank: str | None = None
     timestamp: str | None = None
-    pod: str | None = None
-    found_pod = _KUBECTL_PREFIX_RE.match(text)
-    if found_pod is not None:
-        pod = found_pod.group("pod")
-        text = text[found_pod.end() :]
     for _ in range(4):
         found = _LAYER_RE.match(text)
         if found is None:
@@ -99,3 +78,8 @@ def strip_host_prefix(stripped: Stripped) -> Stripped:
         return stripped
     host, text = found.group("host"), stripped.text[found.end() :]
     return Stripped(text, stripped.rank, host, stripped.timestamp, stripped.pod)
+
+
+def same_host(host: str, node: str) -> bool:
+    """Whether a log's host name stands for a node: the same name, or the same first DNS label."""
+    return host in (node, node.split(".")[0]) or host.split(".")[0] == node

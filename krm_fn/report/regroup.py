@@ -22,23 +22,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["suggest_regrouping"]
-
 
 def suggest_regrouping(
     nodes: Sequence[str], known_good: Sequence[str] = (), suspects: Sequence[str] = ()
 ) -> list[list[str]]:
     """The next groups to run to find the bad node among ``nodes`` (suspects tested first)."""
-    ordered = [n for n in suspects if n in nodes] + [n for n in nodes if n not in suspects]
-    ordered = list(dict.fromkeys(ordered))
-    good = [n for n in known_good if n not in ordered]
+    ordered = list(dict.fromkeys([n for n in suspects if n in nodes] + list(nodes)))
+    partner = [n for n in known_good if n not in ordered][:1]  # a known-good node, if any
     if len(ordered) <= 1:
         return []
     if len(ordered) == 2:
-        if good:
-            return [[ordered[0], good[0]], [ordered[1], good[0]]]
-        return [[ordered[0]], [ordered[1]]]
+        return [[node, *partner] for node in ordered]
     groups = [ordered[i : i + 2] for i in range(0, len(ordered) - 1, 2)]
     if len(ordered) % 2:
-        groups.append([ordered[-1], good[0]] if good else [ordered[-1]])
+        groups.append([ordered[-1], *partner])
     return groups

@@ -11,10 +11,8 @@ Invariants:
 
 from __future__ import annotations
 
-from krm_fn.report.format_values import SUMMARY_COLUMNS, count, human_bytes, metric, summary_row
+from krm_fn.report.format_values import SUMMARY_COLUMNS, summary_row, table_row, threshold_value
 from krm_fn.report.model import GroupReport, Report, RunReport, Table
-
-__all__ = ["render_md"]
 
 _STATUS_MARK = {"Passed": "✅ Passed", "Failed": "❌ Failed", "NoData": "⚠️ NoData"}
 
@@ -38,27 +36,13 @@ def _summary_table(run: RunReport) -> list[str]:
 
 
 def _table(table: Table) -> list[str]:
-    label = "#wrong" if table.format == "new" else "error"
     lines = [
         f"<details><summary>nccl-tests table, {table.source}:{table.start_line}</summary>",
         "",
-        _row(["Size", "AlgBW (GB/s)", "BusBW (GB/s)", label]),
+        _row(["Size", "AlgBW (GB/s)", "BusBW (GB/s)", table.check_column]),
         _row(["---:"] * 4),
     ]
-    for r in table.rows:
-        error = r.out_of_place.error
-        marker = count(r.out_of_place.wrong) if error is None else f"{error:g}"
-        half = r.out_of_place
-        lines.append(
-            _row(
-                [
-                    human_bytes(r.size_bytes),
-                    f"{half.alg_bw_g_bps:.2f}",
-                    f"{half.bus_bw_g_bps:.2f}",
-                    marker,
-                ]
-            )
-        )
+    lines.extend(_row(list(table_row(r))) for r in table.rows)
     return [*lines, "", "</details>", ""]
 
 
@@ -69,14 +53,14 @@ def _group_details(group: GroupReport) -> list[str]:
     if group.thresholds:
         lines += [_row(["Threshold", "Expression", "Value", "Result"]), _row(["---"] * 4)]
         for t in group.thresholds:
-            value = metric(t.value, t.unit) if t.value is not None else f"- ({t.note})"
-            lines.append(_row([t.key, f"`{t.expression}`", value, "PASS" if t.passed else "FAIL"]))
+            verdict = "PASS" if t.passed else "FAIL"
+            lines.append(_row([t.key, f"`{t.expression}`", threshold_value(t), verdict]))
         lines.append("")
     if group.failures:
         lines += ["Failures:", ""]
         for f in group.failures:
             where = f" (`{f.source}:{f.line}`)" if f.source and f.line else ""
-            hosts = f.hosts or ([f.host] if f.host else [])
+            hosts = f.named_hosts
             host = f" on {', '.join(f'`{h}`' for h in hosts)}" if hosts else ""
             lines.append(f"- **{f.reason}**{host}: {_cell(f.message)}{where}")
         lines.append("")

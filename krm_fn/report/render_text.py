@@ -13,47 +13,32 @@ Invariants:
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass, field
 
 from krm_fn.report.format_values import (
     SUMMARY_COLUMNS,
-    count,
     human_bytes,
-    metric,
     number,
     ratio,
     seconds,
     summary_row,
+    table_row,
+    threshold_value,
 )
 from krm_fn.report.model import Bandwidth, GroupReport, Report, RunReport, Table, Training
-
-__all__ = ["render_text"]
 
 _MIN_WIDTH = 64
 _MAX_WIDTH = 110
 
 
-@dataclass
-class _Section:
-    title: str
-    lines: list[str] = field(default_factory=list)
+_Section = tuple[str, list[str]]
+"""A section: its title and its lines."""
 
 
 def _table_lines(table: Table, index: int, total: int) -> list[str]:
-    label = "#wrong" if table.format == "new" else "error"
     lines = [f"Table {index} ({table.source}:{table.start_line}):"] if total > 1 else []
-    lines.append(f"  {'Size':>10}  {'AlgBW GB/s':>10}  {'BusBW GB/s':>10}  {label:>11}")
-    for row in table.rows:
-        half = row.out_of_place
-        marker = (
-            count(half.wrong)
-            if table.format == "new"
-            else ("N/A" if half.error is None else f"{half.error:g}")
-        )
-        lines.append(
-            f"  {human_bytes(row.size_bytes):>10}  {half.alg_bw_g_bps:>10.2f}  "
-            f"{half.bus_bw_g_bps:>10.2f}  {marker:>11}"
-        )
+    header = ["Size", "AlgBW GB/s", "BusBW GB/s", table.check_column]
+    for size, alg, bus, check in [header, *(table_row(row) for row in table.rows)]:
+        lines.append(f"  {size:>10}  {alg:>10}  {bus:>10}  {check:>11}")
     return lines
 
 
@@ -125,15 +110,16 @@ def _verdict_lines(group: GroupReport) -> list[str]:
         key_w = max(len(t.key) for t in group.thresholds)
         expr_w = max(len(t.expression) for t in group.thresholds)
         for t in group.thresholds:
-            value = metric(t.value, t.unit) if t.value is not None else f"- ({t.note})"
             verdict = "PASS" if t.passed else "FAIL"
-            body.append(f"  {t.key:<{key_w}}  {t.expression:<{expr_w}}  {verdict}  {value}")
+            body.append(
+                f"  {t.key:<{key_w}}  {t.expression:<{expr_w}}  {verdict}  {threshold_value(t)}"
+            )
     if group.failures:
         body.append("Failures:")
         for f in group.failures:
             where = f" [{f.source}:{f.line}]" if f.source and f.line else ""
             times = f" (x{f.count})" if f.count > 1 else ""
-            hosts = f.hosts or ([f.host] if f.host else [])
+            hosts = f.named_hosts
             host = f" host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}:" if hosts else ""
             body.append(f"  {f.reason}:{host} {f.message}{times}{where}")
     if group.notes:
@@ -175,25 +161,21 @@ def _summary(report: Report) -> _Section:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     groups = report.summary
     lines.append(f"Result: {report.result} ({groups.passed_groups}/{groups.groups} groups passed)")
-    return _Section("Summary", lines)
+    return "Summary", lines
 
 
-def _run_sections(run: RunReport) -> list[_Section]:
-    body = _Section(
-        f"workloadrun/{run.name}",
-        [
-            f"Namespace: {run.namespace}",
-            f"Platform:  {run.platform or '-'}",
-            f"GPU:       {run.gpu or '-'}",
-            f"Nodes:     {run.node_count or '?'}",
-            f"Result:    {run.result}",
-            f"Groups:    {run.passed_groups}/{len(run.groups)} passed",
-        ],
-    )
+def _run_section(run: RunReport) -> _Section:
+    lines = [
+        f"Namespace: {run.namespace}",
+        f"Platform:  {run.platform or '-'}",
+        f"GPU:       {run.gpu or '-'}",
+        f"Nodes:     {run.node_count or '?'}",
+        f"Result:    {run.result}",
+        f"Groups:    {run.passed_groups}/{len(run.groups)} passed",
+    ]
     for group in run.groups:
-        body.lines.append("")
-        body.lines.extend(_group_lines(group))
-    return [body]
+        lines.extend(["", *_group_lines(group)])
+    return f"workloadrun/{run.name}", lines
 
 
 def _failed_nodes(report: Report) -> _Section:
@@ -204,15 +186,13 @@ def _failed_nodes(report: Report) -> _Section:
             lines.append(f"{names} ({run.name}/{failed.group}): {failed.reason}: {failed.message}")
     lines.extend(f"Unmatched log: {log}" for log in report.unmatched_logs)
     lines.append(f"Result: {report.result}")
-    return _Section("Failed Nodes" if len(lines) > 1 else "Failed Nodes: none", lines)
+    return "Failed Nodes" if len(lines) > 1 else "Failed Nodes: none", lines
 
 
 def _plain(sections: list[_Section]) -> str:
     out = ["WorkloadRun Report", ""]
-    for section in sections:
-        out.append(section.title)
-        out.extend(section.lines)
-        out.append("")
+    for title, lines in sections:
+        out.extend([title, *lines, ""])
     return "\n".join(out)
 
 
@@ -228,7 +208,8 @@ def _wrap(line: str, width: int) -> list[str]:
 
 def _boxed(sections: list[_Section]) -> str:
     longest = max(
-        [len(line) + 4 for s in sections for line in s.lines] + [len(s.title) + 6 for s in sections]
+        [len(line) + 4 for _, lines in sections for line in lines]
+        + [len(t) + 6 for t, _ in sections]
     )
     width = max(_MIN_WIDTH, min(longest, _MAX_WIDTH))
     out = [
@@ -237,22 +218,18 @@ def _boxed(sections: list[_Section]) -> str:
         "╚" + "═" * width + "╝",
         "",
     ]
-    for section in sections:
-        out.append("┌" + "─" * width + "┐")
-        out.append("│  " + section.title[: width - 2].ljust(width - 2) + "│")
-        out.append("├" + "─" * width + "┤")
-        for line in section.lines:
+    for title, lines in sections:
+        head = "│  " + title[: width - 2].ljust(width - 2) + "│"
+        out.extend(["┌" + "─" * width + "┐", head, "├" + "─" * width + "┤"])
+        for line in lines:
             out.extend("│  " + part.ljust(width - 3) + " │" for part in _wrap(line, width - 3))
-        out.append("└" + "─" * width + "┘")
-        out.append("")
+        out.extend(["└" + "─" * width + "┘", ""])
     return "\n".join(out)
 
 
 def render_text(report: Report, *, boxed: bool = False) -> str:
     """The report as text, ending with a newline; ``boxed`` draws frames (for a terminal)."""
-    sections = [_summary(report)]
-    for run in report.workload_runs:
-        sections.extend(_run_sections(run))
-    sections.append(_failed_nodes(report))
+    runs = [_run_section(run) for run in report.workload_runs]
+    sections = [_summary(report), *runs, _failed_nodes(report)]
     text = _boxed(sections) if boxed else _plain(sections)
     return text.rstrip("\n") + "\n"

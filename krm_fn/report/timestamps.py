@@ -17,23 +17,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
-__all__ = ["GoLayout", "LayoutError", "find_timestamp"]
-
-_MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-_LONG_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+_LONG_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+_MONTHS = [month[:3] for month in _LONG_MONTHS]
 
 
 class LayoutError(ValueError):
@@ -55,16 +43,18 @@ _TOKENS: list[tuple[str, str]] = [
 ]  # fmt: skip
 """Go layout tokens, longest first where one is a prefix of another."""
 _FRACTION_RE = re.compile(r"[.,](0+|9+)(?![0-9])")
+_REQUIRED_FIELDS = (  # one of each (the module's invariants)
+    {"year", "year2"}, {"month", "month_abbr", "month_name"}, {"day"},
+    {"hour", "hour12"}, {"minute"},
+)  # fmt: skip
 
 
 def _zone(text: str | None) -> timezone:
     if text is None or text == "Z":
         return UTC
     sign = -1 if text[0] == "-" else 1
-    digits = text[1:].replace(":", "")
-    hours = int(digits[:2])
-    minutes = int(digits[2:4]) if len(digits) >= 4 else 0
-    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+    digits = text[1:].replace(":", "")  # HH or HHMM
+    return timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0)))
 
 
 @dataclass(frozen=True)
@@ -80,7 +70,7 @@ class GoLayout:
         if not layout.strip():
             raise LayoutError("timestamp layout is empty")
         parts: list[str] = []
-        seen: set[str] = set()
+        seen: set[str | None] = set()
         pos = 0
         while pos < len(layout):
             fraction = _FRACTION_RE.match(layout, pos)
@@ -97,20 +87,16 @@ class GoLayout:
                 if layout.startswith(token, pos):
                     group = re.search(r"\?P<(\w+)>", regex)
                     name = group.group(1) if group else None
-                    if name is not None and name in seen:
+                    if name in seen:  # a second field of one kind is matched, not captured
                         regex = re.sub(r"\?P<\w+>", "?:", regex)
-                    elif name is not None:
-                        seen.add(name)
+                    seen.add(name)
                     parts.append(regex)
                     pos += len(token)
                     break
             else:
                 parts.append(r"\s+" if layout[pos] == " " else re.escape(layout[pos]))
                 pos += 1
-        has_year = bool(seen & {"year", "year2"})
-        has_month = bool(seen & {"month", "month_abbr", "month_name"})
-        has_hour = bool(seen & {"hour", "hour12"})
-        if not (has_year and has_month and "day" in seen and has_hour and "minute" in seen):
+        if not all(seen & fields for fields in _REQUIRED_FIELDS):
             raise LayoutError(
                 f"timestamp layout {layout!r} must contain year (2006), month (01 or Jan), "
                 "day (02), hour (15) and minute (04) in Go reference-time notation"
@@ -131,14 +117,9 @@ class GoLayout:
                 month = _MONTHS.index(fields["month_abbr"]) + 1
             else:
                 month = _LONG_MONTHS.index(fields["month_name"]) + 1
-            if fields.get("hour"):
-                hour = int(fields["hour"])
-            else:
-                hour = int(fields["hour12"]) % 12
-                if (fields.get("ampm") or "").lower() == "pm":
-                    hour += 12
-            fraction = fields.get("fraction") or ""
-            micro = int((fraction + "000000")[:6]) if fraction else 0
+            pm = 12 if (fields.get("ampm") or "").lower() == "pm" else 0
+            hour = int(fields["hour"]) if fields.get("hour") else int(fields["hour12"]) % 12 + pm
+            micro = int(((fields.get("fraction") or "") + "000000")[:6])
             day, minute, second = (int(fields[k] or 0) for k in ("day", "minute", "second"))
             return datetime(
                 year, month, day, hour, minute, second, micro, _zone(fields.get("zone"))
@@ -148,8 +129,7 @@ class GoLayout:
 
 
 _GENERIC_RE = re.compile(
-    r"(?<![\d-])(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}:\d{2})"
-    r"(?:[.,](?P<fraction>\d{1,9}))?(?P<zone>Z|[+-]\d{2}:?\d{2})?(?!\d)"
+    r"(?<![\d-])\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?(?!\d)"
 )
 
 
@@ -163,12 +143,8 @@ def find_timestamp(text: str) -> datetime | None:
     match = _GENERIC_RE.search(text)
     if match is None:
         return None
-    date, time, fraction, zone = match.group("date", "time", "fraction", "zone")
-    if zone is not None and zone != "Z" and ":" not in zone:
-        zone = f"{zone[:3]}:{zone[3:]}"
-    micro = int((fraction + "000000")[:6]) if fraction else 0
-    try:
-        y, mo, d, h, mi, sec = (int(x) for x in (*date.split("-"), *time.split(":")))
-        return datetime(y, mo, d, h, mi, sec, micro, _zone(zone))
+    try:  # ISO 8601 as matched: fractions are cut to microseconds, as Go's layouts read them
+        stamp = datetime.fromisoformat(match.group(0))
     except ValueError:
         return None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)

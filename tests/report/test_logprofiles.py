@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+import krm_fn
 from krm_fn.report.logprofiles import (
     BUILTIN_PROFILES,
-    MEGATRON_BRIDGE_STEP_REGEX,
-    MEGATRON_TRAINING_STEP_REGEX,
-    NCCL_BANDWIDTH_EXAMPLE,
-    NCCL_BANDWIDTH_REGEX,
     LogProfileError,
     compile_profile,
     profiles_with_overrides,
@@ -23,6 +22,14 @@ from tests.shared import require_shared
 from .conftest import FIXTURES
 
 REFERENCE = FIXTURES.parent / "reference" / "nvcre-workloadrun.md"
+BUILTIN_FILE = Path(krm_fn.__file__).parent / "data" / "logprofiles.yaml"
+BUILTIN_SPECS = {
+    o["metadata"]["name"]: o["spec"] for o in yaml.safe_load(BUILTIN_FILE.read_text())["items"]
+}
+NCCL_BANDWIDTH_REGEX = BUILTIN_PROFILES["nccl-bandwidth"].patterns["bandwidthResult"].regex
+NCCL_BANDWIDTH_EXAMPLE = BUILTIN_SPECS["nccl-bandwidth"]["patterns"]["bandwidthResult"]["example"]
+MEGATRON_TRAINING_STEP_REGEX = BUILTIN_PROFILES["megatron-training"].patterns["trainingStep"].regex
+MEGATRON_BRIDGE_STEP_REGEX = BUILTIN_PROFILES["megatron-bridge"].patterns["trainingStep"].regex
 
 
 def test_builtin_profile_names() -> None:
@@ -68,7 +75,8 @@ def test_builtin_regexes_are_verbatim_from_the_reference() -> None:
 )
 def test_builtin_settings(name: str, warmup: int, interval: int, replicated_job: str) -> None:
     profile = BUILTIN_PROFILES[name]
-    assert (profile.warmup_steps, profile.log_interval, profile.replicated_job_name) == (
+    spec = profile.spec
+    assert (spec.warmup_steps, spec.log_interval, spec.worker_strategy.replicated_job_name) == (
         warmup,
         interval,
         replicated_job,
@@ -129,7 +137,7 @@ def test_user_profile_overrides_builtin_and_adds_new() -> None:
         ]
     )
     assert profiles["megatron-training"].origin == "input"
-    assert profiles["megatron-training"].warmup_steps == 2
+    assert profiles["megatron-training"].spec.warmup_steps == 2
     # Go named groups (?<name>...) are translated
     assert "iteration" in profiles["megatron-training"].patterns["trainingStep"].pattern.groupindex
     assert resolve_profile("mine", profiles, needs="bandwidthResult").name == "mine"

@@ -25,25 +25,19 @@ from krm_fn.report.loglines import LogLine
 from krm_fn.report.logprofiles import LogProfile
 from krm_fn.report.model import GroupReport, Reason
 
-__all__ = ["FORMATS", "LogFormat", "Metric", "PhraseRule", "format_of_metric"]
-
 Metric = Callable[[GroupReport], tuple[float | None, str | None]]
 """A metric reader: ``(value, None)``, or ``(None, why it is missing)``."""
 
 
 @dataclass(frozen=True)
 class PhraseRule:
-    """A failure one line reports by a phrase anywhere in it (the line follows ``label``).
-
-    ``hint`` holds literals one of which every matching line contains: lines without any are
-    never searched.
-    """
+    """A failure one line reports by a phrase anywhere in it (the line follows ``label``)."""
 
     pattern: re.Pattern[str]
     reason: Reason
     kind: str
     label: str
-    hint: tuple[str, ...]
+    hint: tuple[str, ...]  # literals every matching line holds one of; others are not searched
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,9 @@ from krm_fn.report.format_values import human_bytes
 from krm_fn.report.formats import LogFormat, Metric
 from krm_fn.report.load_rendered import GroupSpec
 from krm_fn.report.loglines import LogLine
-from krm_fn.report.logprofiles import CompiledPattern, LogProfile
-from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Rank, Row, Table
-from krm_fn.report.prefixes import Stripped, strip_host_prefix, strip_prefixes
-
-__all__ = ["FORMAT", "judge", "parse_nccl"]
+from krm_fn.report.logprofiles import BUILTIN_PROFILES, CompiledPattern, LogProfile
+from krm_fn.report.model import Bandwidth, Failure, GroupReport, Measure, Rank, Reason, Row, Table
+from krm_fn.report.prefixes import Stripped, same_host, strip_host_prefix, strip_prefixes
 
 _HEADER_RE = re.compile(r"^\s*#?\s*size\s+count\s+type\b")
 _BARE_COMMENT_RE = re.compile(
@@ -55,13 +53,12 @@ _FRAGMENT_RE = re.compile(
     r"^\s*(?:(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s+)+(?:-?[\d.]+(?:e[+-]?\d+)?|N/A)\s*$"
 )
 _ROW_START_RE = re.compile(r"^\s*\d+\s+\d+\s+[A-Za-z_]\w*\b")
-_TYPE_WORD_RE = re.compile(r" (?:u?int(?:8|32|64)|half|float|double|bfloat16|f8e[45]m[23]) ")
+_TYPES = r"(?:u?int(?:8|32|64)|half|float|double|bfloat16|f8e[45]m[23])"
+_TYPE_WORD_RE = re.compile(f" {_TYPES} ")
 """A data type between spaces: a results row has one, an ``NCCL INFO`` line rarely."""
 _MARKS = ("Avg bus bandwidth", "Out of bounds values", "Collective test starting", "nThread ")
 """Lines only nccl-tests prints (its footers and headers)."""
-_TYPED_ROW_RE = re.compile(
-    r"^\s*\d+\s+\d+\s+(?:u?int(?:8|32|64)|half|float|double|bfloat16|f8e[45]m[23])\s"
-)
+_TYPED_ROW_RE = re.compile(rf"^\s*\d+\s+\d+\s+{_TYPES}\s")
 _NCCL_VERSION_RE = re.compile(r"\bNCCL version (?P<version>\S+)")
 _OOB_RE = re.compile(r"^Out of bounds values\s*:\s*(?P<count>\S+)\s*(?P<verdict>OK|FAILED)?")
 _AVG_RE = re.compile(
@@ -72,7 +69,7 @@ _ROW_LIKE_RE = re.compile(r"^\s*\d+(?:\s+\d+|\s*$)")
 _WORD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT_RE = re.compile(r"^-?\d+$")
 _GARBLED_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f\ufffd]")
-_DEFAULT_TRANSPORT_RE = re.compile(r"NCCL INFO Using network (?P<transport>.+)")
+_DEFAULT_TRANSPORT = BUILTIN_PROFILES["nccl-bandwidth"].patterns["networkTransport"]
 _NTHREAD_FIELDS = re.compile(
     r"(nThread|nGpus|minBytes|maxBytes|step:|warmup iters:|iters:|agg iters:|validation:|"
     r"graph:|unalign:)\s*(\S+)"
@@ -107,9 +104,8 @@ def _read_row(text: str, table: Table | None, line: LogLine) -> Row:
         raise ValueError(f"type {tokens[2]!r} is not a type name")
     rest = tokens[3:]
     redop = rest.pop(0) if _WORD_RE.match(rest[0]) else ""
-    has_root = (
-        table.has_root if table is not None and table.has_root is not None else len(rest) == 9
-    )
+    known = table.has_root if table is not None else None
+    has_root = len(rest) == 9 if known is None else known
     root: int | None = None
     if has_root:
         if not rest or not _INT_RE.match(rest[0]):
@@ -139,17 +135,17 @@ def _regex_agrees(match: re.Match[str], pattern: CompiledPattern, row: Row) -> b
     )
 
 
+def _table_text(text: str) -> bool:
+    return text.lstrip().startswith("#") or _ROW_LIKE_RE.match(text) is not None
+
+
 def _strip(line: LogLine) -> Stripped:
+    """The line without launcher prefixes, and without a ``host: `` one before table text."""
     stripped = strip_prefixes(line.text)
-    body = stripped.text
-    if body.lstrip().startswith("#") or _ROW_LIKE_RE.match(body):
+    if _table_text(stripped.text):
         return stripped
     hosted = strip_host_prefix(stripped)
-    if hosted is not stripped and (
-        hosted.text.lstrip().startswith("#") or _ROW_LIKE_RE.match(hosted.text)
-    ):
-        return hosted
-    return stripped
+    return hosted if _table_text(hosted.text) else stripped
 
 
 def _sweep_gaps(rows: list[Row]) -> list[Failure]:
@@ -163,13 +159,12 @@ def _sweep_gaps(rows: list[Row]) -> list[Failure]:
         return []
     ratio = ratios.most_common(1)[0][0]
     return [
-        Failure(
-            reason="WorkloadFailed",
-            kind="missing-rows",
-            message=f"rows missing or out of order between sizes {a} and {b} "
+        Failure.of(
+            "missing-rows",
+            f"rows missing or out of order between sizes {a} and {b} "
             f"(the table steps by x{ratio:g})",
-            source=row.source,
-            line=row.line,
+            row.source,
+            row.line,
         )
         for (a, _), (b, row) in pairs
         if round(b / a, 6) != ratio
@@ -177,32 +172,28 @@ def _sweep_gaps(rows: list[Row]) -> list[Failure]:
 
 
 def _problem(kind: str, message: str, line: LogLine) -> Failure:
-    return Failure(
-        reason="WorkloadFailed", kind=kind, message=message, source=line.source, line=line.number
-    )
+    return Failure.of(kind, message, line.source, line.number)
 
 
 class _Reader:
-    """One pass over the lines; see :func:`parse_nccl`."""
-
     def __init__(self, profile: LogProfile) -> None:
         self.result = Bandwidth(log_profile=profile.name)
-        bandwidth = profile.pattern("bandwidthResult")
+        bandwidth = profile.patterns.get("bandwidthResult")
         if bandwidth is None:
             raise ValueError(f"LogProfile {profile.name!r} has no bandwidthResult pattern")
         self.row_pattern: CompiledPattern = bandwidth
-        transport = profile.pattern("networkTransport")
-        self.transport_re = transport.pattern if transport else _DEFAULT_TRANSPORT_RE
+        transport = profile.patterns.get("networkTransport")
+        self.transport_re = (transport or _DEFAULT_TRANSPORT).pattern
         self.table: Table | None = None
         self.source: str | None = None
 
     def open_table(self, line: LogLine, has_header: bool, has_root: bool, old: bool) -> Table:
-        table = Table(source=line.source, start_line=line.number, has_header=has_header)
-        table.has_root = has_root
-        table.format = "old" if old else "new"
-        self.result.tables.append(table)
-        self.table = table
-        return table
+        self.table = Table(
+            source=line.source, start_line=line.number, has_header=has_header,
+            has_root=has_root, format="old" if old else "new",
+        )  # fmt: skip
+        self.result.tables.append(self.table)
+        return self.table
 
     def row(self, line: LogLine, body: str) -> bool:
         """Read a row into the open table (or one it opens); ``True`` for any row-like line."""
@@ -318,14 +309,7 @@ class _Reader:
         elif self.footer(line, body):
             return
         elif (found := _RANK_RE.match(body)) is not None:
-            self.result.ranks.append(
-                Rank(
-                    rank=int(found.group("rank")),
-                    host=found.group("host"),
-                    device=int(found.group("device")),
-                    gpu=found.group("gpu"),
-                )
-            )
+            self.result.ranks.append(Rank.model_validate({k: found[k] for k in Rank.model_fields}))
         elif (found := _TESTS_VERSION_RE.match(body)) is not None:
             self.result.nccl_tests_version = found.group("version")
         elif (found := _STARTING_RE.match(body)) is not None:
@@ -337,19 +321,14 @@ class _Reader:
             for key, value in _NTHREAD_FIELDS.findall(body):
                 self.result.parameters[key.rstrip(":").replace(" ", "_")] = value
 
-    def finish(self) -> Bandwidth:
-        for table in self.result.tables:
-            self.close(table)
-        return self.result
-
     def close(self, table: Table) -> None:
         """The problems only the whole table shows; the average when the footer lacks it."""
         if not table.elisions:
             table.problems.extend(p for s in table.sweeps for p in _sweep_gaps(s))
         where = f"results table at line {table.start_line}"
         if not table.rows and not table.problems:
-            line = LogLine(table.source, table.start_line, "")
-            table.problems.append(_problem("no-rows", f"{where} has no rows", line))
+            message = f"{where} has no rows"
+            table.problems.append(Failure.of("no-rows", message, table.source, table.start_line))
         if table.rows and not table.complete:
             last = table.rows[-1]
             message = (
@@ -357,9 +336,7 @@ class _Reader:
                 f"its last row (line {last.line}, size {last.size_bytes}): the log is truncated "
                 "or the test did not finish"
             )
-            table.problems.append(
-                _problem("no-footer", message, LogLine(last.source, last.line, ""))
-            )
+            table.problems.append(Failure.of("no-footer", message, last.source, last.line))
         if table.avg_bus_bandwidth_g_bps is None and table.rows:
             values = [m.bus_bw_g_bps for r in table.rows for m in (r.out_of_place, r.in_place)]
             table.avg_bus_bandwidth_g_bps = sum(values) / len(values)
@@ -367,23 +344,17 @@ class _Reader:
 
 
 def parse_nccl(lines: Sequence[LogLine], profile: LogProfile) -> Bandwidth:
-    """Parse nccl-tests output (a table never continues across sources).
-
-    Raises ``ValueError`` when the profile has no ``bandwidthResult`` pattern.
-    """
+    """Parse nccl-tests output (no table spans two sources); ValueError without bandwidthResult."""
     reader = _Reader(profile)
     for line in lines:
         reader.feed(line)
-    return reader.finish()
+    for table in reader.result.tables:
+        reader.close(table)
+    return reader.result
 
 
-def _node_for_host(host: str, nodes: Sequence[str]) -> str | None:
-    """The node a log's host name stands for: the same name, or the same first DNS label."""
-    return next((n for n in nodes if host in (n, n.split(".")[0]) or host.split(".")[0] == n), None)
-
-
-def _group_size(spec: GroupSpec) -> tuple[int | None, int | None, list[str]]:
-    """Nodes and GPUs per node of the group, and what about them is unknown."""
+def coverage_gaps(spec: GroupSpec, result: Bandwidth) -> list[str]:
+    """What the log's ``Rank`` lines leave uncovered of the group (nodes, GPUs, rank lines)."""
     nodes = len(spec.nodes) if spec.nodes else spec.num_nodes
     per_node = spec.num_proc_per_node if isinstance(spec.num_proc_per_node, int) else None
     gaps = []
@@ -394,12 +365,6 @@ def _group_size(spec: GroupSpec) -> tuple[int | None, int | None, list[str]]:
             "the group's GPUs per node (spec.trainer.numProcPerNode is "
             f"{spec.num_proc_per_node!r}, not a number)"
         )
-    return nodes, per_node, gaps
-
-
-def coverage_gaps(spec: GroupSpec, result: Bandwidth) -> list[str]:
-    """What the log's ``Rank`` lines leave uncovered of the group: nodes, GPUs, rank lines."""
-    nodes, per_node, gaps = _group_size(spec)
     if not result.ranks:
         shape = f" ({nodes} nodes x {per_node} GPUs)" if nodes and per_node else ""
         return [
@@ -418,7 +383,7 @@ def coverage_gaps(spec: GroupSpec, result: Bandwidth) -> list[str]:
         )
     hosts = ", ".join(devices)
     if nodes is not None and len(devices) < nodes:
-        unseen = [n for n in spec.nodes or () if not any(_node_for_host(h, [n]) for h in devices)]
+        unseen = [n for n in spec.nodes or () if not any(same_host(h, n) for h in devices)]
         named = f"; no ranks on {', '.join(unseen)}" if len(unseen) == nodes - len(devices) else ""
         gaps.append(
             f"{nodes - len(devices)} of the group's {nodes} nodes: the ranks ran on "
@@ -441,37 +406,22 @@ def coverage_gaps(spec: GroupSpec, result: Bandwidth) -> list[str]:
 def _table_failures(table: Table, hosts: str) -> list[Failure]:
     """What a table itself reports as failed: its problems, wrong results, the -G check."""
     failures = list(table.problems)
+    hardware: Reason = "HardwareFailureDetected"
     if table.out_of_bounds_failed or (table.out_of_bounds or 0) > 0:
-        failures.append(
-            Failure(
-                reason="HardwareFailureDetected",
-                kind="nccl-out-of-bounds",
-                message=f"nccl-tests found {table.out_of_bounds} out-of-bounds values (wrong "
-                f"results){hosts}",
-                source=table.source,
-            )
-        )
+        said = f"nccl-tests found {table.out_of_bounds} out-of-bounds values (wrong results){hosts}"
+        failures.append(Failure.of("nccl-out-of-bounds", said, table.source, None, hardware))
     if wrong := table.wrong_rows:
         first = wrong[0]
         count = max(first.out_of_place.wrong or 0, first.in_place.wrong or 0)
-        failures.append(
-            Failure(
-                reason="HardwareFailureDetected",
-                kind="nccl-wrong-results",
-                message=f"{len(wrong)} of {len(table.rows)} rows report #wrong > 0 (first: size "
-                f"{first.size_bytes} B, {count} wrong){hosts}",
-                source=first.source,
-                line=first.line,
-            )
+        said = (
+            f"{len(wrong)} of {len(table.rows)} rows report #wrong > 0 (first: size "
+            f"{first.size_bytes} B, {count} wrong){hosts}"
         )
+        failures.append(Failure.of("nccl-wrong-results", said, first.source, first.line, hardware))
     if table.avg_check_failed:
+        said = "nccl-tests reports 'Avg bus bandwidth' FAILED (below its -G check value)"
         failures.append(
-            Failure(
-                reason="ThresholdViolation",
-                kind="nccl-avg-check",
-                message="nccl-tests reports 'Avg bus bandwidth' FAILED (below its -G check value)",
-                source=table.source,
-            )
+            Failure.of("nccl-avg-check", said, table.source, None, "ThresholdViolation")
         )
     return failures
 
@@ -512,14 +462,11 @@ def _collective(group: GroupReport, spec: GroupSpec, result: Bandwidth) -> None:
     result.test_type = test_type
     if test_type and result.collective:
         if test_type.replace("_", "").lower() != result.collective.replace("_", "").lower():
-            group.failures.append(
-                Failure(
-                    reason="WorkloadFailed",
-                    kind="collective-mismatch",
-                    message=f"bandwidthMeasurement.testType is {test_type}, but the log is from "
-                    f"{result.collective}_perf",
-                )
+            message = (
+                f"bandwidthMeasurement.testType is {test_type}, but the log is from "
+                f"{result.collective}_perf"
             )
+            group.failures.append(Failure.of("collective-mismatch", message))
     elif test_type:
         group.notes.append(
             f"the log does not name its collective; testType {test_type} not checked"
@@ -531,13 +478,8 @@ def judge(group: GroupReport, result: Bandwidth, spec: GroupSpec) -> None:
     group.bandwidth = result
     measured = bool(result.measured)
     if measured and not spec.from_log and (gaps := coverage_gaps(spec, result)):
-        group.failures.append(
-            Failure(
-                reason="WorkloadFailed",
-                kind="log-coverage",
-                message=f"the log does not cover group {spec.group}; missing: " + "; ".join(gaps),
-            )
-        )
+        message = f"the log does not cover group {spec.group}; missing: " + "; ".join(gaps)
+        group.failures.append(Failure.of("log-coverage", message))
     group.failures.extend(result.problems)
     hosts = f" on ranks of {', '.join(result.hosts)}" if result.hosts else ""
     for table in result.tables:
@@ -575,18 +517,12 @@ def _metric(attr: str) -> Metric:
     return read
 
 
-def _read_and_judge(
-    group: GroupReport, lines: Sequence[LogLine], profile: LogProfile, spec: GroupSpec
-) -> None:
-    judge(group, parse_nccl(lines, profile), spec)
-
-
 FORMAT = LogFormat(
     name="nccl-tests",
     kind="bandwidth",
     profile="nccl-bandwidth",
     detect=_detect,
-    measure=_read_and_judge,
+    measure=lambda group, lines, profile, spec: judge(group, parse_nccl(lines, profile), spec),
     metrics={
         "busBandwidthGBps": _metric("sustained_bus_bandwidth_g_bps"),
         "algBandwidthGBps": _metric("sustained_alg_bandwidth_g_bps"),

@@ -19,6 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -33,17 +34,6 @@ from krm_fn.report.logprofiles import LogProfile
 from krm_fn.report.model import Failure, GroupReport, Training
 from krm_fn.report.prefixes import strip_host_prefix, strip_prefixes
 from krm_fn.report.timestamps import find_timestamp
-
-__all__ = [
-    "DEFAULT_SAMPLE_INTERVAL_S",
-    "TIMESTAMP_SLACK_S",
-    "StepLine",
-    "StepSyntax",
-    "TrainingLog",
-    "judge",
-    "parse_training",
-    "training_format",
-]
 
 TIMESTAMP_SLACK_S = 2.0
 """Seconds productive time may exceed wall time (two one-second timestamps) before the
@@ -127,8 +117,7 @@ class TrainingLog:
     profile: LogProfile
     steps: list[StepLine] = field(default_factory=list)
     accounting: list[StepAccounting] = field(default_factory=list)
-    problems: list[Failure] = field(default_factory=list)
-    """Lines that look like steps but cannot be read."""
+    problems: list[Failure] = field(default_factory=list)  # step-like lines that cannot be read
     timestamps: list[tuple[int, datetime]] = field(default_factory=list)
     checkpoint_saves: int = 0
     checkpoint_restores: int = 0
@@ -227,9 +216,7 @@ def _tokens_rate(step: StepLine, previous: StepLine | None) -> float | None:
 def _averages(log: TrainingLog, weight: str) -> tuple[float | None, ...]:
     """Step time (s), TFLOP/s, tokens/s and per GPU, weighted by ``productive``/``covered``."""
     rows = [(a.step, getattr(a, weight)) for a in log.accounting if getattr(a, weight) > 0]
-    previous = {
-        id(a.step): p.step for p, a in zip(log.accounting, log.accounting[1:], strict=False)
-    }
+    previous = {id(step): before for before, step in itertools.pairwise(log.steps)}
     tokens = [(_tokens_rate(s, previous.get(id(s))), w) for s, w in rows]
     return (
         _weighted([(s.elapsed_ms / 1000, w) for s, w in rows]),
@@ -252,7 +239,7 @@ def summarize(log: TrainingLog) -> Training:
     return Training(
         log_profile=log.profile.name,
         format=log.syntax.name,
-        warmup_steps=log.profile.warmup_steps,
+        warmup_steps=log.profile.spec.warmup_steps,
         step_lines=len(steps),
         first_iteration=steps[0].iteration if steps else None,
         last_iteration=log.last_iteration,
@@ -283,11 +270,6 @@ def summarize(log: TrainingLog) -> Training:
     )
 
 
-def _fields(text: str) -> dict[str, str]:
-    """The ``key: value`` fields between ``|`` separators."""
-    return {key.strip(): value for key, value in _FIELDS_RE.findall(text) if value}
-
-
 def _float(value: str | None) -> float | None:
     if value is None:
         return None
@@ -307,16 +289,14 @@ def _first(fields: dict[str, str], keys: Sequence[str]) -> float | None:
 
 
 class _Reader:
-    """One pass over the lines; see :func:`parse_training`."""
-
     def __init__(self, syntax: StepSyntax, profile: LogProfile, min_wall_s: float) -> None:
         self.syntax = syntax
         self.log = TrainingLog(syntax, profile, min_wall_s=min_wall_s)
-        self.pattern = profile.pattern("trainingStep")
+        self.pattern = profile.patterns.get("trainingStep")
         self.events = [
             (key, p.pattern)
             for key in ("checkpointSave", "checkpointDone", "checkpointRestore")
-            if (p := profile.pattern(key)) is not None
+            if (p := profile.patterns.get(key)) is not None
         ]
         self.pending_elision: tuple[str, int] | None = None
 
@@ -348,7 +328,7 @@ class _Reader:
         if header is None and match is None:
             return
         rest = raw[header.end() :] if header is not None else ""
-        fields = _fields(rest)
+        fields = {key.strip(): value for key, value in _FIELDS_RE.findall(rest) if value}
         groups = match.groupdict() if match is not None else {}
         elapsed = next(
             (v * f for k, f in syntax.elapsed if (v := _float(fields.get(k))) is not None), None
@@ -437,30 +417,17 @@ class _Reader:
         else:
             missing = f"has no step time ({' or '.join(k for k, _ in self.syntax.elapsed)})"
         message = f"{self.syntax.name} step line {missing}: {line.text.strip()[:160]!r}"
-        self.log.problems.append(
-            Failure(
-                reason="WorkloadFailed",
-                kind="truncated-step",
-                message=message,
-                source=line.source,
-                line=line.number,
-            )
-        )
+        self.log.problems.append(Failure.of("truncated-step", message, line.source, line.number))
 
     def account(self) -> None:
         """Count each step line's iterations: covered, new, warm-up, productive, in window."""
-        log = self.log
-        steps = log.steps
+        log, steps = self.log, self.log.steps
         start, first = min(log.timestamps, key=lambda t: (t[1], t[0]), default=(-1, None))
-        warmup, interval = log.profile.warmup_steps, log.profile.log_interval
+        warmup, interval = log.profile.spec.warmup_steps, log.profile.spec.log_interval
         highest, previous = 0, None
-        for position, step in enumerate(steps):
+        for step, following in zip(steps, [*steps[1:], None], strict=False):
             if previous is None or step.iteration <= previous:
-                after = (
-                    steps[position + 1].iteration - step.iteration
-                    if position + 1 < len(steps)
-                    else 0
-                )
+                after = following.iteration - step.iteration if following else 0
                 low = max(0, step.iteration - (after if after > 0 else interval))
             else:
                 low = previous
@@ -492,12 +459,6 @@ def parse_training(
     return reader.log
 
 
-def _failure(kind: str, message: str, step: StepLine) -> Failure:
-    return Failure(
-        reason="WorkloadFailed", kind=kind, message=message, source=step.source, line=step.line
-    )
-
-
 def _failures(log: TrainingLog) -> list[Failure]:
     """Unreadable step lines, an unfinished run, nan iterations or nan values."""
     failures = list(log.problems)
@@ -507,14 +468,15 @@ def _failures(log: TrainingLog) -> list[Failure]:
             f"training log ends at iteration {log.last_iteration}{total} and does not say "
             "training finished (run stopped early, or the log is truncated)"
         )
-        failures.append(_failure("training-incomplete", message, log.steps[-1]))
+        last = log.steps[-1]
+        failures.append(Failure.of("training-incomplete", message, last.source, last.line))
     if nan := [s for s in log.steps if s.nan or s.nan_value]:
         message = (
             f"{len(nan)} step line(s) report nan iterations or print nan "
             f"({', '.join(log.syntax.nan_fields)}), first at iteration {nan[0].iteration} "
             "(the loss diverged)"
         )
-        failures.append(_failure("nan-iterations", message, nan[0]))
+        failures.append(Failure.of("nan-iterations", message, nan[0].source, nan[0].line))
     return failures
 
 
@@ -569,26 +531,17 @@ def judge(group: GroupReport, log: TrainingLog) -> None:
     group.has_data = group.has_data or summary.measured_iterations > 0
 
 
-def _warmup_note(summary: Training) -> str:
-    return (
-        f"every step is within warmupSteps={summary.warmup_steps}: the warm-up average step time "
-        f"{summary.avg_step_time_seconds or 0:.4f} s is not a measurement"
-    )
-
-
-def _goodput(group: GroupReport) -> tuple[float | None, str | None]:
-    summary = group.training
-    if summary is None or not summary.step_lines:
-        return None, "no training-step lines in the log"
-    if summary.warmup_only:
-        return None, _warmup_note(summary)
-    if summary.goodput is not None:
-        return summary.goodput, None
-    if summary.goodput_problem is not None:
-        return None, f"cannot be computed: {summary.goodput_problem}"
-    estimate = summary.goodput_estimate
-    extra = f"; the step-time estimate {estimate:.3f} is not a measurement" if estimate else ""
-    return None, f"no wall time: the log has fewer than two distinct timestamps{extra}"
+def _why_missing(summary: Training, attr: str) -> str:
+    """Why a training metric has no value although the log has step lines past warm-up."""
+    per_gpu, estimate = summary.tokens_per_second_per_gpu, summary.goodput_estimate
+    if attr == "goodput" and summary.goodput_problem is not None:
+        return f"cannot be computed: {summary.goodput_problem}"
+    if attr == "goodput":
+        extra = f"; the step-time estimate {estimate:.3f} is not a measurement" if estimate else ""
+        return f"no wall time: the log has fewer than two distinct timestamps{extra}"
+    if attr == "tokens_per_second" and per_gpu is not None:
+        return f"the log prints tokens/s per GPU ({per_gpu:.1f}), not for the whole job"
+    return "the step lines do not print it"
 
 
 def _reader(attr: str) -> Metric:
@@ -597,20 +550,18 @@ def _reader(attr: str) -> Metric:
         if summary is None or not summary.step_lines:
             return None, "no training-step lines in the log"
         if summary.warmup_only:
-            return None, _warmup_note(summary)
+            return None, (
+                f"every step is within warmupSteps={summary.warmup_steps}: the warm-up average "
+                f"step time {summary.avg_step_time_seconds or 0:.4f} s is not a measurement"
+            )
         value = getattr(summary, attr)
-        if value is not None:
-            return value, None
-        per_gpu = summary.tokens_per_second_per_gpu
-        if attr == "tokens_per_second" and per_gpu is not None:
-            return None, f"the log prints tokens/s per GPU ({per_gpu:.1f}), not for the whole job"
-        return None, "the step lines do not print it"
+        return (value, None) if value is not None else (None, _why_missing(summary, attr))
 
     return read
 
 
 METRICS: dict[str, Metric] = {
-    "goodputRatio": _goodput,
+    "goodputRatio": _reader("goodput"),
     "avgTFLOPsPerGPU": _reader("avg_tflops_per_gpu"),
     "avgStepTimeSec": _reader("avg_step_time_seconds"),
     "tokensPerSecond": _reader("tokens_per_second"),
