@@ -13,6 +13,8 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
 from typing import Any, Final
 
 MANAGER: Final = "workloadrun-fn"
@@ -58,9 +60,15 @@ def is_workloadrun_kind(api_version: Any, kind: Any) -> bool:
     )
 
 
-BUILTIN_LOG_PROFILES: Final = frozenset(
-    {"nccl-bandwidth", "nccl-loopback", "megatron-training", "megatron-bridge", "nemo2-training"}
-)
-"""The LogProfiles the report knows without a LogProfile object (``logProfileRef`` values the
-render accepts); the report defines each (:data:`krm_fn.report.logprofiles.BUILTIN_PROFILES`,
-a test keeps the two equal)."""
+@cache
+def builtin_log_profiles() -> frozenset[str]:
+    """The ``logProfileRef`` names the report knows without a LogProfile object.
+
+    Read from the report's own definitions (``krm_fn/data/logprofiles.yaml``), so the render
+    accepts exactly the profiles the report has built in.
+    """
+    import yaml
+
+    text = (Path(__file__).parent / "data" / "logprofiles.yaml").read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return frozenset(item["metadata"]["name"] for item in data["items"])

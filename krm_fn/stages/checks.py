@@ -17,7 +17,7 @@ from typing import Any
 
 from krm_fn.api import models, naming, rules
 from krm_fn.api.durations import parse_go_duration
-from krm_fn.keys import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS, BUILTIN_LOG_PROFILES
+from krm_fn.keys import ANN_BANDWIDTH, ANN_GOODPUT, ANN_THRESHOLDS, builtin_log_profiles
 from krm_fn.stages.diagnostics import RunDiagnostics
 from krm_fn.stages.parse import InputContext
 
@@ -75,10 +75,10 @@ def _measurements(
     for key, m, path in measurements:
         if m is None:
             continue
-        if m.log_profile_ref not in BUILTIN_LOG_PROFILES | context.log_profiles:
+        if m.log_profile_ref not in (builtin := builtin_log_profiles()) | context.log_profiles:
             diag.warning(
                 f"logProfileRef {m.log_profile_ref!r} is neither built in "
-                f"({', '.join(sorted(BUILTIN_LOG_PROFILES))}) nor a LogProfile in the input; "
+                f"({', '.join(sorted(builtin))}) nor a LogProfile in the input; "
                 "the report needs it to parse the logs",
                 f"{path}.logProfileRef",
             )

@@ -42,14 +42,6 @@ def test_builtin_profile_names() -> None:
     ]
 
 
-def test_the_render_accepts_every_builtin_profile_the_report_defines() -> None:
-    """The render checks logProfileRef against keys.BUILTIN_LOG_PROFILES (it cannot import
-    the report); ``nemo2-training`` was missing there and drew a false warning."""
-    from krm_fn.keys import BUILTIN_LOG_PROFILES
-
-    assert set(BUILTIN_PROFILES) == BUILTIN_LOG_PROFILES
-
-
 def test_builtin_regexes_are_verbatim_from_the_reference() -> None:
     text = require_shared("reference", REFERENCE.name).read_text("utf-8")
     # §1.9 quotes each regex in backticks; the bridge one is given as the training one with
