@@ -339,7 +339,8 @@ def inventory_cmd(
     """Compact `kubectl get nodes -o yaml|json` (FILE... or - / nothing for stdin).
 
     Keeps only what the render reads, sorted, with no volatile fields, so the inventory can
-    live in git and a diff shows only real fleet changes.
+    live in git and a diff shows only real fleet changes. For DRA-only nodes, `kubectl get
+    nodes,resourceslices -o yaml` keeps their gpu.nvidia.com slices too.
     """
     from krm_fn.gitops import compact_inventory as ci
     from krm_fn.platforms.catalog import load_catalog
@@ -378,7 +379,9 @@ def inventory_cmd(
         tmp.replace(target)
     else:
         click.echo(text, nl=False)
-    click.echo(f"inventory: {len(nodes)} node(s)", err=True)
+    slices = sum(1 for o in nodes if o["kind"] == "ResourceSlice")
+    tail = f", {slices} GPU ResourceSlice(s)" if slices else ""
+    click.echo(f"inventory: {len(nodes) - slices} node(s){tail}", err=True)
 
 
 @cli.command("release")

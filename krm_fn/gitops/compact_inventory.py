@@ -14,9 +14,12 @@ Invariants:
       extended resources of ``status.allocatable`` (keys with a ``/``: GPUs, NICs, RDMA
       devices; ``hugepages-*`` and the core resources cpu, memory, pods, ephemeral-storage
       dropped).
-    * Every Node carries ``config.kubernetes.io/local-config: "true"``: kpt and kustomize-based
+    * ``gpu.nvidia.com`` ResourceSlices (``kubectl get nodes,resourceslices``: the GPUs of
+      DRA-only nodes) are kept as :func:`krm_fn.platforms.node_gpus.slice_view` reads them;
+      other drivers' slices are dropped.
+    * Every Node and ResourceSlice carries ``config.kubernetes.io/local-config: "true"``: kpt and kustomize-based
       engines use it as an input and never apply it to the cluster.
-    * Output: one ``v1`` ``Node`` document per node, sorted by name; the same input (whatever
+    * Output: one document per Node, then per ResourceSlice, each sorted by name; the same input (whatever
       its order, form -- List, NodeList or a stream, YAML or JSON -- or volatile fields) gives
       the same bytes. Running it on its own output changes nothing.
     * The render of the compact inventory equals the render of the full one (a property test
@@ -30,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, HOSTNAME_LABEL, NodeInfo
-from krm_fn.platforms import detect
+from krm_fn.platforms import detect, node_gpus
 from krm_fn.platforms.catalog import Catalog, load_catalog
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
@@ -144,32 +147,43 @@ def compact_node(node: NodeInfo, policy: LabelPolicy) -> dict[str, Any]:
     return out
 
 
+def compact_slice(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The compact form of one ``gpu.nvidia.com`` ResourceSlice (its view, local-config)."""
+    out = node_gpus.slice_view(obj)
+    out["metadata"]["annotations"] = {LOCAL_CONFIG: "true"}
+    return out
+
+
 def compact(
     sources: Sequence[tuple[bytes, str]], policy: LabelPolicy
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The compact inventory of every Node in ``sources``; and the problems found.
+    """The compact inventory of every Node and GPU ResourceSlice in ``sources``; and problems.
 
     Each source is read by the function's own reader (every form, YAML or JSON; a Node it
-    cannot use is refused with its message, raised as a ``ValueError``). Two Nodes with one
-    name but different content are a problem; every problem is reported, and the caller
-    writes nothing when there is one.
+    cannot use is refused with its message, raised as a ``ValueError``). Two objects of one
+    kind and name but different content are a problem; every problem is reported, and the
+    caller writes nothing when there is one.
     """
     from krm_fn.io.resourcelist import parse_input
 
     problems: list[str] = []
-    by_name: dict[str, dict[str, Any]] = {}
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def keep(kind: str, name: str, c: dict[str, Any], source: str) -> None:
+        if found.setdefault((kind, name), c) != c:
+            problems.append(f"{source}: {kind} {name} appears twice with different content")
+
     for text, source in sources:
-        for entry in parse_input(text, source, documents=False).entries():
+        fi = parse_input(text, source, documents=False)
+        for entry in fi.entries():
             for node in entry.nodes:
-                c = compact_node(node, policy)
-                if node.name in by_name and by_name[node.name] != c:
-                    problems.append(
-                        f"{source}: Node {node.name} appears twice with different content"
-                    )
-                by_name.setdefault(node.name, c)
-    if not by_name and not problems:
+                keep("Node", node.name, compact_node(node, policy), source)
+            obj = fi.load(entry) if entry.kind == "ResourceSlice" else entry.obj
+            for s in node_gpus.gpu_slices([obj] if obj is not None else []):
+                keep("ResourceSlice", str(s["metadata"]["name"]), compact_slice(s), source)
+    if not any(kind == "Node" for kind, _ in found) and not problems:
         problems.append("no Node in the input (expected kubectl get nodes -o yaml|json)")
-    return [by_name[n] for n in sorted(by_name)], problems
+    return [found[k] for k in sorted(found, key=lambda k: (k[0] != "Node", k))], problems
 
 
 def dump(nodes: Sequence[dict[str, Any]]) -> str:

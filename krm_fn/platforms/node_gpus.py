@@ -39,6 +39,8 @@ DRA_GPU_DRIVER = "gpu.nvidia.com"
 """The NVIDIA DRA GPU driver's name (kubernetes-sigs/dra-driver-nvidia-gpu)."""
 PRODUCT_ATTRIBUTES = ("productName", f"{DRA_GPU_DRIVER}/productName")
 """Device attribute naming the GPU (unqualified, or qualified with the driver's domain)."""
+TYPE_ATTRIBUTES = ("type", f"{DRA_GPU_DRIVER}/type")
+"""Device attribute saying what a device is (``gpu``, ``mig``, ``vfio`` ...)."""
 
 SOURCE_ALLOCATABLE = "allocatable nvidia.com/gpu"
 SOURCE_COUNT_LABEL = "label nvidia.com/gpu.count"
@@ -80,6 +82,50 @@ def _slices(objects: Iterable[Mapping[str, Any]]) -> Iterable[Mapping[str, Any]]
             yield from _slices(s for s in _list(obj.get("items")) if isinstance(s, Mapping))
 
 
+def _device_attributes(device: object) -> Mapping[str, Any]:
+    dev = _mapping(device)  # v1: attributes; v1beta1: basic.attributes
+    return _mapping(dev.get("attributes") or _mapping(dev.get("basic")).get("attributes"))
+
+
+def gpu_slices(objects: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The ``gpu.nvidia.com`` ResourceSlices that name a node, among the objects (Lists opened)."""
+    return [
+        s
+        for s in _slices(objects)
+        if _mapping(s.get("spec")).get("driver") == DRA_GPU_DRIVER
+        and isinstance(_mapping(s.get("spec")).get("nodeName"), str)
+        and _mapping(s.get("spec")).get("nodeName")
+    ]
+
+
+def slice_view(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What :func:`resource_slice_gpus` reads of a slice (and its pool, for the schema).
+
+    ``apiVersion``, ``kind``, ``metadata.name``, ``spec.driver``, ``spec.nodeName``,
+    ``spec.pool`` and each device's name with only its type and product attributes, in the
+    slice's own version's layout; devices left with no attribute are dropped.
+    """
+    spec = _mapping(obj.get("spec"))
+    devices = []
+    for device in _list(spec.get("devices")):
+        attributes = _device_attributes(device)
+        kept = {
+            k: attributes[k] for k in (*TYPE_ATTRIBUTES, *PRODUCT_ATTRIBUTES) if k in attributes
+        }
+        if kept:
+            basic = "basic" in _mapping(device) and "attributes" not in _mapping(device)
+            dev: dict[str, Any] = {"name": _mapping(device).get("name")}
+            dev.update({"basic": {"attributes": kept}} if basic else {"attributes": kept})
+            devices.append(dev)
+    out_spec = {k: spec[k] for k in ("driver", "nodeName", "pool") if k in spec}
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": "ResourceSlice",
+        "metadata": {"name": _mapping(obj.get("metadata")).get("name")},
+        "spec": {**out_spec, "devices": devices},
+    }
+
+
 def resource_slice_gpus(objects: Iterable[Mapping[str, Any]]) -> dict[str, SliceGpus]:
     """``{node name: SliceGpus}`` of the ``gpu.nvidia.com`` ResourceSlices among the objects.
 
@@ -90,19 +136,14 @@ def resource_slice_gpus(objects: Iterable[Mapping[str, Any]]) -> dict[str, Slice
     in slice-name order.
     """
     found: dict[str, list[tuple[str, str, int]]] = {}
-    for obj in _slices(objects):
+    for obj in gpu_slices(objects):
         spec = _mapping(obj.get("spec"))
-        node = spec.get("nodeName")
-        if spec.get("driver") != DRA_GPU_DRIVER or not isinstance(node, str) or not node:
-            continue
+        node = str(spec.get("nodeName"))
         product, count = "", 0
         for device in _list(spec.get("devices")):
-            dev = _mapping(device)
-            attributes = _mapping(
-                dev.get("attributes") or _mapping(dev.get("basic")).get("attributes")
-            )
+            attributes = _device_attributes(device)
             name = _attribute(attributes, PRODUCT_ATTRIBUTES)
-            kind = _attribute(attributes, ("type", f"{DRA_GPU_DRIVER}/type"))
+            kind = _attribute(attributes, TYPE_ATTRIBUTES)
             if kind == "gpu" or (not kind and name):
                 count += 1
                 product = product or name
