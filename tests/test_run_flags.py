@@ -52,8 +52,10 @@ def render_function(items: list[dict[str, Any]], flags: dict[str, str]) -> tuple
         "spec": flags,
     }
     out = run_krm(yaml.safe_dump(rl(items, fc)).encode())
-    generated = [i for i in yaml.safe_load(out.stdout)["items"] if i["kind"] != "Node"]
-    return out.exit_code, yaml.safe_dump_all(generated), "\n".join(out.stderr)
+    answer = yaml.safe_load(out.stdout)
+    generated = [i for i in answer["items"] if i["kind"] != "Node"]
+    results = [r["message"] for r in answer.get("results") or []]  # infos too
+    return out.exit_code, yaml.safe_dump_all(generated), "\n".join([*out.stderr, *results])
 
 
 def render_cli(
@@ -165,6 +167,30 @@ def test_test_scale_from_the_config_replaces_the_file(render: Any) -> None:
     code, out, err = render([file_run, *aws], {})
     assert code == 0, err
     assert {n for n, _, _ in groups(out)} == {6}  # the file's full-scale: groups of numNodes
+
+
+def test_intra_rack_without_a_key_splits_by_the_platform_default_key(render: Any) -> None:
+    """AWS H100 has no override key (NVCRE sets one for GB200/GB300 only): intra-rack uses
+    the platform table's defaultTopologyKey, and says so."""
+    aws = fleet("aws", 40)
+    key = "topology.k8s.aws/network-node-layer-1"
+    rack = {n["metadata"]["name"]: n["metadata"]["labels"][key] for n in aws}
+    code, out, err = render([run(2), *aws], {"testScale": "intra-rack"})
+    assert code == 0, err
+    got = groups(out)
+    assert sorted(rack[g[0]] for _, g, _ in got) == sorted(set(rack.values()))
+    assert all({rack[x] for x in g} == {rack[g[0]]} and n == len(g) for n, g, _ in got)
+    assert f"partitioned by {key}" in err or (
+        f"one TrainJob per {key!r} domain, the aws platform's default topology key" in err
+    )
+
+
+def test_intra_rack_on_a_platform_without_a_default_key_asks_for_one(render: Any) -> None:
+    code, out, err = render([run(2), *fleet("oci", 8)], {"testScale": "intra-rack"})
+    assert code == 1
+    assert "no topology key is known for platform 'oci'" in err
+    assert "set spec.orchestration.topology.topologyKey" in err
+    assert "kind: TrainJob" not in out
 
 
 # --------------------------------------------------------------------------- NVCRE's cases

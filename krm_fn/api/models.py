@@ -447,7 +447,8 @@ class Orchestration(Strict):
     test_scale: Literal["intra-node", "intra-rack", "full-scale"] | None = Field(
         default=None,
         description="`intra-node`: one single-node TrainJob per eligible node; `intra-rack`: "
-        "one TrainJob per topology domain; `full-scale` (as unset): groups of `numNodes`.",
+        "one TrainJob per topology domain (of `topology.topologyKey`, else the platform override's, "
+        "else the platform's default key); `full-scale` (as unset): groups of `numNodes`.",
         examples=["intra-node"],
     )
     placement: Literal["Pinned", "Unpinned"] | None = Field(

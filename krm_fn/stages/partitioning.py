@@ -3,8 +3,10 @@
 Invariants:
     * Unpinned: one group without nodes, only when at least ``numNodes`` nodes are eligible
       (the requested size is never lowered).
-    * With a topology key (the run's, else the platform's): groups never straddle a domain
-      when ``strictDomain`` or ``intra-rack``; every eligible node must carry the label.
+    * With a topology key (the run's, else the platform override's; for ``intra-rack`` only,
+      else the platform table's ``defaultTopologyKey``, said in an info): groups never
+      straddle a domain when ``strictDomain`` or ``intra-rack``; every eligible node must
+      carry the label.
     * Without one: groups of ``numNodes`` in name order (``intra-node``: one node each).
     * Nodes that fill no group are named in a warning (option ``remainder: skip``).
 """
@@ -21,6 +23,7 @@ from krm_fn.fleet.inventory import NodeInfo
 from krm_fn.fleet.partition import Group, Partition, PartitionError, partition_simple
 from krm_fn.io.results import listed, some
 from krm_fn.stages.diagnostics import RunDiagnostics
+from krm_fn.stages.nodes import domain_key
 from krm_fn.stages.platform import ResolvedPlatform
 
 
@@ -52,6 +55,8 @@ def partition(
     per_group = 1 if scale == "intra-node" else spec.num_nodes
     own_key = orch.topology.topology_key if orch and orch.topology else None
     topo_key = own_key or platform.overlay.topology_key
+    if scale == "intra-rack" and not topo_key and platform.eligible:
+        topo_key = _rack_key(platform, options, diag)
     unpinned = bool(orch and orch.placement == "Unpinned")
     out = Partitioned(Partition(()), per_group, unpinned, topo_key, 0)
     if not platform.eligible:
@@ -79,6 +84,24 @@ def partition(
             f"fill a group of {per_group} (option remainder=skip): " + listed(out.part.untested)
         )
     return out
+
+
+def _rack_key(
+    platform: ResolvedPlatform, options: FunctionOptions, diag: RunDiagnostics
+) -> str | None:
+    """``intra-rack`` with no key from the run or the override: the platform's default key.
+
+    NVCRE takes the key from its override table only (GB200/GB300), so it has none for,
+    say, AWS H100; the platform table's ``defaultTopologyKey`` is the label its racks carry.
+    """
+    key = domain_key(options, platform.platform)
+    if key:
+        diag.info(
+            f"testScale intra-rack: one TrainJob per {key!r} domain, the {platform.platform} "
+            "platform's default topology key (spec.orchestration.topology.topologyKey chooses "
+            "another)"
+        )
+    return key
 
 
 def _unpinned(

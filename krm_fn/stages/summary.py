@@ -5,7 +5,8 @@ Invariants:
       :data:`~krm_fn.io.results.LISTED` groups, nodes or TrainJobs it prints counts and the
       first few names ("and N more"); ``verbose`` lists every one. "Untested nodes" counts
       every node no group tests: the nodes left out (target filters, GPU capacity) and the
-      remainder ``remainder: skip`` leaves.
+      remainder ``remainder: skip`` leaves. Its first line per run names the topology label
+      the groups were cut by, when they were.
     * The note of a rendered run starts with ``rendered`` and names TrainJobs,
       group sizes, eligible nodes, waves, platform, GPU (with the nodes' product names for
       a model outside the defaults table), GPUs per node and where that count came from, and
@@ -36,6 +37,7 @@ class RunSummary:
     platform: ResolvedPlatform
     waves: tuple[tuple[str, ...], ...]  # TrainJob names per wave
     run_flags: tuple[str, ...]  # the run:<option> entries of the applied overrides
+    topology_key: str | None = None  # the label the groups were cut by, if any
 
 
 @dataclass
@@ -66,7 +68,8 @@ def rendered(
     """The run's output, summary and note."""
     part = partitioned.part
     flags = tuple(a for a in matched.applied if a.startswith("run:"))
-    summary = RunSummary(wr, part, platform, jobs.waves, flags)
+    key = partitioned.topology_key if partitioned.topology_mode == "topology" else None
+    summary = RunSummary(wr, part, platform, jobs.waves, flags, key)
     sizes = sorted({len(g.nodes) or wr.spec.num_nodes for g in part.groups})
     note = (
         f"rendered {len(jobs.jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
@@ -89,6 +92,7 @@ def summary_lines(summaries: list[RunSummary], verbose: bool = False) -> list[st
         lines.append(
             f"WorkloadRun {ns}{s.run.name}: {len(groups)} group(s), platform "
             f"{s.platform.platform}, GPU {s.platform.arch}"
+            + (f", partitioned by {s.topology_key}" if s.topology_key else "")
         )
         shown = groups if verbose or len(groups) <= LISTED else groups[:3]
         for g in shown:
