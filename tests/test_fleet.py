@@ -7,8 +7,6 @@ simulation (``../shared/tools/trainer_sim.py``), including pod feasibility on th
 
 from __future__ import annotations
 
-import importlib
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ from krm_fn.io.output import is_generated, is_input_kind
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.detect import hostname_only, unrecognised_provider_ids
 from tests.builders import IMAGE, rl, wr
-from tests.k8s_schemas import shared_dir
+from tests.trainer_gate import trainer_sim
 
 GOLDEN = Path(__file__).parent / "golden"
 FLEET_CASES = [
@@ -351,14 +349,6 @@ def test_default_target_hints_at_gke_nodes_without_gpu_present() -> None:
 # --------------------------------------------------------------------------- trainer_sim
 
 
-def _trainer_sim() -> Any:
-    tools = shared_dir() / "tools"
-    if not (tools / "trainer_sim.py").exists():
-        pytest.skip("../shared/tools/trainer_sim.py is not available")
-    sys.path.insert(0, str(tools))
-    return importlib.import_module("trainer_sim")
-
-
 def _items(text: str) -> Iterator[dict[str, Any]]:
     for doc in yaml.safe_load_all(text):
         if doc and doc.get("kind") == "ResourceList":
@@ -369,14 +359,14 @@ def _items(text: str) -> Iterator[dict[str, Any]]:
 
 @pytest.mark.parametrize("case", FLEET_CASES)
 def test_fleet_golden_passes_the_trainer_simulation(case: str) -> None:
-    sim = _trainer_sim()
+    sim = trainer_sim()
     text = (GOLDEN / case / "input.yaml").read_text()
     out = run_krm(text.encode(), cwd=GOLDEN / case)
     assert out.exit_code == 0, out.stderr
     generated = [i for i in _items(out.stdout) if is_generated(i)]
     inputs = list(_items(text))
-    # The DRA-only case claims its GPUs through DRA (the catalog's Nscale entry), which the
-    # simulation does not model; tests/test_dra_only.py checks claims against the slices.
+    # A DRA-only case claims its GPUs through DRA, which the simulation does not model
+    # (it sees no nvidia.com/gpu request); tests/test_dra_only.py checks the claims.
     failed = [(n, d) for n, ok, d in sim.check_render(generated, inputs, label=case) if not ok]
     assert not failed, failed
 
