@@ -8,7 +8,7 @@ Invariants:
       matching no TrainJob is unmatched, never guessed, except that the only TrainJob and
       the only log belong together whatever the file is called.
     * A TrainJob's logs keep the order of the ``--logs`` arguments, then sorted paths;
-      hidden entries are skipped.
+      hidden entries are skipped; every directory is read once, symlinked or not.
     * Undecodable bytes are replaced, so a garbled log is judged rather than crashing.
 """
 
@@ -18,7 +18,7 @@ import gzip
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,15 +95,34 @@ def _read(path: Path) -> str:
     return strip_ansi(data.decode("utf-8", errors="replace"))
 
 
+def _files(directory: Path) -> Iterator[tuple[Path, tuple[str, ...]]]:
+    """Every file under ``directory``, sorted, with the directory names leading to it.
+
+    Hidden entries are skipped; a symlinked directory is followed, but each real directory
+    is read once (a link back up the tree is not a second copy of its logs).
+    """
+    seen: set[Path] = set()
+
+    def walk(where: Path, parents: tuple[str, ...]) -> Iterator[tuple[Path, tuple[str, ...]]]:
+        if where.resolve() in seen:
+            return
+        seen.add(where.resolve())
+        for entry in sorted(where.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                yield from walk(entry, (*parents, entry.name))
+            elif entry.is_file():
+                yield entry, parents
+
+    return walk(directory, ())
+
+
 def _walk(directory: Path, owner: str | None, names: set[str], index: LogIndex) -> None:
-    for entry in sorted(directory.iterdir()):
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir():
-            _walk(entry, owner or (entry.name if entry.name in names else None), names, index)
-        elif entry.is_file():
-            name = owner or _name_from_file(entry, names)
-            _split(str(entry), _read(entry), name, names, index)
+    for entry, parents in _files(directory):
+        name = owner or next((d for d in parents if d in names), None)
+        name = name or _name_from_file(entry, names)
+        _split(str(entry), _read(entry), name, names, index)
 
 
 def collect_logs(paths: Sequence[str], names: Iterable[str], stdin_text: str | None) -> LogIndex:
@@ -135,10 +154,8 @@ def collect_alone(paths: Sequence[str], stdin_text: str | None) -> LogIndex:
             found.append(("stdin", "<stdin>", strip_ansi(stdin_text or "")))
             continue
         path = Path(raw)
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in files:
-            if not any(part.startswith(".") for part in file.relative_to(path).parts):
-                found.append((_stem(file) or file.name, str(file), _read(file)))
+        files = [f for f, _ in _files(path)] if path.is_dir() else [path]
+        found += [(_stem(file) or file.name, str(file), _read(file)) for file in files]
     stems = Counter(stem for stem, _, _ in found)
     index = LogIndex()
     for stem, label, text in found:

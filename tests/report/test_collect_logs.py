@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from krm_fn.report.collect_logs import collect_logs, measurement_sources
+from krm_fn.report.collect_logs import collect_alone, collect_logs, measurement_sources
 from krm_fn.report.loglines import LogSource
 
 NAMES = ["run-group-0", "run-group-1", "run-group-1-overflow", "other-group-0"]
@@ -42,6 +42,26 @@ def test_file_names_directories_and_pod_logs(tmp_path: Path) -> None:
         ],
     }
     assert index.unmatched == [str(tmp_path / "notes.md")]
+
+
+def test_symlinked_directories_are_followed_and_each_read_once(tmp_path: Path) -> None:
+    """A link to a directory of logs is read (in both modes); a link back up the tree is
+    not: the same log read 40 times over (until the path was too long) counted 40 times."""
+    logs = tmp_path / "logs"
+    write(logs / "run-group-0.log")
+    write(tmp_path / "elsewhere" / "run-group-1.log")
+    (logs / "linked").symlink_to(tmp_path / "elsewhere")
+    (logs / "linked" / "up").symlink_to(logs)  # a cycle
+    index = collect_logs([str(logs)], NAMES, None)
+    assert names_of(index.by_trainjob) == {
+        "run-group-0": ["run-group-0.log"],
+        "run-group-1": ["run-group-1.log"],
+    }
+    assert index.unmatched == []
+    assert sorted(names_of(collect_alone([str(logs)], None).by_trainjob)) == [
+        "run-group-0",
+        "run-group-1",
+    ]
 
 
 def test_exact_names_only_group_does_not_take_its_overflow(tmp_path: Path) -> None:
