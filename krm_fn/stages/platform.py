@@ -27,7 +27,13 @@ from typing import Any
 
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, Exclusion, NodeInfo
+from krm_fn.fleet.inventory import (
+    GPU_PRESENT_LABEL,
+    GPU_PRODUCT_LABEL,
+    Exclusion,
+    NodeInfo,
+    is_default,
+)
 from krm_fn.io.results import LISTED, some
 from krm_fn.platforms import detect as pdetect
 from krm_fn.platforms import gpu as pgpu
@@ -310,7 +316,11 @@ def _no_eligible(
     if not stand_ins:
         return (
             "no eligible nodes: no Ready, schedulable Node in the input matches the target"
-            + ("" if spec.target else f" (default target: label {GPU_PRESENT_LABEL}=true)")
+            + (
+                f" (default target: label {GPU_PRESENT_LABEL}=true)"
+                if is_default(spec.target)
+                else ""
+            )
             + f"; {len(nodes)} Node(s) in the input"
         )
     have, wanted = nodes[0].labels.get(GPU_PRODUCT_LABEL, ""), target_gpu_product(spec.target)

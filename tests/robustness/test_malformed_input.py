@@ -400,6 +400,16 @@ def test_node_inventory_problems_are_refused_clearly(
     assert_clean_refusal(node_outcomes[case], NODE_INPUTS[case], *fragments, "(workloadrun.yaml#0)")
 
 
+def test_an_empty_target_is_the_default_target_in_the_error_too() -> None:
+    """``target: {}`` selects as no target does (nvidia.com/gpu.present=true): say so."""
+    data = dump(rl([mpi_run(target={}), _bare_node("n1"), _bare_node("n2")]))
+    assert_clean_refusal(
+        run_fn(data),
+        data,
+        "(default target: label nvidia.com/gpu.present=true); 2 Node(s) in the input",
+    )
+
+
 def test_nodes_without_provider_id_are_a_valid_hand_written_inventory() -> None:
     data = dump(rl([mpi_run(), *nodes(2, provider="")]))
     proc = run_fn(data)
