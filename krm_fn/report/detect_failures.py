@@ -45,9 +45,12 @@ _NEW_RECORD_RE = re.compile(
     r"^\s*$|^\s*[\[#+.]|^\s*\d+\s+\d+\s|^\d{4}-\d{2}-\d{2}|^" + _NCCL_PREFIX_RE.pattern
 )
 _TEST_FAILURE_RE = re.compile(
-    r"(?:^|\s)(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?Test (?P<what>NCCL|CUDA) failure"
-    r"(?: (?P<where>[^\s']+:\d+))?(?: '(?P<msg>.*)'| (?P<bare>\S.*))?\s*$"
+    r"(?:^|\s)(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?(?:Test (?P<what>NCCL|CUDA) failure"
+    r"(?: (?P<where>[^\s']+:\d+))?|(?P<old>NCCL|CUDA|Cuda) failure (?P<oldwhere>[\w.-]+\.cu:\d+))"
+    r"(?: '(?P<msg>.*)'| (?P<bare>\S.*))?\s*$"
 )
+"""nccl-tests' failure macros: ``[host: ]Test NCCL|CUDA failure file:line 'message'`` (the
+message quoted or not), and before 2.0 ``NCCL|Cuda failure file.cu:line 'message'``."""
 _TEST_STACK_RE = re.compile(
     r"(?:^|\s)(?:\.{2,3} )?(?:(?P<host>\S+) )?pid \d+: Test failure (?P<where>\S+)"
 )
@@ -74,11 +77,28 @@ _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
 _PID_RE = re.compile(_NCCL_PREFIX_RE.pattern + r"|\bpid \d+|\bPID \d+|\brank \d+\b")
 _TRACEBACK_LOOKAHEAD = 200
 """How many lines after ``Traceback`` are searched for the exception line."""
+_HOST_COLON_RE = re.compile(r"^\s*[A-Za-z0-9][\w.-]*:\s")
+"""A ``host: `` prefix (nccl-tests' own, or a launcher's): a new record, never a continuation."""
 _TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
 
 
 def _clean(line: LogLine) -> str:
     return _TS_PREFIX_RE.sub("", strip_prefixes(line.text).text)
+
+
+def _continues(follow: str) -> bool:
+    """Whether a line is the wrapped rest of the ``NCCL WARN`` before it.
+
+    Never a record of its own: a record start, a ``host: `` prefix, anything NCCL, MPI or a
+    failure pattern would read.
+    """
+    return not (
+        _NEW_RECORD_RE.match(follow)
+        or _HOST_COLON_RE.match(follow)
+        or "NCCL" in follow
+        or any(hint in follow for hint in _HINTS)
+        or any(rule.pattern.search(follow) for rule in _PHRASE_RULES)
+    )
 
 
 def _host_before(text: str, end: int) -> str | None:
@@ -147,6 +167,10 @@ _PHRASE_RULES: tuple[PhraseRule, ...] = (
                           r"status"), "WorkloadFailed", "mpirun-nonzero-exit",
                "Open MPI: a process exited with non-zero status, the job was terminated",
                ("mpirun",)),
+    PhraseRule(re.compile(r"Primary job\s+terminated normally, but \d+ process(?:es)? returned"),
+               "WorkloadFailed", "mpirun-nonzero-exit",
+               "Open MPI: a process returned a non-zero exit code, the job was aborted",
+               ("Primary job",)),
     PhraseRule(re.compile(r"Connection refused", re.IGNORECASE), "WorkloadFailed",
                "connection-refused", "connection refused", ("efused", "EFUSED")),
     PhraseRule(re.compile(r"Segmentation fault|core dumped"), "WorkloadFailed",
@@ -173,8 +197,9 @@ def _at(
 
 def _test_failure(line: LogLine, test: re.Match[str], frames: list[str]) -> Failure:
     """A ``Test NCCL/CUDA failure``, listing the stack lines folded into it."""
-    what = test.group("what")
-    where = f" at {test.group('where')}" if test.group("where") else ""
+    what = (test.group("what") or test.group("old")).upper()
+    place = test.group("where") or test.group("oldwhere")
+    where = f" at {place}" if place else ""
     detail = (test.group("msg") or test.group("bare") or "").strip(" /")
     trail = f" (stack: {', '.join(frames)})" if frames else ""
     said = f"Test {what} failure{where}: {detail}{trail}"
@@ -269,7 +294,7 @@ class _Scan:
             return
         if self.index < len(self.items):
             follow = _clean(self.items[self.index])
-            if not _NEW_RECORD_RE.match(follow) and not _WARN_RE.search(follow):
+            if _continues(follow):
                 message = f"{message} {follow.strip()}"
                 self.index += 1
         self.findings.append(_warn_finding(line, text, message))

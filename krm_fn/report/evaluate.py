@@ -132,7 +132,9 @@ def _evaluate_group(spec: GroupSpec, sources: list[LogSource], rendered: Rendere
     if sources:
         _measure(group, spec, sources, rendered)
     hosts = (group.bandwidth and group.bandwidth.hosts) or (group.training and group.training.hosts)
-    if spec.from_log and hosts:  # a log read alone: its group's nodes are the hosts it names
+    bw = group.bandwidth
+    elided = bw is not None and bw.ranks_listed < bw.rank_count  # its Rank lines cut: size unknown
+    if spec.from_log and hosts and not elided:  # a log read alone: its nodes are the hosts named
         group.nodes, group.num_nodes = list(hosts), len(hosts)
     _check_thresholds(group, spec.thresholds)
     return group

@@ -201,6 +201,7 @@ class Bandwidth(_Model):
     parameters: dict[str, str] = Field(default_factory=dict)
     tables: list[Table] = Field(default_factory=list)
     ranks: list[Rank] = Field(default_factory=list, exclude=True)
+    rank_elisions: int = Field(default=0, exclude=True)
     problems: list[Failure] = Field(default_factory=list, exclude=True)
 
     @property
@@ -223,8 +224,14 @@ class Bandwidth(_Model):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def rank_count(self) -> int:
-        """How many ``Rank`` lines the log prints."""
-        return len(self.ranks)
+        """How many ranks the run had as its ``Rank`` lines number them: the highest plus one."""
+        return max((r.rank for r in self.ranks), default=-1) + 1
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ranks_listed(self) -> int:
+        """How many distinct ranks have a ``Rank`` line (fewer than ``rankCount``: elided)."""
+        return len({r.rank for r in self.ranks})
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -51,8 +51,11 @@ def _bandwidth_lines(result: Bandwidth) -> list[str]:
     )
     lines = [f"Bandwidth:  {', '.join(f for f in facts if f)} (out-of-place)"]
     if result.ranks:
+        count, listed = result.rank_count, result.ranks_listed
+        elided = f" ({listed} listed, the others elided)" if listed < count else ""
+        hosts = "listed host(s)" if elided else "host(s)"
         lines.append(
-            f"Ranks:      {result.rank_count} on {len(result.hosts)} host(s) "
+            f"Ranks:      {count}{elided} on {len(result.hosts)} {hosts} "
             f"({', '.join(result.hosts)}), {', '.join(result.gpus)}"
         )
     tables = result.measured

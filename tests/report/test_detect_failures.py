@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from krm_fn.report.detect_failures import detect_failures
-from krm_fn.report.loglines import LogSource
+from krm_fn.report.loglines import LogLine, LogSource
 from krm_fn.report.model import Failure
 
-from .conftest import MEGATRON_LOGS, NCCL_LOGS, logs_in, nccl_log, source
+from .conftest import MEGATRON_LOGS, NCCL_LOGS, REAL, logs_in, nccl_log, source
 
 
 def findings(name: str) -> list[Failure]:
@@ -143,3 +145,50 @@ def test_single_lines(line: str, reason: str | None, kind: str | None, host: str
     else:
         [finding] = found
         assert (finding.reason, finding.kind, finding.host) == (reason, kind, host)
+
+
+# --- a warning never swallows the record after it ---------------------------------------------
+
+
+def _lines(*texts: str) -> list[LogLine]:
+    return [LogLine("log", number, text) for number, text in enumerate(texts, start=1)]
+
+
+def test_warnings_from_two_hosts_with_the_version_line_between_are_one_finding() -> None:
+    # NVIDIA/nccl#82, comment by rahul-bothra (2021-05-11): two hosts print the same WARN, the
+    # first directly followed by "NCCL version 2.9.6+cuda11.2" (not its continuation)
+    found = detect_failures(
+        _lines(
+            "v100-gpu-1:14926:14926 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+            "NCCL version 2.9.6+cuda11.2",
+            "",
+            "v100-gpu-5:9210:9210 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+        )
+    )
+    [warn] = found
+    assert warn.message == "NCCL WARN Failed to open libibverbs.so[.1]"
+    assert (warn.count, warn.hosts) == (2, ["v100-gpu-1", "v100-gpu-5"])
+
+
+def _failure_lines() -> list[str]:
+    """Every line of the real logs that is a finding on its own (with its source file)."""
+    lines = []
+    for path in sorted(REAL.glob("*.txt")):
+        items = source(path).lines
+        for finding in detect_failures(items):
+            if finding.line is not None and finding.kind != "python-traceback":
+                lines.append(items[finding.line - 1].text)
+    return sorted(set(lines))
+
+
+FAILURE_LINES = _failure_lines()
+WARN_LINES = [line for line in FAILURE_LINES if "NCCL WARN" in line]
+
+
+@settings(max_examples=150, deadline=None)
+@given(warn=st.sampled_from(WARN_LINES), follow=st.sampled_from(FAILURE_LINES))
+def test_a_failure_line_after_a_warning_is_its_own_finding(warn: str, follow: str) -> None:
+    alone = {f.kind for f in detect_failures(_lines(follow))}
+    after = detect_failures(_lines(warn, follow))
+    assert alone <= {f.kind for f in after}
+    assert all(follow.strip() not in f.message for f in after if f.line == 1)

@@ -5,8 +5,12 @@ Line numbers in the comments are lines of those files (line 1 is the SOURCE line
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from krm_fn.report.command import report
 from krm_fn.report.model import GroupReport
 
 from .conftest import judge, real_log, trainjob_yaml
@@ -48,10 +52,12 @@ def one_group(path: object, **job: object) -> GroupReport:
 
 def test_unquoted_test_cuda_failure_and_mpirun_exit_fail_the_group_and_are_listed() -> None:
     # lines 6-7: "nvidiatools-29-workload: Test CUDA failure common.cu:1030 invalid device
-    # ordinal" and its stack line without " .. "; line 13: Open MPI's non-zero exit
+    # ordinal" and its stack line without " .. "; lines 10 and 13: Open MPI's "Primary job
+    # terminated normally, but 1 process returned" and "mpirun detected ... non-zero status"
     group = one_group(UNQUOTED, nodes="nvidiatools-29-workload,nvidiatools-30-workload")
     assert group.status == "Failed"
-    cuda, mpirun = group.failures[-2:]
+    (cuda,) = [f for f in group.failures if f.kind == "nccl-tests-cuda-failure"]
+    mpirun = [f for f in group.failures if f.kind == "mpirun-nonzero-exit"]
     assert (cuda.kind, cuda.host, cuda.line) == (
         "nccl-tests-cuda-failure",
         "nvidiatools-29-workload",
@@ -60,7 +66,8 @@ def test_unquoted_test_cuda_failure_and_mpirun_exit_fail_the_group_and_are_liste
     assert cuda.message == (
         "Test CUDA failure at common.cu:1030: invalid device ordinal (stack: common.cu:937)"
     )
-    assert (mpirun.kind, mpirun.line) == ("mpirun-nonzero-exit", 13)
+    assert [f.line for f in mpirun] == [10, 13]
+    assert mpirun[0].message.startswith("Open MPI: a process returned a non-zero exit code")
 
 
 def test_stack_lines_without_their_message_line_are_a_failure_on_their_hosts() -> None:
@@ -168,3 +175,46 @@ def test_rank_and_header_lines_without_hash_cover_the_group() -> None:
         "nvidiatools-30-workload",
     ]
     assert {f.kind for f in group.failures} == {"no-footer"}  # the paste ends at 16 MiB
+
+
+# --- rank lines: elided or repeated ---------------------------------------------------------
+
+
+def test_elided_rank_lines_give_the_rank_count_and_no_node_count() -> None:
+    # search index file 51884305790, lines 6-9: Rank 0, 1, "...", Rank 126, 127 on 2 of 32 hosts
+    log = real_log(
+        "search-index-51884305790_oci-gb300-32node-128rank_all_reduce_nccl-2.28.7_rank-lines-elided.txt"
+    )
+    group = judge_alone(log)
+    assert group.bandwidth is not None
+    assert (group.bandwidth.rank_count, group.bandwidth.ranks_listed) == (128, 4)
+    assert (group.nodes, group.num_nodes) == (None, None)
+    assert "the log lists 4 of its 128 ranks (Rank lines elided)" in " ".join(group.notes)
+    result = CliRunner().invoke(report, ["--logs", str(log)], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert "Ranks:      128 (4 listed, the others elided) on 2 listed host(s)" in result.output
+
+
+def test_rank_zero_on_every_host_is_separate_runs_not_one() -> None:
+    # nccl-tests#107, lines 8-9: "Rank  0 Pid 1320 on ip-172-31-20-228" and "Rank  0 Pid 2066
+    # on ip-172-31-22-230" under one "# Using devices": mpirun -np 2 ran two 1-rank tests
+    group = judge_alone(
+        real_log("nvidia-nccl-tests-issue-107_v100-2node_two-separate-1-rank-runs.txt")
+    )
+    (repeated,) = [f for f in group.failures if f.kind == "repeated-ranks"]
+    assert repeated.message.startswith(
+        "rank 0 is listed 2 times (on ip-172-31-20-228, ip-172-31-22-230): the log holds 2 "
+        "separate runs"
+    )
+    assert group.status == "Failed"
+
+
+def test_sequential_runs_in_one_log_are_not_repeated_ranks(tmp_path: Path) -> None:
+    # two complete runs one after the other each list their own Rank 0: not a repeat
+    log = real_log(
+        "nvidia-nccl-tests-issue-309_h100-4node-32rank_all_reduce_perf_mpi.txt"
+    ).read_text()
+    body = "\n".join(log.splitlines()[1:])
+    (tmp_path / "twice.log").write_text(body + "\n" + body)
+    group = judge_alone(tmp_path / "twice.log")
+    assert not [f for f in group.failures if f.kind == "repeated-ranks"]

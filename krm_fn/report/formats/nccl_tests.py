@@ -40,7 +40,7 @@ _BARE_COMMENT_RE = re.compile(
     r"nThread\s|Collective test|nccl-tests version)"
 )
 _RANK_RE = re.compile(
-    r"^Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?\s+Pid\s+\d+\s+on\s+(?P<host>\S+)\s+"
+    r"^Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+\d+)?\s+on\s+(?P<host>\S+)\s+"
     r"device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]*)\]\s+(?P<gpu>.+?)\s*$"
 )
 _TESTS_VERSION_RE = re.compile(r"^nccl-tests version (?P<version>\S+)")
@@ -186,6 +186,8 @@ class _Reader:
         self.transport_re = (transport or _DEFAULT_TRANSPORT).pattern
         self.table: Table | None = None
         self.source: str | None = None
+        self.listing: list[Rank] | None = None  # the Rank lines under the last "Using devices"
+        self.repeated: list[Rank] = []
 
     def open_table(self, line: LogLine, has_header: bool, has_root: bool, old: bool) -> Table:
         self.table = Table(
@@ -258,7 +260,9 @@ class _Reader:
             if binary is not None and self.result.collective is None:
                 self.result.collective = binary.group("name")
         if body.strip() == "...":
-            if self.table is not None and not self.table.complete:
+            if self.listing and (self.table is None or self.table.complete):
+                self.result.rank_elisions += 1
+            elif self.table is not None and not self.table.complete:
                 self.table.elisions += 1
             return
         if body.lstrip().startswith("#") or _BARE_COMMENT_RE.match(body):
@@ -306,10 +310,13 @@ class _Reader:
             names = body.split()
             old = "error" in names and "#wrong" not in names
             self.open_table(line, True, "root" in names, old)
+            self.listing = None
         elif self.footer(line, body):
             return
+        elif body.startswith("Using devices"):
+            self.listing = []
         elif (found := _RANK_RE.match(body)) is not None:
-            self.result.ranks.append(Rank.model_validate({k: found[k] for k in Rank.model_fields}))
+            self.rank(Rank.model_validate({k: found[k] for k in Rank.model_fields}))
         elif (found := _TESTS_VERSION_RE.match(body)) is not None:
             self.result.nccl_tests_version = found.group("version")
         elif (found := _STARTING_RE.match(body)) is not None:
@@ -320,6 +327,28 @@ class _Reader:
         elif body.startswith("nThread"):
             for key, value in _NTHREAD_FIELDS.findall(body):
                 self.result.parameters[key.rstrip(":").replace(" ", "_")] = value
+
+    def rank(self, rank: Rank) -> None:
+        """Record a ``Rank`` line; one whose number its device listing already has is repeated."""
+        self.listing = self.listing or []
+        if any(r.rank == rank.rank for r in self.listing):
+            self.repeated.append(rank)
+        self.listing.append(rank)
+        self.result.ranks.append(rank)
+
+    def repeats(self, source: str | None) -> list[Failure]:
+        """Rank numbers listed more than once under one ``Using devices``: separate runs."""
+        if not self.repeated:
+            return []
+        rank = self.repeated[0].rank
+        runs = 1 + sum(r.rank == rank for r in self.repeated)
+        hosts = ", ".join(dict.fromkeys(r.host for r in self.result.ranks if r.rank == rank))
+        message = (
+            f"rank {rank} is listed {runs} times (on {hosts}): the log holds {runs} separate runs "
+            "that each numbered their own ranks, not one run across the hosts (nccl-tests built "
+            "without MPI=1, or launched without a working MPI); their bandwidth is not the group's"
+        )
+        return [Failure.of("repeated-ranks", message, source)]
 
     def close(self, table: Table) -> None:
         """The problems only the whole table shows; the average when the footer lacks it."""
@@ -350,6 +379,7 @@ def parse_nccl(lines: Sequence[LogLine], profile: LogProfile) -> Bandwidth:
         reader.feed(line)
     for table in reader.result.tables:
         reader.close(table)
+    reader.result.problems.extend(reader.repeats(lines[0].source if lines else None))
     return reader.result
 
 
@@ -486,6 +516,11 @@ def judge(group: GroupReport, result: Bandwidth, spec: GroupSpec) -> None:
         group.failures.extend(_table_failures(table, hosts))
         group.notes.extend(_table_notes(table, result.log_profile))
     _collective(group, spec, result)
+    if result.rank_elisions or result.ranks_listed < result.rank_count:
+        group.notes.append(
+            f"the log lists {result.ranks_listed} of its {result.rank_count} ranks (Rank lines "
+            "elided): the hosts and GPUs of the others are unknown"
+        )
     if "Socket" in result.network_transports and len(result.hosts or spec.nodes or ()) > 1:
         group.notes.append("NCCL used the Socket transport (no RDMA network) on a multi-node group")
     if spec.bandwidth and not measured:
