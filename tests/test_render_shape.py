@@ -87,3 +87,12 @@ def test_the_render_path_has_the_stage_modules() -> None:
     names = {p.stem for p in STAGES}
     assert {"parse", "nodes", "platform", "partitioning", "env", "overrides", "plan"} <= names
     assert {"waves", "objects", "finalize"} <= names
+
+
+MAX_PACKAGE_LINES = 21_000
+"""Issue 25's measure of facts written once: the Python of ``krm_fn/`` (25,300 lines before)."""
+
+
+def test_the_package_stays_within_its_line_budget() -> None:
+    total = sum(len(p.read_text().splitlines()) for p in KRM_FN.rglob("*.py"))
+    assert total <= MAX_PACKAGE_LINES, f"krm_fn has {total} lines of Python"

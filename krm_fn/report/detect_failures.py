@@ -42,7 +42,8 @@ _IB_WC_STATUS = {
     13: "RNR retry counter exceeded (IBV_WC_RNR_RETRY_EXC_ERR)",
 }
 _NEW_RECORD_RE = re.compile(
-    r"^\s*$|^\s*[\[#+.]|^\s*\d+\s+\d+\s|^\d{4}-\d{2}-\d{2}|^" + _NCCL_PREFIX_RE.pattern
+    r"^\s*$|^\s*[\[#+.]|^\s*\d+\s+\d+\s|^\d{4}-\d{2}-\d{2}|^\s*[A-Za-z0-9][\w.-]*:\s|^"
+    + _NCCL_PREFIX_RE.pattern
 )
 _TEST_FAILURE_RE = re.compile(
     r"(?:^|\s)(?:(?P<host>[A-Za-z0-9][\w.-]*):\s+)?(?:Test (?P<what>NCCL|CUDA) failure"
@@ -77,8 +78,6 @@ _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
 _PID_RE = re.compile(_NCCL_PREFIX_RE.pattern + r"|\bpid \d+|\bPID \d+|\brank \d+\b")
 _TRACEBACK_LOOKAHEAD = 200
 """How many lines after ``Traceback`` are searched for the exception line."""
-_HOST_COLON_RE = re.compile(r"^\s*[A-Za-z0-9][\w.-]*:\s")
-"""A ``host: `` prefix (nccl-tests' own, or a launcher's): a new record, never a continuation."""
 _TS_PREFIX_RE = re.compile(r"^\[\d{4}-\d{2}-\d{2} [\d:.,]+\]\s*")
 
 
@@ -87,16 +86,10 @@ def _clean(line: LogLine) -> str:
 
 
 def _continues(follow: str) -> bool:
-    """Whether a line is the wrapped rest of the ``NCCL WARN`` before it.
-
-    Never a record of its own: a record start, a ``host: `` prefix, anything NCCL, MPI or a
-    failure pattern would read.
-    """
+    """Whether a line continues the ``NCCL WARN`` before it: it is no record of its own."""
     return not (
         _NEW_RECORD_RE.match(follow)
-        or _HOST_COLON_RE.match(follow)
-        or "NCCL" in follow
-        or any(hint in follow for hint in _HINTS)
+        or any(hint in follow for hint in ("NCCL", *_HINTS))
         or any(rule.pattern.search(follow) for rule in _PHRASE_RULES)
     )
 
@@ -164,13 +157,10 @@ _PHRASE_RULES: tuple[PhraseRule, ...] = (
     PhraseRule(re.compile(r"CUDA out of memory|OutOfMemoryError"), "WorkloadFailed",
                "cuda-out-of-memory", "CUDA out of memory", ("emory",)),
     PhraseRule(re.compile(r"mpirun detected that one or more processes exited with non-zero "
-                          r"status"), "WorkloadFailed", "mpirun-nonzero-exit",
-               "Open MPI: a process exited with non-zero status, the job was terminated",
-               ("mpirun",)),
-    PhraseRule(re.compile(r"Primary job\s+terminated normally, but \d+ process(?:es)? returned"),
-               "WorkloadFailed", "mpirun-nonzero-exit",
-               "Open MPI: a process returned a non-zero exit code, the job was aborted",
-               ("Primary job",)),
+                          r"status|Primary job\s+terminated normally, but \d+ process(?:es)? "
+                          r"returned"), "WorkloadFailed", "mpirun-nonzero-exit",
+               "Open MPI: a process exited with non-zero status, the job was aborted",
+               ("mpirun", "Primary job")),
     PhraseRule(re.compile(r"Connection refused", re.IGNORECASE), "WorkloadFailed",
                "connection-refused", "connection refused", ("efused", "EFUSED")),
     PhraseRule(re.compile(r"Segmentation fault|core dumped"), "WorkloadFailed",

@@ -53,10 +53,9 @@ def _bandwidth_lines(result: Bandwidth) -> list[str]:
     if result.ranks:
         count, listed = result.rank_count, result.ranks_listed
         elided = f" ({listed} listed, the others elided)" if listed < count else ""
-        hosts = "listed host(s)" if elided else "host(s)"
         lines.append(
-            f"Ranks:      {count}{elided} on {len(result.hosts)} {hosts} "
-            f"({', '.join(result.hosts)}), {', '.join(result.gpus)}"
+            f"Ranks:      {count}{elided} on {len(result.hosts)} {'listed ' * bool(elided)}"
+            f"host(s) ({', '.join(result.hosts)}), {', '.join(result.gpus)}"
         )
     tables = result.measured
     for index, table in enumerate(tables, start=1):

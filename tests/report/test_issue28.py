@@ -67,7 +67,8 @@ def test_unquoted_test_cuda_failure_and_mpirun_exit_fail_the_group_and_are_liste
         "Test CUDA failure at common.cu:1030: invalid device ordinal (stack: common.cu:937)"
     )
     assert [f.line for f in mpirun] == [10, 13]
-    assert mpirun[0].message.startswith("Open MPI: a process returned a non-zero exit code")
+    assert mpirun[0].message.startswith("Open MPI: a process exited with non-zero status")
+    assert "Primary job  terminated normally" in mpirun[0].message
 
 
 def test_stack_lines_without_their_message_line_are_a_failure_on_their_hosts() -> None:
