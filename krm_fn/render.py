@@ -94,6 +94,7 @@ def render_run(
     platform = resolve(narrowed.run.spec, run_nodes, selection, options, context, diag, not nodes)
     wr = run_flags.sized(narrowed.run, len(platform.eligible), options)
     spec = wr.spec
+    checks.unpinned_warnings(spec, diag)  # numNodes as the run flags sized it
     parts = partition(spec, platform, options, diag)
     worker = env_and_resources(wr, platform, parts, options, context, diag)
     matched = overrides.match(spec, platform, parts, run.bad_whens, diag)

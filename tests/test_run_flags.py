@@ -278,3 +278,17 @@ def test_offline_preview_stands_synthetic_nodes_in_the_domain(tmp_path: Path) ->
     ((size, nodes, applied),) = groups(res.stdout)
     assert size == len(nodes) == 2
     assert "run:topologyKey=cloud.google.com/gce-topology-block" in applied
+
+
+def test_unpinned_warnings_see_num_nodes_as_the_flags_sized_it(render: Any) -> None:
+    # a domain sizes numNodes to its eligible nodes (8 in block-0001): 1 -> 8, a gang to schedule
+    gcp = fleet("gcp", 80)
+    unpinned = run(1, orchestration={"placement": "Unpinned"})
+    code, _, err = render([unpinned, *gcp], {})
+    assert code == 0, err
+    assert "without spec.gangScheduler" not in err
+    code, out, err = render([unpinned, *gcp], {"topologyDomain": "block-0001"})
+    assert code == 0, err
+    jobs = [o for o in yaml.safe_load_all(out) if o["kind"] == "TrainJob"]
+    assert [j["spec"]["trainer"]["numNodes"] for j in jobs] == [8]
+    assert "numNodes is 8 under placement Unpinned without spec.gangScheduler" in err

@@ -56,11 +56,11 @@ KEPT_LABEL_KEYS: frozenset[str] = frozenset(
 """Labels GPU detection and shape matching read (and GFD's description of the GPUs); the
 labels of platform detection and the topology keys come from the platform table."""
 
-KEPT_LABEL_PREFIXES: tuple[str, ...] = (
-    "topology.kubernetes.io/",  # region, zone
-    "cloud.google.com/gke-accelerator",  # GKE accelerator and its count
-)
-"""Label families the render reads on every platform (zone, GPU description)."""
+KEPT_LABEL_PREFIXES: dict[str, str] = {
+    "topology.kubernetes.io/": "region and zone, on every platform",
+    "cloud.google.com/gke-accelerator": "GKE's GPU model and count",
+}
+"""Label families the render reads on every platform, and why (docs/gitops.md lists them)."""
 
 
 def catalog_label_keys(catalog: Catalog | None = None) -> frozenset[str]:

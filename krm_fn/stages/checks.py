@@ -57,7 +57,6 @@ def check_run(wr: models.WorkloadRun, context: InputContext, diag: RunDiagnostic
         diag.build_failed(msg, path)
     annotations = _measurements(spec, context, diag)
     _thresholds(spec, diag, annotations)
-    _unpinned_warnings(spec, diag)
     orch = spec.orchestration
     timeout = (orch.timeout_per_job if orch and orch.timeout_per_job else None) or DEFAULT_TIMEOUT
     return RunChecks(math.ceil(parse_go_duration(timeout)), annotations)  # validated by the model
@@ -109,8 +108,8 @@ def _thresholds(spec: models.WorkloadRunSpec, diag: RunDiagnostics, out: dict[st
     out[ANN_THRESHOLDS] = json.dumps(dict(spec.thresholds), sort_keys=True, separators=(",", ":"))
 
 
-def _unpinned_warnings(spec: models.WorkloadRunSpec, diag: RunDiagnostics) -> None:
-    """Warn about settings that do nothing, or harm, under placement Unpinned."""
+def unpinned_warnings(spec: models.WorkloadRunSpec, diag: RunDiagnostics) -> None:
+    """Warn about settings that do nothing, or harm, under placement Unpinned (once sized)."""
     orch = spec.orchestration
     if not (orch and orch.placement == "Unpinned"):
         return
