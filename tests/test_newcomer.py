@@ -428,6 +428,29 @@ def test_verbose_lists_every_group_node_and_trainjob(fleet_2000: Path) -> None:
     )
     (untested,) = [ln for ln in proc.stderr.splitlines() if "untested nodes" in ln]
     assert untested.count("gpu-aws-") == 63
+    assert "gpu-aws-00016 (NotReady), gpu-aws-00018 (cordoned (spec.unschedulable))" in untested
+
+
+@pytest.mark.parametrize(
+    ("release", "says"),
+    [
+        ("suspend", "later waves are rendered suspended; release each when the previous"),
+        ("engine", "the GitOps engine applies each when the previous one completed"),
+    ],
+    ids=["suspend-says-release-each-wave", "engine-says-the-engine-applies-them"],
+)
+def test_the_wave_line_says_how_later_waves_start(tmp_path: Path, release: str, says: str) -> None:
+    run_yaml = yaml.safe_load(WR.read_text())
+    run_yaml["spec"]["numNodes"] = 5  # 16 nodes: 3 groups, then an overflow group in wave 1
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(run_yaml))
+    (tmp_path / "cfg.yaml").write_text(
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata: {{waveRelease: {release}}}\n"
+    )
+    args = [str(tmp_path / "run.yaml"), str(NODES), "--config", str(tmp_path / "cfg.yaml")]
+    proc = run(["render", *args])
+    assert proc.returncode == 0, proc.stderr
+    assert f"  2 waves ({says}" in proc.stderr
+    assert ("suspend: true" in proc.stdout) == (release == "suspend")
 
 
 def test_skipped_remainder_and_left_out_nodes_both_count_as_untested(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ makes (pkg/workloadrun/workloadrun.go).
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -292,3 +293,35 @@ def test_unpinned_warnings_see_num_nodes_as_the_flags_sized_it(render: Any) -> N
     jobs = [o for o in yaml.safe_load_all(out) if o["kind"] == "TrainJob"]
     assert [j["spec"]["trainer"]["numNodes"] for j in jobs] == [8]
     assert "numNodes is 8 under placement Unpinned without spec.gangScheduler" in err
+
+
+def cpu_node(like: dict[str, Any], name: str) -> dict[str, Any]:
+    """A node in the same racks as ``like`` but without GPUs (no nvidia.com/gpu* at all)."""
+    node = copy.deepcopy(like)
+    node["metadata"]["name"] = name
+    labels = node["metadata"]["labels"]
+    for key in [k for k in labels if k.startswith("nvidia.com/gpu")]:
+        del labels[key]
+    labels["kubernetes.io/hostname"] = name
+    for section in ("capacity", "allocatable"):
+        node["status"].get(section, {}).pop("nvidia.com/gpu", None)
+    return node
+
+
+def test_a_domain_never_takes_cpu_nodes_into_the_run(render: Any) -> None:
+    # NVCRE's discovery keeps only nvidia.com/gpu.present=true nodes, whatever the target
+    gcp = fleet("gcp", 80)  # block-0001: nodes 72-79
+    cpu = cpu_node(gcp[72], "cpu-0001")
+    code, out, err = render([run(2), *gcp, cpu], {"topologyDomain": "block-0001"})
+    assert code == 0, err
+    ((size, nodes, _),) = groups(out)
+    assert (size, sorted(nodes)) == (8, names(gcp, *range(72, 80)))
+
+
+def test_a_node_list_naming_a_cpu_node_leaves_it_out_and_says_so(render: Any) -> None:
+    aws = fleet("aws", 8)
+    cpu = cpu_node(aws[0], "cpu-0001")
+    code, out, err = render([run(2), *aws, cpu], {"nodeList": f"{names(aws, 3)[0]},cpu-0001"})
+    assert code == 0, err
+    assert [(n, g) for n, g, _ in groups(out)] == [(1, names(aws, 3))]
+    assert "nodeList names node(s) without nvidia.com/gpu.present=true: cpu-0001" in err

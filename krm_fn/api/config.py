@@ -170,7 +170,8 @@ class FunctionOptions(BaseModel):
         default_factory=list,
         description="Comma-separated node names: the run uses only these nodes "
         "(`target.nodeNames`), and `numNodes` is lowered to the number of them that exist and "
-        "are eligible, never raised (NVCRE's `--node-list`).",
+        "are eligible, never raised (NVCRE's `--node-list`); like NVCRE's discovery, nodes "
+        "without `nvidia.com/gpu.present=true` stay out of a run without a target of its own.",
         examples=["gpu-node-01,gpu-node-02"],
     )
     topology_domain: Annotated[
@@ -181,7 +182,8 @@ class FunctionOptions(BaseModel):
         default=None,
         description="Run on the nodes of this topology domain only (a `target.matchExpressions` "
         "`In` on the topology key) and size `numNodes` to its eligible nodes (NVCRE's "
-        "`--topology-domain`).",
+        "`--topology-domain`); with no target of its own, still only `nvidia.com/gpu.present` "
+        "nodes.",
         examples=["nn-0001"],
     )
     topology_key: Annotated[

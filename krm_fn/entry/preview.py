@@ -70,17 +70,8 @@ def _preview(
 ) -> _Outcome:
     """:func:`preview`: read into ``loaded``, take the options, render.
 
-    Args:
-        files: The files to read (``-`` is ``stdin``).
-        stdin: Standard input, when ``files`` names it.
-        config_file: The function config's file, if given.
-        given: The options given on the command line (option name -> value).
-        output: ``json`` or ``yaml``, and whether the summary lists every name (``--verbose``).
-        loaded: Where what is read goes.
-
-    Returns:
-        The exit code, standard output and standard error lines.
-
+    ``given``: the command line's options; ``output``: ``json`` or ``yaml``, and whether the
+    summary lists every name (``--verbose``); the rest as :func:`_read_preview_inputs`.
     """
     fc = _read_preview_inputs(files, stdin, config_file, loaded)
     if isinstance(fc, tuple):
@@ -99,19 +90,10 @@ def _preview(
 def _read_preview_inputs(
     files: list[str], stdin: bytes | None, config_file: str | None, loaded: Loaded
 ) -> dict[str, Any] | _Outcome | None:
-    """Read ``files`` and ``stdin`` into ``loaded``, and find the function config.
+    """Read ``files`` (``-``: ``stdin``) into ``loaded``; the function config or a failure.
 
-    Args:
-        files: The files to read (``-`` is ``stdin``).
-        stdin: Standard input, when ``files`` names it.
-        config_file: The function config's file; without it, the first function config
-            among the inputs.
-        loaded: Where the items and Nodes go.
-
-    Returns:
-        The function config (``None``: there is none), or the failed outcome when an input
-        cannot be read or the config is not a mapping.
-
+    The config is ``config_file``'s, else the first among the inputs (``None``: there is
+    none); the outcome is a failure when an input cannot be read or the config is no mapping.
     """
     try:
         paths = [p for p in files if p != "-"]

@@ -92,12 +92,9 @@ def run_krm(
 ) -> RunOutcome:
     """The KRM function (and legacy kustomize exec plugin) entry point.
 
-    Args:
-        stdin: Everything read from standard input.
-        config_path: ``argv[1]`` in kustomize's legacy exec-plugin protocol: the config file.
-        cwd: Directory relative ``inventory`` paths resolve against.
-        fast: Try the fast reader (tests compare it with the full reader, ``fast=False``).
-
+    ``config_path`` is ``argv[1]`` in kustomize's legacy exec-plugin protocol (the config
+    file); ``cwd`` the directory relative ``inventory`` paths resolve against; ``fast=False``
+    skips the fast reader (tests compare the two).
     """
     # A run builds millions of small acyclic objects; the cyclic collector would walk the
     # growing heap again and again (a third of the time at 10,000 Nodes) for nothing.
@@ -164,16 +161,8 @@ def _render(
 ) -> RunOutcome:
     """Render the read input with the function config ``fc``; every problem goes to ``results``.
 
-    Args:
-        inp: The read input.
-        fc: The function config (or the legacy plugin config), if any.
-        results: Where problems and notes go.
-        cwd: Directory relative ``inventory`` paths resolve against.
-        config_path: The legacy exec plugin's config file (``None`` for a KRM function).
-
-    Returns:
-        The outcome: the input with the generated objects, or the input unchanged on errors.
-
+    ``fc`` may be the legacy plugin's config (``config_path``, ``None`` for a KRM function).
+    The outcome is the input with the generated objects, or the input unchanged on errors.
     """
     from krm_fn.render import render_all
 
@@ -213,16 +202,9 @@ def _render(
 def _run_options(
     fc: dict[str, Any] | None, results: Results
 ) -> tuple[FunctionOptions, list[str]] | None:
-    """Read the function options from ``fc`` and the environment, and check them.
+    """The options of ``fc`` and the environment, and the names of those from the environment.
 
-    Args:
-        fc: The function config, if any.
-        results: Where the options taken from the environment, or the problem, go.
-
-    Returns:
-        The options and the names of those taken from the environment; ``None`` when the
-        options are invalid or ask for a plain Secret (the error is in ``results``).
-
+    ``None`` when the options are invalid or ask for a plain Secret (the error is in ``results``).
     """
     from krm_fn.api.config import options_from_config
     from krm_fn.gitops.env_options import ENV_PREFIX, plain_secret_refusal, with_env
@@ -255,17 +237,7 @@ def _catalog_paths(
 def _workloadruns(
     inp: FunctionInput, entries: list[Entry], fc: dict[str, Any] | None
 ) -> list[tuple[dict[str, Any], FileRef | None]]:
-    """The WorkloadRuns to render: the input's, then ``fc`` when it is a WorkloadRun not in it.
-
-    Args:
-        inp: The read input.
-        entries: Its entries.
-        fc: The function config (a WorkloadRun in kustomize's generator form).
-
-    Returns:
-        Each WorkloadRun with the file it came from.
-
-    """
+    """Each WorkloadRun to render with its file: the input's, then ``fc`` if it is another."""
     runs: list[tuple[dict[str, Any], FileRef | None]] = []
     for e in entries:
         if e.workloadrun:
@@ -286,20 +258,11 @@ def _read_inventory_option(
     nodes: list[NodeInfo],
     results: Results,
 ) -> tuple[list[NodeInfo], list[dict[str, Any]]] | None:
-    """Read the Node files the ``inventory`` option names.
+    """The Nodes and DRA ResourceSlices of the files the ``inventory`` option names.
 
-    Args:
-        options: The function options.
-        from_env: The options taken from the environment (their paths resolve against ``cwd``).
-        fc: The function config (its package path is the base of relative paths).
-        cwd: Directory relative paths resolve against without a package path.
-        nodes: The Nodes that came as input resources (none may come from both).
-        results: Where a problem goes.
-
-    Returns:
-        The Nodes and the DRA ResourceSlices of the files (empty without the option);
-        ``None`` when a file cannot be read or a Node came twice (the error is in ``results``).
-
+    Relative paths resolve against ``fc``'s package path, else ``cwd`` (always ``cwd`` for an
+    option from the environment, ``from_env``). ``None`` when a file cannot be read or a Node
+    of ``nodes`` (the input's) comes again (the error is in ``results``).
     """
     from krm_fn.io.output import is_resource_slice
 
@@ -356,18 +319,8 @@ def _write_rendered(
 ) -> RunOutcome:
     """Write the kept input items and the generated objects (with their results).
 
-    Args:
-        inp: The read input.
-        entries: Its entries.
-        rendered: The render's output.
-        options: The function options (``outputDir``).
-        legacy: Whether this is kustomize's legacy exec plugin, which returns only what it
-            generated or transformed, without file paths.
-        results: The results to write.
-
-    Returns:
-        The successful outcome.
-
+    ``legacy``: kustomize's legacy exec plugin, which returns only what it generated or
+    transformed, without file paths.
     """
     from krm_fn.io.output import place_generated
 

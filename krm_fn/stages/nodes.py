@@ -19,7 +19,7 @@ from typing import Any
 
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.fleet.inventory import Exclusion, NodeInfo, select_nodes
+from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, Exclusion, NodeInfo, is_default, select_nodes
 from krm_fn.io.results import ResourceRef, Results
 from krm_fn.platforms import node_gpus as fleet
 from krm_fn.platforms.catalog import load_catalog
@@ -51,9 +51,18 @@ def select(
     return NodeSelection(tuple(eligible), tuple(sel.excluded), tuple(tolerations))
 
 
+def explicit(target: models.Target | None) -> models.Target:
+    """The target; the default one spelled out: a selector a run flag adds keeps its GPU filter."""
+    target = target or models.Target()
+    if not is_default(target):
+        return target
+    term = models.NodeSelectorRequirement(key=GPU_PRESENT_LABEL, operator="In", values=["true"])
+    return target.model_copy(update={"match_expressions": [term]})
+
+
 def within(target: models.Target | None, key: str, domain: str) -> models.Target:
     """The target narrowed to one topology domain: an ``In`` term on ``key`` added."""
-    target = target or models.Target()
+    target = explicit(target)
     term = models.NodeSelectorRequirement(key=key, operator="In", values=[domain])
     return target.model_copy(update={"match_expressions": [*target.match_expressions, term]})
 

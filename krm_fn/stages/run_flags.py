@@ -25,13 +25,13 @@ from typing import Any
 
 from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
-from krm_fn.fleet.inventory import NodeInfo
+from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, NodeInfo, matches_target
 from krm_fn.io.results import LISTED, some
 from krm_fn.platforms.catalog import load_catalog
 from krm_fn.platforms.detect import detect_fleet_platform
 from krm_fn.platforms.run_platform import forced_platform
 from krm_fn.stages.diagnostics import RunDiagnostics
-from krm_fn.stages.nodes import NodeSelection, domain_key, select, within
+from krm_fn.stages.nodes import NodeSelection, domain_key, explicit, select, within
 from krm_fn.stages.parse import InputContext
 
 
@@ -43,8 +43,9 @@ def applied(wr: models.WorkloadRun, options: FunctionOptions) -> models.Workload
     """The run with ``nodeList`` and ``testScale`` written into its spec (NVCRE's file edit)."""
     spec, update = wr.spec, dict[str, Any]()
     if options.node_list:
-        target = spec.target or models.Target()
-        update["target"] = target.model_copy(update={"node_names": list(options.node_list)})
+        update["target"] = explicit(spec.target).model_copy(
+            update={"node_names": list(options.node_list)}
+        )
         update["num_nodes"] = min(spec.num_nodes, len(options.node_list))
     if options.test_scale:
         orch = spec.orchestration or models.Orchestration()
@@ -70,10 +71,12 @@ def narrowed(
 ) -> Narrowed:
     """Select the run's nodes, within ``topologyDomain`` when it is given."""
     selection = select(wr.spec, nodes, context)
-    known = {n.name for n in nodes} if options.node_list else set()
+    known = {n.name: n for n in nodes} if options.node_list else {}
     absent = [n for n in options.node_list if n not in known]
     if absent:
         diag.warning(f"nodeList names node(s) that are not in the input: {', '.join(absent)}")
+    if cpu := [n for n in options.node_list if n in known and not matches_target(known[n], None)]:
+        diag.warning(f"nodeList names node(s) without {GPU_PRESENT_LABEL}=true: {', '.join(cpu)}")
     domain = options.topology_domain
     if not domain or not selection.eligible:
         return Narrowed(wr, selection, _flags(options, None))

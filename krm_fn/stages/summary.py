@@ -38,6 +38,7 @@ class RunSummary:
     waves: tuple[tuple[str, ...], ...]  # TrainJob names per wave
     run_flags: tuple[str, ...]  # the run:<option> entries of the applied overrides
     topology_key: str | None = None  # the label the groups were cut by, if any
+    suspended: bool = True  # later waves rendered suspended (waveRelease suspend), not engine
 
 
 @dataclass
@@ -69,7 +70,8 @@ def rendered(
     part = partitioned.part
     flags = tuple(a for a in matched.applied if a.startswith("run:"))
     key = partitioned.topology_key if partitioned.topology_mode == "topology" else None
-    summary = RunSummary(wr, part, platform, jobs.waves, flags, key)
+    held = any(o.get("kind") == "TrainJob" and o["spec"].get("suspend") for o in objects)
+    summary = RunSummary(wr, part, platform, jobs.waves, flags, key, held)
     sizes = sorted({len(g.nodes) or wr.spec.num_nodes for g in part.groups})
     note = (
         f"rendered {len(jobs.jobs)} TrainJob(s) of {'/'.join(map(str, sizes))} node(s) "
@@ -104,9 +106,13 @@ def summary_lines(summaries: list[RunSummary], verbose: bool = False) -> list[st
             lines.append(f"  ... and {more} more group(s) (--verbose lists every group)")
         lines.append("  untested nodes: " + _untested(s, verbose))
         if len(s.waves) > 1:
+            how = (
+                "later waves are rendered suspended; release each when the previous one completed"
+                if s.suspended
+                else "the GitOps engine applies each when the previous one completed"
+            )
             lines.append(
-                f"  {len(s.waves)} waves (later waves are rendered suspended; release each when "
-                "the previous one completed): "
+                f"  {len(s.waves)} waves ({how}): "
                 + "; ".join(
                     f"wave {i}: {_names(w, verbose, 'TrainJob(s)')}" for i, w in enumerate(s.waves)
                 )
@@ -125,12 +131,13 @@ def _names(names: Sequence[str], verbose: bool, what: str = "") -> str:
 
 def _untested(s: RunSummary, verbose: bool) -> str:
     """``none``, or how many nodes no group tests and why: left out, or the skipped remainder."""
-    excluded = [x.node for x in s.platform.excluded]
+    out = sorted(s.platform.excluded, key=lambda x: x.node)  # verbose: each with its reason
+    excluded = [f"{x.node} ({x.reason})" if verbose else x.node for x in out]
     parts = [
         f"{len(names)} {why}: {_names(names, verbose)}"
         for names, why in (
-            (excluded, "left out (the warning above says why)"),
-            (s.part.untested, "not filling a last group (remainder: skip)"),
+            (excluded, "left out" + ("" if verbose else " (the warning above says why)")),
+            (sorted(s.part.untested), "not filling a last group (remainder: skip)"),
         )
         if names
     ]
