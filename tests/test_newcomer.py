@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -549,6 +550,12 @@ def test_discover_on_a_directory_without_a_run_says_so(tmp_path: Path) -> None:
     )
 
 
+def test_discover_on_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
+    proc = run(["discover", str(tmp_path / "nosuch")])
+    assert proc.returncode == 2
+    assert f"Directory '{tmp_path / 'nosuch'}' does not exist" in proc.stderr
+
+
 KLOG = 'E1203 19:12:14.817864 13949 memcache.go:265] "Unhandled Error" err="connection refused"'
 REFUSED = "The connection to the server localhost:8080 was refused - did you specify the right host or port?"
 
@@ -567,6 +574,34 @@ def test_release_without_a_cluster_is_an_environment_error_in_one_line(tmp_path:
         f"trainjobs.trainer.kubeflow.org failed: {REFUSED} (does kubectl's current context name "
         "the cluster? kubectl config current-context)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("kubectl_says", "code", "says"),
+    [
+        (
+            "echo '{\"items\": []}'",
+            1,
+            "release my-workload: no TrainJob of this run in namespace ml: apply the rendered "
+            "objects first, or name their namespace with -n\n",
+        ),
+        (
+            "echo 'error: the server does not have a resource type \"trainjobs\"' >&2; exit 1",
+            2,
+            "(the cluster has no TrainJob CRD: install Kubeflow Trainer v2 in it first)\n",
+        ),
+    ],
+    ids=["no-trainjob-names-the-namespace-and-the-fix", "no-trainer-crd-says-install-trainer"],
+)
+def test_release_says_what_is_missing_in_the_cluster(
+    tmp_path: Path, kubectl_says: str, code: int, says: str
+) -> None:
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text(f"#!/bin/sh\n{kubectl_says}\n")
+    kubectl.chmod(0o755)
+    proc = run(["release", "my-workload", "--once", "-n", "ml", "--kubectl", str(kubectl)])
+    assert proc.returncode == code, proc.stderr
+    assert proc.stderr.endswith(says), proc.stderr
 
 
 def test_release_without_kubectl_says_how_to_name_it() -> None:
@@ -591,6 +626,7 @@ def test_render_in_ci_counts_the_trainjobs_of_a_single_wave(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     assert [d.name for d in (tmp_path / "rendered" / "gpu").glob("wave-*")] == ["wave-0"]
     assert proc.stderr.splitlines()[-1] == "render-in-ci: wrote rendered/gpu (4 TrainJob(s))"
+    assert "flux-layout: dependencies" not in proc.stderr  # its directory is a deleted temp one
 
 
 def test_flux_layout_warns_about_a_secret_holding_the_password(tmp_path: Path) -> None:
@@ -679,3 +715,68 @@ def test_the_readme_runnable_blocks_run_in_order_as_pasted_on_a_fresh_checkout(
     assert proc.stdout.count("kind: TrainJob") >= 4 * 4  # render, preview, kpt twice, kustomize
     assert "render-in-ci: wrote rendered/gpu-validation (4 TrainJob(s))" in proc.stderr
     assert (checkout / "rendered" / "gpu-validation" / "flux" / "kustomizations.yaml").is_file()
+
+
+@pytest.mark.parametrize(
+    ("inputs", "says"),
+    [
+        (
+            ["kustomization-examples/overlay-per-environment/overlays/dev"],
+            "no WorkloadRun found in the input files: a kustomization is among them; build it "
+            "with `kubectl kustomize --enable-alpha-plugins DIR`",
+        ),
+        (
+            ["fixtures/nodes-16.yaml"],
+            "no WorkloadRun found in the input files (only 16 Node(s)): add its file, "
+            "`render run.yaml nodes.yaml`",
+        ),
+    ],
+    ids=["a-kustomization-says-build-it-with-kustomize", "nodes-alone-say-add-the-run-file"],
+)
+def test_inputs_without_a_workloadrun_say_how_to_give_one(inputs: list[str], says: str) -> None:
+    proc = run(["render", *inputs])
+    assert proc.returncode == 1
+    assert says in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        (
+            {"target": {"matchLabels": {"rack": "r1"}}},
+            "spec.target.matchLabels: unknown field 'matchLabels': not part of the WorkloadRun "
+            "API; spec.target takes matchExpressions, nodeNames, nodeSelector, taintSelectors",
+        ),
+        (
+            {"overrides": [{"jobTemplate": {"spec": {}}}]},
+            "spec.overrides[0].when: required field is missing (`when: {}` applies the override "
+            "to every run)",
+        ),
+    ],
+    ids=["kubernetes-matchlabels-lists-what-target-takes", "override-without-when-says-when-{}"],
+)
+def test_common_spec_mistakes_say_what_to_write(
+    tmp_path: Path, spec: dict[str, Any], says: str
+) -> None:
+    run_yaml = yaml.safe_load(WR.read_text())
+    run_yaml["spec"].update(spec)
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(run_yaml))
+    proc = run(["render", str(tmp_path / "run.yaml"), str(NODES)])
+    assert proc.returncode == 1
+    assert says in proc.stderr
+
+
+def test_function_config_problems_are_one_line_each_with_the_value(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+        "data: {waveRelease: engines, remainder: overflw}\n"
+    )
+    proc = run(["render", str(WR), str(NODES), "--config", str(cfg)])
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        "[error] functionConfig data.waveRelease: Input should be 'suspend' or 'engine' "
+        "(got 'engines')",
+        "[error] functionConfig data.remainder: Input should be 'overflow' or 'skip' (got 'overflw')",
+        "workloadrun-fn render: 2 error(s); nothing rendered",
+    ]

@@ -233,7 +233,7 @@ def test_test_scale_flag_creates_the_orchestration_block() -> None:
 
 def test_render_help_lists_the_four_flags_with_an_example_each() -> None:
     text = " ".join(
-        CliRunner().invoke(cli, ["render", "--help"], terminal_width=200).stdout.split()
+        CliRunner().invoke(cli, ["render", "--help"], terminal_width=2000).stdout.split()
     )
     for flag in FLAG.values():
         assert re.search(rf"{flag} \S+ .*?Example: {flag} \S+", text), flag

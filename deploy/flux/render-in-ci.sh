@@ -44,8 +44,10 @@ else
     -exec "$fn" render {} + > "$work/rendered.yaml"
 fi
 
-"$fn" flux-layout "$work/rendered.yaml" "$work/out" --name "$name" --path-prefix "$path" \
-  --source "${FLUX_SOURCE:-GitRepository/flux-system}"
+# its "wrote ... in $work/out" line names a directory about to be moved: the line below says it
+{ "$fn" flux-layout "$work/rendered.yaml" "$work/out" --name "$name" --path-prefix "$path" \
+  --source "${FLUX_SOURCE:-GitRepository/flux-system}" 2>&1 >&3 \
+  | sed '/^flux-layout: dependencies + /d' >&2; } 3>&1
 mkdir -p "$(dirname "$out")"
 rm -rf "$out"
 mv "$work/out" "$out"

@@ -363,5 +363,8 @@ def _validate(raw: dict[str, Any], where: str) -> FunctionOptions:
                 msgs.append(f"{path}: unknown option{_did_you_mean(str(err['loc'][-1]))}")
             else:
                 msg = err["msg"].removeprefix("Value error, ")
-                msgs.append(f"{path}: {msg}")
-        raise ValueError("; ".join(msgs)) from None
+                value = err["input"]  # a field's own text only: never an object, a password
+                shown = loc and isinstance(value, str) and "assword" not in loc
+                given = f" (got {value!r})" if shown and repr(value) not in msg else ""
+                msgs.append(f"{path}: {msg}{given}")
+        raise ValueError("\n".join(msgs)) from None  # one line per problem

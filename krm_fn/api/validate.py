@@ -10,6 +10,7 @@ Invariants:
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,10 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+_MISSING_HINTS = {"when": " (`when: {}` applies the override to every run)"}
+"""What to write for a required field, where the field's name does not say it."""
+
+
 def error_message(err: ErrorDetails, unknown_field: Callable[[tuple[int | str, ...]], str]) -> str:
     """One pydantic error as the sentence a user reads: what is wrong, the value, what is allowed.
 
@@ -71,7 +76,7 @@ def error_message(err: ErrorDetails, unknown_field: Callable[[tuple[int | str, .
     if kind == "extra_forbidden":
         return unknown_field(tuple(err["loc"]))
     if kind == "missing":
-        return "required field is missing"
+        return "required field is missing" + _MISSING_HINTS.get(str(err["loc"][-1]), "")
     if kind == "literal_error":
         allowed = err.get("ctx", {}).get("expected", "")
         return f"value {_short(err.get('input'))} is not allowed; expected {allowed}"
@@ -93,7 +98,10 @@ def _unknown_workloadrun_field(loc: tuple[int | str, ...]) -> str:
     import difflib  # only unknown-field errors need it
 
     close = difflib.get_close_matches(leaf, list(known), n=1, cutoff=0.75)
+    at = re.sub(r"\[\d+\]", "", parent)  # the fields under it, wherever in a list it is
+    here = sorted(k for k, paths in known.items() if f"{at}.{k}" in paths)
     hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = hint or (f"; {parent} takes {', '.join(here)}" if here else "")
     return f"unknown field {leaf!r}: not part of the WorkloadRun API{hint}"
 
 

@@ -129,7 +129,9 @@ def _run_flag_options(command: Any) -> Any:
         except ValidationError as exc:
             for err in exc.errors():
                 if err["loc"] and err["loc"][0] == alias:
-                    raise click.BadParameter(err["msg"].removeprefix("Value error, ")) from None
+                    msg = err["msg"].removeprefix("Value error, ")
+                    given = "" if repr(value) in msg else f" (got {value!r})"
+                    raise click.BadParameter(msg + given) from None
         return value
 
     for name in reversed(RUN_FLAGS):
@@ -442,7 +444,7 @@ def argocd_env_cmd() -> None:
 
 
 @cli.command("discover")
-@click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False))
 def discover_cmd(directory: str) -> None:
     """Exit 0 and print the file when DIRECTORY (or a base it builds on) holds a WorkloadRun.
 

@@ -79,8 +79,13 @@ def _preview(
     try:
         options, _ = with_env(options_from_config(fc), os.environ)
         options = with_options(options, given, "and command line") if given else options
-    except ValueError as exc:
-        return 1, "", [f"[error] {exc}", _NOTHING_RENDERED]
+    except ValueError as exc:  # one line per problem
+        problems = [f"[error] {line}" for line in str(exc).splitlines()]
+        return (
+            1,
+            "",
+            [*problems, f"workloadrun-fn render: {len(problems)} error(s); nothing rendered"],
+        )
     refusal = plain_secret_refusal(options) if os.environ.get(GITOPS_ENV) == "1" else None
     if refusal:  # the output goes to a GitOps engine (the Argo CD plugin, the Flux script)
         return 1, "", [f"[error] {refusal}", _NOTHING_RENDERED]
@@ -126,6 +131,18 @@ def _read_preview_inputs(
     return fc
 
 
+def _no_run_hint(loaded: Loaded) -> str:
+    """How to give ``render`` a WorkloadRun, from what the inputs hold instead."""
+    if any(o.get("kind") == "Kustomization" for o, _ in loaded.items):
+        return (
+            ": a kustomization is among them; build it with `kubectl kustomize "
+            "--enable-alpha-plugins DIR` (it runs this function), or name the WorkloadRun's file"
+        )
+    if loaded.nodes:
+        return f" (only {len(loaded.nodes)} Node(s)): add its file, `render run.yaml nodes.yaml`"
+    return ""
+
+
 def _render_preview(loaded: Loaded, options: FunctionOptions, fmt: str, verbose: bool) -> _Outcome:
     """Render the WorkloadRuns of ``loaded`` on its Nodes and print the generated objects.
 
@@ -143,7 +160,7 @@ def _render_preview(loaded: Loaded, options: FunctionOptions, fmt: str, verbose:
     items = loaded.items
     runs = [(o, f) for o, f in items if keys.is_workloadrun(o)]
     if not runs:
-        results.error("no WorkloadRun found in the input files")
+        results.error("no WorkloadRun found in the input files" + _no_run_hint(loaded))
     nodes = [*loaded.nodes, *collect_nodes([o for o, _ in items])]
     out = render_all(runs, nodes, options, results, [o for o, _ in items])
     err = [r.human() for r in results.safe_items() if r.severity != "info"]

@@ -211,8 +211,9 @@ def _run_options(
 
     try:
         options, from_env = with_env(options_from_config(fc), os.environ)
-    except ValueError as exc:
-        results.error(str(exc), resource=ResourceRef.of(fc) if fc else None)
+    except ValueError as exc:  # one result per problem
+        for line in str(exc).splitlines():
+            results.error(line, resource=ResourceRef.of(fc) if fc else None)
         return None
     for option in from_env:
         results.info(f"option {option} taken from the environment ({ENV_PREFIX}*)")

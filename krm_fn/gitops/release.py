@@ -52,10 +52,10 @@ def run_kubectl(argv: Sequence[str]) -> str:
     if proc.returncode != 0:
         # kubectl repeats a connection error per API discovery attempt, then says it once
         last = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
-        raise RuntimeError(
-            f"{' '.join(argv[:3])} failed: {last} (does kubectl's current context name the "
-            "cluster? kubectl config current-context)"
-        )
+        why = "does kubectl's current context name the cluster? kubectl config current-context"
+        if "does not have a resource type" in last:
+            why = "the cluster has no TrainJob CRD: install Kubeflow Trainer v2 in it first"
+        raise RuntimeError(f"{' '.join(argv[:3])} failed: {last} ({why})")
     return proc.stdout
 
 
@@ -108,10 +108,11 @@ class Step:
     message: str
 
 
-def decide(jobs: Sequence[Mapping[str, Any]]) -> Step:
+def decide(jobs: Sequence[Mapping[str, Any]], where: str = "the cluster") -> Step:
     """What to do given the run's TrainJobs as they are now (pure; the tests drive it)."""
     if not jobs:
-        return Step(EXIT_FAILED, (), "no TrainJob of this run in the cluster")
+        fix = "apply the rendered objects first, or name their namespace with -n"
+        return Step(EXIT_FAILED, (), f"no TrainJob of this run in {where}: {fix}")
     failed = sorted(_name(j) for j in jobs if _condition(j, "Failed"))
     if failed:
         return Step(
@@ -151,7 +152,8 @@ def release_loop(
     last = ""
     while True:
         try:
-            step = decide(kube.trainjobs(run))
+            where = f"namespace {kube.namespace}" if kube.namespace else "the current namespace"
+            step = decide(kube.trainjobs(run), where)
             for name in step.release:
                 kube.unsuspend(name)
         except (RuntimeError, ValueError) as exc:  # kubectl failed, or printed no JSON

@@ -36,6 +36,7 @@ Invariants:
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -174,6 +175,8 @@ def why_failed(view: Any, op: Mapping[str, Any], exc: Exception) -> str:
     """
     known = op["op"] in ("add", "remove", "replace", "move", "copy", "test")
     for pointer in (op.get("from"), op["path"]) if known else ():
+        if isinstance(pointer, str) and pointer and not pointer.startswith("/"):
+            return f"{pointer!r} is not a JSON Pointer: it starts with '/' (/{pointer})"
         if not isinstance(pointer, str) or not pointer.startswith("/"):
             continue
         node, at = view, ""
@@ -185,14 +188,15 @@ def why_failed(view: Any, op: Mapping[str, Any], exc: Exception) -> str:
             elif isinstance(node, list) and step.isdigit() and int(step) < len(node) + adds:
                 node, at = node[min(int(step), len(node) - 1)] if node else None, f"{at}/{step}"
             elif not (adds and isinstance(node, list) and step == "-"):
-                return _missing_step(node, at, step, pointer)
+                grow = steps[i + 1 :] if op["op"] == "add" and pointer is op["path"] else []
+                return _missing_step(node, at, step, pointer, grow, op.get("value"))
     if op["op"] == "test":
         return f"the value at {op['path']} is not the tested value"
     text = str(exc)
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def _missing_step(node: Any, at: str, step: str, pointer: str) -> str:
+def _missing_step(node: Any, at: str, step: str, pointer: str, grow: list[str], value: Any) -> str:
     where = at or "the job template's root"
     if isinstance(node, Mapping):
         keys = [str(k) for k in node]
@@ -206,6 +210,11 @@ def _missing_step(node: Any, at: str, step: str, pointer: str) -> str:
     fix += "/spec/workloadMetadata/labels"
     if at == "/spec" and jt.trainjob_field(step):
         fix = f"did you mean /spec/workload/trainJob{pointer[5:]}? ({fix})"
+    elif grow and isinstance(node, Mapping):  # an add creates only the last step of its path
+        for key in reversed(grow):
+            value = [value] if key.isdigit() or key == "-" else {key: value}
+        fix = "an add creates only the last step of its path; add the missing one with the rest "
+        fix += f"in its value: {{op: add, path: {at}/{step}, value: {json.dumps(value)}}}"
     return f"{found}; {fix}"
 
 

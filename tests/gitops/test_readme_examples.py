@@ -12,7 +12,8 @@ the way its shape says (:func:`_run_yaml_example`): a WorkloadRun, or a fragment
 ``spec``, configures that render; a kustomization fragment is built with the real
 ``kubectl kustomize``; an Argo CD Application must name the shipped plugin; a function
 annotation must be the one the standalone-kustomize example uses. A block of any other shape
-fails the test: a shape that is not an example belongs in a ```` ```text ```` block.
+fails the test: a shape that is not an example belongs in a ```` ```text ```` block. Every
+```` ```python ```` block runs as a script in a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -254,3 +255,21 @@ def test_every_yaml_example_of_the_readme_and_docs_runs(block: str, tmp_path: Pa
 def test_an_example_of_an_unknown_shape_is_refused(tmp_path: Path) -> None:
     with pytest.raises(AssertionError, match="no way to run this example"):
         _run_yaml_example({"replicas": 3}, tmp_path)
+
+
+def _python_examples() -> list[Any]:
+    blocks = [
+        pytest.param(block, id=f"{page.name}-python-{i}")
+        for page in PAGES
+        for i, block in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), re.S))
+    ]
+    assert blocks, "the docs show Python examples (docs/detection.md, docs/report.md)"
+    return blocks
+
+
+@pytest.mark.parametrize("block", _python_examples())
+def test_every_python_example_of_the_readme_and_docs_runs(block: str, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr

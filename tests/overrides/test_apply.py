@@ -410,6 +410,18 @@ def test_failing_job_template_patch_names_override_and_operation() -> None:
             ": the value at /spec/workload/trainJob is not the tested value",
         ),
         (
+            [{"op": "add", "path": "/spec/workloadMetadata/labels/team", "value": "ml"}],
+            "spec.overrides[0].jobTemplatePatch[0]",
+            ": /spec has no 'workloadMetadata'; it has workload, nodeHealthMonitor; an add "
+            "creates only the last step of its path; add the missing one with the rest in its "
+            'value: {op: add, path: /spec/workloadMetadata, value: {"labels": {"team": "ml"}}}',
+        ),
+        (
+            [{"op": "replace", "path": "spec/workload", "value": {}}],
+            "spec.overrides[0].jobTemplatePatch[0]",
+            ": 'spec/workload' is not a JSON Pointer: it starts with '/' (/spec/workload)",
+        ),
+        (
             [{"op": "move", "from": "/spec/nosuch", "path": "/spec/other"}],
             "spec.overrides[0].jobTemplatePatch[0]",
             ": /spec has no 'nosuch'; it has workload, nodeHealthMonitor; paths are NVCRE's",
