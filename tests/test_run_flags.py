@@ -325,3 +325,12 @@ def test_a_node_list_naming_a_cpu_node_leaves_it_out_and_says_so(render: Any) ->
     assert code == 0, err
     assert [(n, g) for n, g, _ in groups(out)] == [(1, names(aws, 3))]
     assert "nodeList names node(s) without nvidia.com/gpu.present=true: cpu-0001" in err
+
+
+def test_a_node_list_of_unknown_nodes_names_them_in_the_error(render: Any) -> None:
+    aws = fleet("aws", 8)
+    code, out, err = render([run(2), *aws], {"nodeList": "node998,node999"})
+    assert code == 1
+    assert "nodeList names node(s) that are not in the input: node998, node999" in err
+    assert "no eligible nodes" in err and "the target includes nodeList node998, node999" in err
+    assert "kind: TrainJob" not in out

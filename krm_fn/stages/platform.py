@@ -314,14 +314,11 @@ def _no_eligible(
             "--platform NAME and/or --gpu-arch NAME (options platform, gpuArch)"
         )
     if not stand_ins:
+        target = f" (default target: label {GPU_PRESENT_LABEL}=true)" * is_default(spec.target)
+        listed = f"; the target includes nodeList {', '.join(options.node_list)}"
         return (
-            "no eligible nodes: no Ready, schedulable Node in the input matches the target"
-            + (
-                f" (default target: label {GPU_PRESENT_LABEL}=true)"
-                if is_default(spec.target)
-                else ""
-            )
-            + f"; {len(nodes)} Node(s) in the input"
+            f"no eligible nodes: no Ready, schedulable Node in the input matches the target"
+            f"{target}; {len(nodes)} Node(s) in the input{listed * bool(options.node_list)}"
         )
     have, wanted = nodes[0].labels.get(GPU_PRODUCT_LABEL, ""), target_gpu_product(spec.target)
     why = (
