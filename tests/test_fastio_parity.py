@@ -512,7 +512,7 @@ def test_irregular_shapes_fall_back_and_read_the_same(case: str) -> None:
         ('nvidia.com/gpu: "8"', "nvidia.com/gpu: 8"),
         (
             "    providerID: aws:///z/i-1\n",
-            "    providerID: aws:///z/i-1\n    unschedulable: yes\n",
+            "    providerID: aws:///z/i-1\n    unschedulable: True\n",
         ),
         ("    providerID: aws:///z/i-1\n", "    providerID: aws:///z/i-1\n    taints: []\n"),
         ("  metadata:\n", "  metadata:\n    annotations: {}\n"),
@@ -523,6 +523,25 @@ def test_plain_scalars_of_other_types_are_read_as_pyyaml_reads_them(old: str, ne
     assert body != PLAIN
     fast = check_parity(resource_list(WORKLOADRUN + body), expect_fast=True)
     assert fast is not None and fast.items[1].regular
+
+
+@pytest.mark.parametrize(
+    "value", ["yes", "off", "08", "0o17", "1e3", "1_000", "1:20"], ids=lambda v: f"plain-{v}"
+)
+def test_a_plain_scalar_yaml_1_1_and_1_2_read_apart_is_not_echoed(value: str) -> None:
+    # PyYAML (1.1) and ruamel.yaml / Go's yaml.v3 (1.2) read it as different values: the item
+    # goes to PyYAML and is written from what it read (quoted), never echoed as it came
+    body = PLAIN.replace("  metadata:\n", f"  metadata:\n    annotations:\n      a: {value}\n")
+    text = resource_list(WORKLOADRUN + body)
+    fast = check_parity(text)
+    assert fast is not None and not fast.items[1].regular
+    out = run_krm(text.encode()).stdout
+    assert f"a: {value}\n" not in out
+    node = next(i for i in yaml.safe_load(out)["items"] if i["kind"] == "Node")
+    from ruamel.yaml import YAML
+
+    again = next(i for i in YAML(typ="safe").load(out)["items"] if i["kind"] == "Node")
+    assert node["metadata"]["annotations"]["a"] == again["metadata"]["annotations"]["a"]
 
 
 def test_crlf_input_goes_to_the_full_path() -> None:

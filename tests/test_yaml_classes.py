@@ -160,16 +160,21 @@ def _strings(obj: Any) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("indent", ["    ", "      "], ids=["compact", "indented"])
-def test_class4_annotations_written_as_a_sequence(indent: str) -> None:
+@pytest.mark.parametrize(
+    ("annotations", "shape"),
+    [("\n    - a\n", "list"), ("\n      - a\n", "list"), (" [a, b]\n", "list"), (" abc\n", "str")],
+    ids=["compact-sequence", "indented-sequence", "flow-sequence", "a-string"],
+)
+def test_class4_annotations_that_are_no_mapping_are_refused(annotations: str, shape: str) -> None:
     node = NODE.format(i=2).replace(
-        "    name: gpu-2\n", f"    name: gpu-2\n    annotations:\n{indent}- a\n"
+        "    name: gpu-2\n", f"    name: gpu-2\n    annotations:{annotations}"
     )
     out = same_as_full_reader(run(rest=NODE.format(i=1) + node))
-    assert out.exit_code == 0, out.stderr
-    assert item(out, "Node", "gpu-2")["metadata"]["annotations"] == {
-        "config.kubernetes.io/local-config": "true"
-    }
+    assert out.exit_code == 1  # refused: replacing them with a mapping would lose them
+    assert (
+        f"items[2]: Node gpu-2: metadata.annotations must be a mapping of strings, not a {shape}"
+        in "\n".join(out.stderr)
+    )
 
 
 def test_class5_a_keep_chomped_block_before_a_separator_and_a_blank_line_keeps_its_value() -> None:
@@ -227,6 +232,7 @@ def test_class7_a_mapping_tag_on_a_sequence_is_refused_with_its_line() -> None:
 
 
 YAML12_NON_STRINGS = ["08", "1e3", "0o17", "0b11", "1_000", "+1", ".5", "1.", "2024-1-2", "y"]
+YAML12_NON_STRINGS += ["2024-01-02 10:20:30,5"]  # Go reads a comma before the fraction too
 
 
 @pytest.mark.parametrize("value", YAML12_NON_STRINGS)
@@ -275,16 +281,52 @@ def test_class8_every_string_either_spec_reads_as_another_type_is_quoted(value: 
         assert YAML(typ="safe", pure=True).load(written) == {"k": value}
 
 
-def test_class8_a_lone_surrogate_in_json_goes_out_as_its_escape_in_utf8() -> None:
+def test_class8_a_lone_surrogate_in_json_is_refused_with_its_place() -> None:
+    # YAML has no such character and UTF-8 cannot carry it: refused as YAML refuses it
     rl = yamlio.load_all(run(rest=NODES + CM + "    a: x\n"))[0]
-    text = json.dumps(rl).replace('"a": "x"', '"a": "x\\ud800"')
+    text = json.dumps(rl, indent=1).replace('"a": "x"', '"a": "x\\ud800"')
+    out = run_krm(text.encode())
+    assert out.exit_code == 1
+    line = text[: text.index("\\ud800")].count("\n") + 1
+    assert f"invalid Unicode character escape code (line {line}," in out.stderr[0]
+
+
+@pytest.mark.parametrize(
+    ("char", "escaped"),
+    [("\x7f", "\\u007f"), ("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\ufffe", "\\ufffe")],
+    ids=["del", "nel-a-line-break-to-yaml", "line-separator", "noncharacter"],
+)
+def test_class8_json_output_escapes_what_yaml_cannot_print(char: str, escaped: str) -> None:
+    rl = yamlio.load_all(run(rest=NODES + CM + "    a: x\n"))[0]
+    text = json.dumps(rl).replace('"a": "x"', f'"a": "x{escaped}"')
     out = run_krm(text.encode())
     assert out.exit_code == 0, out.stderr
     sink = io.BytesIO()
     write_chunks(out.chunks, sink)
-    back = json.loads(sink.getvalue().decode("utf-8"))  # strict UTF-8
-    cm = next(i for i in back["items"] if i["kind"] == "ConfigMap")
-    assert cm["data"] == {"a": "x\ud800"}
+    written = sink.getvalue().decode("utf-8")
+    assert char not in written and escaped in written
+    for back in (yaml.safe_load(written), json.loads(written)):
+        cm = next(i for i in back["items"] if i["kind"] == "ConfigMap")
+        assert cm["data"] == {"a": f"x{char}"}
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "NaN", "Infinity"])
+def test_class8_a_json_number_yaml_cannot_hold_is_refused_with_its_place(number: str) -> None:
+    rl = yamlio.load_all(run(rest=NODES + CM + "    a: x\n"))[0]
+    text = json.dumps(rl, indent=1).replace('"a": "x"', f'"a": {number}')
+    out = run_krm(text.encode())
+    assert out.exit_code == 1
+    line = text[: text.index(number)].count("\n") + 1
+    assert f"JSON number {number} is not finite" in out.stderr[0]
+    assert f"(line {line}, column" in out.stderr[0]
+
+
+def test_class8_a_duplicate_json_key_is_refused_with_its_place() -> None:
+    rl = yamlio.load_all(run(rest=NODES + CM + "    a: x\n"))[0]
+    text = json.dumps(rl, indent=1).replace('"a": "x"', '"a": "x", "a": "y"')
+    out = run_krm(text.encode())
+    assert out.exit_code == 1
+    assert "duplicate key 'a' (line" in out.stderr[0]
 
 
 def test_class9_a_merge_key_may_be_overridden_by_the_mappings_own_key() -> None:

@@ -62,10 +62,8 @@ def load_files(
     :attr:`Loaded.items`. ``into``: add to this (the caller keeps it even when reading
     fails half way).
 
-    Raises:
-        FileNotFoundError: When a path does not exist.
-        yamlio.YAMLInputError / resourcelist.InputError: On malformed content.
-
+    Raises ``FileNotFoundError``: when a path does not exist. Raises ``yamlio.YAMLInputError /
+    resourcelist.InputError``: on malformed content.
     """
     loaded = Loaded() if into is None else into
     for path in paths:
@@ -89,9 +87,7 @@ def add_input(loaded: Loaded, data: bytes, name: str) -> None:
 def read_input(data: bytes, name: str) -> list[tuple[Entry, dict[str, Any] | None]]:
     """Every entry of an input with its dict (``None`` for Nodes).
 
-    Raises:
-        yamlio.YAMLInputError / resourcelist.InputError: On malformed content.
-
+    Raises ``yamlio.YAMLInputError / resourcelist.InputError``: on malformed content.
     """
     inp = parse_input(data, name, documents=False)
     return [(e, None if e.nodes else inp.load(e)) for e in inp.entries()]

@@ -144,17 +144,10 @@ def _no_run_hint(loaded: Loaded) -> str:
 
 
 def _render_preview(loaded: Loaded, options: FunctionOptions, fmt: str, verbose: bool) -> _Outcome:
-    """Render the WorkloadRuns of ``loaded`` on its Nodes and print the generated objects.
+    """Render the WorkloadRuns of ``loaded`` on its Nodes; print the objects as ``fmt``.
 
-    Args:
-        loaded: The read items and Nodes.
-        options: The function options.
-        fmt: ``json`` or ``yaml``.
-        verbose: Whether the summary lists every group, node and TrainJob.
-
-    Returns:
-        Exit code 0 with the objects and the summary, or 1 with every error and no output.
-
+    Exit code 0 with the objects and the summary (every name when ``verbose``), or 1 with
+    every error and no output.
     """
     results = Results()
     items = loaded.items

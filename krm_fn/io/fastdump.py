@@ -90,9 +90,7 @@ def _key(text: str) -> str:
 def scalar_value(value: Any) -> str:
     """The one-line spelling of a scalar value (``str``, ``int``, ``bool`` or ``None``).
 
-    Raises:
-        ValueError: When the scalar does not fit on one line or is of another type.
-
+    Raises ``ValueError``: when the scalar does not fit on one line or is of another type.
     """
     try:
         return _scalar(value)

@@ -70,15 +70,10 @@ def _where(event: yaml.Event) -> str:
 
 
 def check_size(size: int, limit: int | None = None) -> None:
-    """Refuse an input of more than ``limit`` bytes (default :data:`MAX_INPUT_BYTES`).
+    """:class:`LimitExceeded` for ``size`` bytes (or characters) over ``limit``.
 
-    Args:
-        size: The input's length in bytes (or characters, for text already decoded).
-        limit: The bound; :data:`MAX_FULL_YAML_BYTES` for the full YAML reader.
-
-    Raises:
-        LimitExceeded: When ``size`` is over the limit.
-
+    The default limit is :data:`MAX_INPUT_BYTES`; :data:`MAX_FULL_YAML_BYTES` is the full
+    YAML reader's.
     """
     bound = MAX_INPUT_BYTES if limit is None else limit
     if size > bound:
@@ -101,14 +96,8 @@ def check_events(events: Iterable[yaml.Event]) -> None:
 
     Each alias counts as the full size and height of the node its anchor names, as if the
     document had been written out without anchors. Anchors are scoped to their document.
-
-    Args:
-        events: The events of one YAML stream, e.g. ``yaml.parse(text)``.
-
-    Raises:
-        LimitExceeded: At the first event that crosses :data:`MAX_DEPTH`,
-            :data:`MAX_ALIAS_NODES` or :data:`MAX_NODES`.
-
+    :class:`LimitExceeded` at the first event (of ``yaml.parse(text)``, say) that crosses
+    :data:`MAX_DEPTH`, :data:`MAX_ALIAS_NODES` or :data:`MAX_NODES`.
     """
     anchors: dict[str, tuple[int, int]] = {}
     stack: list[_Open] = []
@@ -185,16 +174,7 @@ def _check_total(total: int, event: yaml.Event) -> None:
 
 
 def check_yaml(text: str | bytes) -> None:
-    """Apply every bound to one YAML stream without constructing it.
-
-    Args:
-        text: The whole input (bytes are measured before decoding).
-
-    Raises:
-        LimitExceeded: When a bound is crossed.
-        yaml.YAMLError: When the text is not YAML (as ``yaml.load_all`` would raise).
-
-    """
+    """Every bound on one YAML stream, unconstructed: :class:`LimitExceeded` or YAMLError."""
     check_size(len(text))
     check_size(len(text), MAX_FULL_YAML_BYTES)
     if isinstance(text, bytes):

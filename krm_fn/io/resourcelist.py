@@ -25,6 +25,7 @@ Invariants:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
@@ -218,6 +219,22 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+class _BadNumber(ValueError):
+    """A JSON number YAML cannot hold (``NaN``, ``Infinity``, an overflow): its token."""
+
+
+def _number(token: str) -> float:
+    if math.isfinite(value := float(token)):
+        return value
+    raise _BadNumber(token)
+
+
+def _line_of(text: str | bytes, token: str) -> str:
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    at = found.start(1) if (found := re.search(rf"[:\[,]\s*({re.escape(token)})", raw)) else -1
+    return f" (line {raw.count(chr(10), 0, at) + 1}, column {at - raw.rfind(chr(10), 0, at)})"
+
+
 def _parse_json(text: str | bytes, source: str) -> FunctionInput | None:
     """Read a JSON input with ``json``; ``None`` when it is not JSON (YAML reads it then).
 
@@ -227,13 +244,21 @@ def _parse_json(text: str | bytes, source: str) -> FunctionInput | None:
     import json
 
     try:
-        doc = json.loads(text, object_pairs_hook=_no_duplicates)
-    except _DuplicateKey as exc:
-        raise yamlio.YAMLInputError(f"{source}: malformed JSON: duplicate key {exc}") from None
-    except RecursionError:
-        raise yamlio.YAMLInputError(f"{source}: JSON nested too deeply") from None
+        doc = json.loads(
+            text, object_pairs_hook=_no_duplicates, parse_float=_number, parse_constant=_number
+        )
+    except _BadNumber as exc:  # YAML reads such a token as a string
+        at = _line_of(text, str(exc))
+        raise yamlio.YAMLInputError(f"{source}: JSON number {exc} is not finite{at}") from None
+    except (_DuplicateKey, RecursionError) as exc:  # YAML reads JSON: it says where
+        list(yamlio.load_all(text, source))
+        what = f"duplicate key {exc}" if isinstance(exc, _DuplicateKey) else "nested too deeply"
+        raise yamlio.YAMLInputError(f"{source}: malformed JSON: {what}") from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
+    marks = ("\\ud", "\\uD") if isinstance(text, str) else (b"\\ud", b"\\uD")
+    if any(mark in text for mark in marks):  # type: ignore[operator]  # a surrogate escape:
+        list(yamlio.load_all(text, source))  # YAML refuses a lone one, with its place
     if isinstance(doc, dict) and doc.get("kind") == RL_KIND:
         got = _from_resource_list(doc, source)
         got.encoding = "json"
@@ -254,6 +279,8 @@ def _parse_fast(
         for it in fl.items:
             if not (it.nodes or it.generated) or (documents and it.input_kind and not it.edit):
                 fl.load(it, source)
+            if it.input_kind and it.edit is None and _metadata_shape(fl.load(it, source)):
+                return "an item's metadata.labels or .annotations is no mapping"
     except (fastio.Irregular, yamlio.YAMLInputError, RecursionError) as exc:
         return f"an item cannot be read on its own ({exc or 'not a mapping'})"
     if fl.stream or fl.list_doc:
@@ -337,11 +364,23 @@ def check_items(docs: list[Any], where: str) -> list[dict[str, Any]]:
         if meta is not None and not isinstance(meta, dict):
             problems.error(f"{where}[{i}]: metadata of {doc['kind']} must be a mapping")
             continue
+        if bad := _metadata_shape(doc):  # never replaced by a mapping: refused
+            problems.error(f"{where}[{i}]: {bad}")
         for message in _node_problems(doc, f"{where}[{i}]"):
             problems.error(message)
     if problems.has_errors:
         raise InputError(problems.items)
     return docs
+
+
+def _metadata_shape(doc: dict[str, Any]) -> str | None:
+    """Why ``metadata.labels`` or ``.annotations`` of an object is no mapping, if it is not."""
+    meta = got if isinstance(got := doc.get("metadata"), dict) else {}
+    for key in ("labels", "annotations"):
+        if (got := meta.get(key)) is not None and not isinstance(got, dict):
+            what = f"{doc.get('kind')} {meta.get('name')}: metadata.{key}"
+            return f"{what} must be a mapping of strings, not a {type(got).__name__}"
+    return None
 
 
 def _node_problems(doc: dict[str, Any], at: str) -> list[str]:
@@ -382,8 +421,8 @@ def _fast_items(fl: FastList, entries: Sequence[Entry], mark: bool, out: list[Ch
                 out.append(text(seg, end))
             seg = start
         end = it.end
-        if mark and e.input_kind:
-            a, b, new = fl.edit(it)
+        if (mark and e.input_kind) or not it.regular:  # marked, or an irregular item rewritten
+            a, b, new = fl.edit(it, mark and e.input_kind)
             if new or a != b:
                 out.append(text(seg, a))
                 out.append(new)
@@ -486,6 +525,10 @@ def _loaded(inp: FunctionInput, e: Entry, mark: bool) -> dict[str, Any]:
     return obj
 
 
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
+"""Characters YAML does not print, or reads as a line break: escaped in JSON output."""
+
+
 def _write_json(
     inp: FunctionInput,
     entries: Sequence[Entry],
@@ -497,7 +540,10 @@ def _write_json(
     import json
 
     def dumps(obj: Any) -> str:
-        return json.dumps(obj, ensure_ascii=False)
+        text = json.dumps(obj, ensure_ascii=False)
+        if text.isascii() and "\x7f" not in text:
+            return text
+        return _UNPRINTABLE.sub(lambda c: f"\\u{ord(c.group()):04x}", text)
 
     objs = [_loaded(inp, e, mark) for e in entries]
     objs.extend(generated)

@@ -117,11 +117,11 @@ for _tag, _pattern, _first in (
         "-+.0123456789",
     ),
     ("float", r"[-+]?(?:[0-9][0-9_]*)?\.[0-9.]*(?:[eE][-+][0-9]+)?", "-+.0123456789"),
-    # timestamps as yaml.v3 parses them (one-digit month, day and time fields too)
+    # timestamps as yaml.v3 parses them (one-digit fields, a comma before the fraction too)
     (
         "timestamp",
         r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}"
-        r"(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?",
+        r"(?:[.,][0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?",
         "0123456789",
     ),
 ):

@@ -335,10 +335,8 @@ def _node(
     only the wanted keys are located there, not every key walked. ``checked`` gets the
     blocks whose every line a reader checked (labels, allocatable): the grammar need not.
 
-    Raises:
-        Irregular: A field the render reads is not in the regular shape, or the Node has no
-            usable name.
-
+    Raises ``Irregular``: a field the render reads is not in the regular shape, or the Node has
+    no usable name.
     """
     view: dict[str, Any] = {"apiVersion": api, "kind": kind}
     for section, fields in _READERS:
@@ -430,9 +428,7 @@ def _list_entry(
 ) -> NodeInfo | None:
     """The Node of one ``v1 List`` entry; ``None`` unless it is a regular, non-generated Node.
 
-    Raises:
-        Irregular: When the entry is not in the regular shape.
-
+    Raises ``Irregular``: when the entry is not in the regular shape.
     """
     sub = _top_entries(text, s, e, 4)
     api = _str(_need_inline(text, sub, "apiVersion"))

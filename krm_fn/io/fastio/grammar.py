@@ -69,6 +69,16 @@ _FLAT = _Patterns(_flat)
 _SEQFLAT = _Patterns(_seqflat)
 
 
+_AMBIGUOUS = (
+    r"(?=[-+.0-9yYnNoO])(?:[-+]?(?:0[0-9_]+|0[oObB][0-9_]*|[0-9_.]*[eE][-+]?[0-9]+|"
+    r"[0-9.]*_[0-9_.]*|[1-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)|[yY]es|YES|[nN]o|NO|"
+    r"[oO]n|ON|[oO]ff|OFF)"
+)
+"""Plain scalars YAML 1.1 (PyYAML) and 1.2 (ruamel.yaml, Go's yaml.v3) read as different
+values (``08``, ``0o17``, ``1e3``, ``1_000``, ``1:20``, ``yes``, ``on``): an item holding one
+is refused, so the full reader writes it quoted as PyYAML read it, instead of echoing it."""
+
+
 def _strict_pattern(lines_only: bool = False) -> re.Pattern[str]:
     r"""The strict line grammar of one item (see the module docstring).
 
@@ -77,9 +87,9 @@ def _strict_pattern(lines_only: bool = False) -> re.Pattern[str]:
     followed by a deeper line, an opener always by its child at +2 or by a sequence at its
     own column, ...), so indentation errors are caught too.
     """
-    plain_first = r"(?:[^\s\-?:,\[\]{}#&*!|>'\"%@`=<]|[-?:](?=[^\s]))"
-    plain_body = r"[^:#\n]*+(?:(?::(?=[^\s])|(?<=[^\s])\#)[^:#\n]*+)*+"
     comment = r"(?:\ +\#[^\n]*+)?"
+    plain_first = rf"(?!{_AMBIGUOUS}{comment}\n)(?:[^\s\-?:,\[\]{{}}#&*!|>'\"%@`=<]|[-?:](?=[^\s]))"
+    plain_body = r"[^:#\n]*+(?:(?::(?=[^\s])|(?<=[^\s])\#)[^:#\n]*+)*+"
     esc = r"\\(?:[0abtnvfre\ \"/\\N_LP]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})"
 
     def value(cont: str) -> str:

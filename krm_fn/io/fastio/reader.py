@@ -15,6 +15,7 @@ Invariants:
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import re
@@ -28,7 +29,7 @@ from krm_fn.io import yamlio
 from krm_fn.io.fastio import helper, streams
 from krm_fn.io.fastio.edits import insert_local_config
 from krm_fn.io.fastio.extract import _classify_loaded
-from krm_fn.io.fastio.grammar import _clean_chars
+from krm_fn.io.fastio.grammar import _AMBIGUOUS, _clean_chars
 from krm_fn.io.fastio.model import Item, _load_item
 from krm_fn.io.fastio.scalars import Irregular
 from krm_fn.io.fastio.units import Units
@@ -84,11 +85,20 @@ class FastList:
                 raise type(exc)(f"{source}: {at}: {msg}") from None
         return item.obj
 
-    def edit(self, item: Item) -> tuple[int, int, str]:
-        """``(a, b, new)``: ``text[a:b]`` becomes ``new`` to mark the item local-config."""
+    def edit(self, item: Item, mark: bool = True) -> tuple[int, int, str]:
+        """``(a, b, new)``: ``text[a:b]`` becomes ``new`` to mark the item local-config.
+
+        An item the grammar did not vouch for whose text holds a plain scalar YAML 1.1 and
+        1.2 read apart (:data:`~.grammar._AMBIGUOUS`) is written from what PyYAML read of it
+        (quoted), not echoed; ``mark=False``: that rewrite only.
+        """
         if item.regular and item.edit is not None:
-            return item.edit
+            return item.edit if mark else (item.start, item.start, "")
         old = self.item_text(item)
+        if _AMBIGUOUS_VALUE.search(old):
+            return item.start, item.end, _dumped(self.load(item), mark)
+        if not mark:
+            return item.start, item.start, ""
         new = insert_local_config(old, self.load(item))
         if new == old:
             return item.start, item.start, ""
@@ -111,8 +121,23 @@ class FastList:
         The input's own bytes where it can be sliced (:func:`streams.document_pieces`).
         """
         span = self.documents.get(item.start) if self.documents is not None else None
-        edit = self.edit(item) if mark else None
+        edit = self.edit(item, mark) if mark or not item.regular else None
         return streams.document_pieces(self.text, item.start, item.end, edit, self.source, span)
+
+
+_AMBIGUOUS_VALUE = re.compile(rf"(?:^|[\s\[{{,])(?:{_AMBIGUOUS})(?=[ \t]*(?:[,\]}}#\n]|$))", re.M)
+"""A plain scalar YAML 1.1 and 1.2 read apart, anywhere in an item (quoted text too: only
+rewriting more)."""
+
+
+def _dumped(obj: dict[str, Any], mark: bool) -> str:
+    from krm_fn.io.fastdump import dump_item
+    from krm_fn.io.output import mark_local_config
+
+    want = copy.deepcopy(obj)
+    if mark:
+        mark_local_config(want)
+    return dump_item(want)
 
 
 _NEXT_TOP = re.compile(r"\n(?=[^ \n#])")

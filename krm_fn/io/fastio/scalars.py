@@ -72,9 +72,7 @@ def _plain_tag(text: str) -> str:
 def _decode(raw: str) -> Any:
     """A one-line scalar as PyYAML builds it (str, decimal int, bool, null, ``[]``, ``{}``).
 
-    Raises:
-        Irregular: For anything else (escapes, comments, other implicit types, ...).
-
+    Raises ``Irregular``: for anything else (escapes, comments, other implicit types, ...).
     """
     c = raw[:1]
     if c == "'":

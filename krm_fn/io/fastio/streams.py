@@ -57,10 +57,8 @@ _BLANK_LINE = re.compile(r"\n  \n")
 def _bounds(text: str) -> tuple[list[int], list[int]] | str:
     """Where the documents and the empty lines are, or why the stream is not regular.
 
-    Returns:
-        The start of each document's ``---`` line (with 0 and the end), and the offset of
-        the newline before each empty line.
-
+    Returns the start of each document's ``---`` line (with 0 and the end), and the offset of
+    the newline before each empty line.
     """
     if text.startswith(("%", "...", "--- ", "---\t")):
         return _IRREGULAR
