@@ -191,6 +191,8 @@ def test_elided_rank_lines_give_the_rank_count_and_no_node_count() -> None:
     assert (group.bandwidth.rank_count, group.bandwidth.ranks_listed) == (128, 4)
     assert (group.nodes, group.num_nodes) == (None, None)
     assert "the log lists 4 of its 128 ranks (Rank lines elided)" in " ".join(group.notes)
+    # line 15: "# Truncated  smaller message sizes"; the header says minBytes 524288
+    assert "the results start at 8 GiB, above minBytes 512 KiB" in " ".join(group.notes)
     result = CliRunner().invoke(report, ["--logs", str(log)], catch_exceptions=False)
     assert result.exit_code == 0
     assert "Ranks:      128 (4 listed, the others elided) on 2 listed host(s)" in result.output

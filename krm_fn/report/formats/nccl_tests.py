@@ -516,6 +516,15 @@ def judge(group: GroupReport, result: Bandwidth, spec: GroupSpec) -> None:
         group.failures.extend(_table_failures(table, hosts))
         group.notes.extend(_table_notes(table, result.log_profile))
     _collective(group, spec, result)
+    low, sizes = (
+        result.parameters.get("minBytes", ""),
+        [r.size_bytes for t in result.measured for r in t.rows],
+    )
+    if low.isdigit() and sizes and min(sizes) > int(low):
+        group.notes.append(
+            f"the results start at {human_bytes(min(sizes))}, above minBytes "
+            f"{human_bytes(int(low))}: the smaller sizes are not in the log"
+        )
     if result.rank_elisions or result.ranks_listed < result.rank_count:
         group.notes.append(
             f"the log lists {result.ranks_listed} of its {result.rank_count} ranks (Rank lines "
