@@ -35,19 +35,14 @@ Shape = Literal["scalar", "strings", "mapping", "entries"]
 class NodeField:
     """One field of a Node the render reads.
 
-    Attributes:
-        section: ``metadata``, ``spec`` or ``status``.
-        key: Its key in the section.
-        shape: ``scalar`` (one scalar of any type), ``strings`` (a mapping of strings),
-            ``mapping`` (a mapping of scalars) or ``entries`` (a list of mappings of scalars).
-        keep: For ``entries``, the keys of each entry the view keeps (``()``: every key).
-
+    ``shape``: ``scalar`` (one scalar of any type), ``strings`` (a mapping of strings),
+    ``mapping`` (a mapping of scalars) or ``entries`` (a list of mappings of scalars).
     """
 
-    section: str
-    key: str
+    section: str  # ``metadata``, ``spec`` or ``status``
+    key: str  # its key in the section
     shape: Shape
-    keep: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()  # for ``entries``, the keys of each entry kept (``()``: all)
 
 
 NODE_FIELDS: tuple[NodeField, ...] = (
