@@ -15,7 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from krm_fn.keys import LABEL_MANAGED_BY, MANAGER, is_workloadrun_kind
@@ -49,7 +49,7 @@ def is_input_kind(item: dict[str, Any]) -> bool:
     )
 
 
-def is_resource_slice(item: dict[str, Any]) -> bool:
+def is_resource_slice(item: Mapping[str, Any]) -> bool:
     """A ``resource.k8s.io`` ResourceSlice (any version)."""
     api = item.get("apiVersion")
     return (
@@ -120,10 +120,6 @@ def place_generated(
             idx = counters.get(path, 0)
             counters[path] = idx + 1
             ann = obj["metadata"].setdefault("annotations", {})
-            for k in PATH_KEYS:
-                ann[k] = path
-            index = str(idx)
-            for k in INDEX_KEYS:
-                ann[k] = index
+            ann |= dict.fromkeys(PATH_KEYS, path) | dict.fromkeys(INDEX_KEYS, str(idx))
         out.append(obj)
     return out

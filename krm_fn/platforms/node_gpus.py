@@ -30,6 +30,7 @@ from krm_fn.fleet.inventory import (
 )
 from krm_fn.io.nodes import GPU_RESOURCE as GPU_RESOURCE
 from krm_fn.io.nodes import as_list, as_mapping
+from krm_fn.io.output import is_resource_slice
 from krm_fn.io.results import some
 from krm_fn.platforms.catalog import ClaimTemplate
 from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL
@@ -67,11 +68,9 @@ def _attribute(attributes: Mapping[str, Any], names: Sequence[str]) -> str:
 
 def _slices(objects: Iterable[Mapping[str, Any]]) -> Iterable[Mapping[str, Any]]:
     for obj in objects:
-        api = obj.get("apiVersion")
-        if obj.get("kind") == "ResourceSlice" and isinstance(api, str):
-            if api.startswith("resource.k8s.io/"):
-                yield obj
-        elif obj.get("kind") == "List" and api == "v1":
+        if is_resource_slice(obj):
+            yield obj
+        elif obj.get("kind") == "List" and obj.get("apiVersion") == "v1":
             yield from _slices(s for s in as_list(obj.get("items")) if isinstance(s, Mapping))
 
 
