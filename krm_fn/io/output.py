@@ -38,15 +38,11 @@ def is_input_kind(item: dict[str, Any]) -> bool:
     published by the cluster, and applying an exported copy would fight the driver.
     """
     kind, api = item.get("kind"), item.get("apiVersion")
-    if is_workloadrun_kind(api, kind):
+    if is_workloadrun_kind(api, kind) or is_resource_slice(item):
         return True
-    if is_resource_slice(item):
-        return True
-    return (
-        api == "v1"
-        and kind in ("Node", "List", "NodeList")
-        and (kind == "Node" or _is_node_list(item))
-    )
+    if api != "v1":
+        return False
+    return kind == "Node" or (kind in ("List", "NodeList") and _is_node_list(item))
 
 
 def is_resource_slice(item: Mapping[str, Any]) -> bool:
