@@ -79,13 +79,12 @@ def _env_names(tj: Mapping[str, Any]) -> set[str]:
 
 
 def _patch_pods(tj: Mapping[str, Any]) -> dict[tuple[int, str], Mapping[str, Any]]:
-    out: dict[tuple[int, str], Mapping[str, Any]] = {}
-    for i, p in enumerate(_dig(tj, "spec", "runtimePatches") or []):
-        for rj in _jobs(_dig(p, "trainingRuntimeSpec")):
-            pod = _pod_of(rj)
-            if isinstance(pod, Mapping):
-                out[(i, str(rj.get("name")))] = pod
-    return out
+    return {
+        (i, str(rj.get("name"))): pod
+        for i, p in enumerate(_dig(tj, "spec", "runtimePatches") or [])
+        for rj in _jobs(_dig(p, "trainingRuntimeSpec"))
+        if isinstance(pod := _pod_of(rj), Mapping)
+    }
 
 
 def effective_pod_specs(
