@@ -66,11 +66,9 @@ def dumps(table: Mapping[str, Any]) -> str:
 def derive(crds: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Reduce CRD documents (kind -> parsed CRD) to the run-time table.
 
-    Returns:
-        ``{"nodes": [node, ...], "roots": {kind: node index}}``; a node is a dict with
-        ``t`` (type letter), ``p`` (property -> node), ``i`` (items node), ``m`` (map values
-        node), ``x`` (preserve unknown fields), ``q`` (int-or-string), ``k`` (list-map keys).
-
+    The table is ``{"nodes": [node, ...], "roots": {kind: node index}}``; a node is a dict
+    with ``t`` (type letter), ``p`` (property -> node), ``i`` (items node), ``m`` (map values
+    node), ``x`` (preserve unknown fields), ``q`` (int-or-string), ``k`` (list-map keys).
     """
     nodes: list[dict[str, Any]] = []
     index: dict[str, int] = {}

@@ -42,11 +42,7 @@ class FieldView:
 
 
 def _constraint(metadata: list[Any], name: str) -> Any:
-    for item in metadata:
-        value = getattr(item, name, None)
-        if value is not None:
-            return value
-    return None
+    return next((v for item in metadata if (v := getattr(item, name, None)) is not None), None)
 
 
 def fields_of(model: type[BaseModel]) -> list[FieldView]:
@@ -94,11 +90,14 @@ def iter_models(tp: Any) -> Iterator[type[BaseModel]]:
 
 
 def model_at(root: type[BaseModel], loc: Sequence[int | str]) -> type[BaseModel] | None:
-    """The model under ``root`` that holds the last field of ``loc`` (``None``: not a model)."""
+    """The model under ``root`` that holds the last field of ``loc`` (``None``: not a model).
+
+    A part that names no field (a list index, a mapping key) stays in the model it indexes.
+    """
     model = root
     for part in loc[:-1]:
         f = next((f for f in fields_of(model) if part in (f.key, f.name)), None)
-        sub = next(iter_models(f.annotation), None) if f is not None else None
+        sub = next(iter_models(f.annotation), None) if f is not None else model
         if sub is None:
             return None
         model = sub

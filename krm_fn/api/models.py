@@ -25,12 +25,12 @@ from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
 API_VERSION = f"{API_GROUP}/v1alpha1"
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
+DNS1123_SUBDOMAIN = rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*"
+DNS1123_SUBDOMAIN_RE = re.compile(rf"^{DNS1123_SUBDOMAIN}$")
 LABEL_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 LABEL_VALUE_RE = re.compile(r"^$|^[a-zA-Z0-9]([a-zA-Z0-9._-]*[a-zA-Z0-9])?$")
 NIC_RESOURCE_RE = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/"
-    r"[a-zA-Z0-9]([-A-Za-z0-9_.]{0,61}[a-zA-Z0-9])?$"
+    rf"^{DNS1123_SUBDOMAIN}/[a-zA-Z0-9]([-A-Za-z0-9_.]{{0,61}}[a-zA-Z0-9])?$"
 )
 QUANTITY_RE = re.compile(r"^([0-9]+(\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei)?$")
 DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from krm_fn.api import models
 from krm_fn.builders.plan import RunPlan
 
 
-def build_checkpoint_pvc(
-    plan: RunPlan, name: str, size: str, storage_class: str | None
-) -> dict[str, Any]:
+def build_checkpoint_pvc(plan: RunPlan, name: str, ckpt: models.Checkpoint) -> dict[str, Any]:
     """The RWX claim the run's workers share for checkpoints."""
     spec: dict[str, Any] = {
         "accessModes": ["ReadWriteMany"],
-        "resources": {"requests": {"storage": size}},
+        "resources": {"requests": {"storage": ckpt.storage_size}},
     }
-    if storage_class:
-        spec["storageClassName"] = storage_class
+    if ckpt.storage_class_name:
+        spec["storageClassName"] = ckpt.storage_class_name
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",

@@ -24,6 +24,11 @@ class Env:
     value: str = ""
     value_from: dict[str, object] | None = None
 
+    @property
+    def x_value(self) -> str:
+        """What ``mpirun -x`` forwards it with: ``NAME=value``, or ``NAME`` for ``valueFrom``."""
+        return self.name if self.value_from is not None else f"{self.name}={self.value}"
+
     def to_k8s(self) -> dict[str, object]:
         """Render as a core/v1 EnvVar mapping."""
         if self.value_from is not None:
@@ -55,13 +60,10 @@ def merge_env(base: Iterable[Env], *layers: Sequence[Env]) -> list[Env]:
     """
     merged = list(base)
     for layer in layers:
-        names = {e.name for e in layer}
-        merged = [e for e in merged if e.name not in names]
-        seen: set[str] = set()
+        first: dict[str, Env] = {}
         for e in layer:
-            if e.name not in seen:
-                merged.append(e)
-                seen.add(e.name)
+            first.setdefault(e.name, e)
+        merged = [e for e in merged if e.name not in first] + list(first.values())
     return merged
 
 
@@ -95,7 +97,7 @@ def user_wins_in_mpi_args(mpi_args: Sequence[str], user: Mapping[str, Env]) -> l
         name = out[i + 1].split("=", 1)[0]
         e = user.get(name)
         if e is not None:
-            out[i + 1] = name if e.value_from is not None else f"{name}={e.value}"
+            out[i + 1] = e.x_value
     return out
 
 
@@ -116,9 +118,4 @@ def forwarded_names(mpi_args: Sequence[str]) -> set[str]:
 def forward_args(env: Sequence[Env], mpi_args: Sequence[str]) -> list[str]:
     """``-x`` arguments forwarding ``env`` to MPI ranks, skipping names ``mpi_args`` forward."""
     skip = forwarded_names(mpi_args)
-    out: list[str] = []
-    for e in env:
-        if e.name in skip:
-            continue
-        out += ["-x", e.name if e.value_from is not None else f"{e.name}={e.value}"]
-    return out
+    return [a for e in env if e.name not in skip for a in ("-x", e.x_value)]

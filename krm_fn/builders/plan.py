@@ -24,7 +24,7 @@ from krm_fn import MANAGER
 from krm_fn.api import models, naming
 from krm_fn.builders.launch import framework_argv, mpi_argv, wrap_pre_command
 from krm_fn.builders.nccl_env import Env, merge_named
-from krm_fn.fleet.inventory import GPU_PRESENT_LABEL
+from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, is_default
 from krm_fn.keys import LABEL_MANAGED_BY, LABEL_RUN
 from krm_fn.platforms.overlay import ResolvedOverlay
 
@@ -226,9 +226,7 @@ def merge_security(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[st
 
 def target_terms(target: models.Target | None) -> list[dict[str, Any]]:
     """The target as required node-affinity expressions (the implied default included)."""
-    if target is None or not (
-        target.node_selector or target.match_expressions or target.node_names
-    ):
+    if target is None or is_default(target):
         return [{"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]}]
     exprs = [
         {"key": k, "operator": "In", "values": [target.node_selector[k]]}

@@ -38,9 +38,8 @@ def matches_target(node: NodeInfo, target: Target | None) -> bool:
     labels = node.labels
     if target is None or is_default(target):
         return labels.get(GPU_PRESENT_LABEL) == "true"
-    for k, v in target.node_selector.items():
-        if labels.get(k) != v:
-            return False
+    if any(labels.get(k) != v for k, v in target.node_selector.items()):
+        return False
     if target.node_names and node.name not in target.node_names:
         return False
     for req in target.match_expressions:

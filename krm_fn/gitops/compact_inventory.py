@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from krm_fn.fleet.inventory import GPU_PRESENT_LABEL, GPU_PRODUCT_LABEL, HOSTNAME_LABEL, NodeInfo
+from krm_fn.io.nodes import as_list, as_mapping
 from krm_fn.platforms import detect, node_gpus
 from krm_fn.platforms.catalog import Catalog, load_catalog
 
@@ -73,18 +74,14 @@ def target_label_keys(workloadruns: Iterable[Mapping[str, Any]]) -> set[str]:
     """Every label key a WorkloadRun's target names (selectors, expressions, topologyKey)."""
     out: set[str] = set()
     for wr in workloadruns:
-        spec = wr.get("spec") if isinstance(wr.get("spec"), Mapping) else {}
-        target = spec.get("target") if isinstance(spec, Mapping) else None
-        if isinstance(target, Mapping):
-            sel = target.get("nodeSelector")
-            if isinstance(sel, Mapping):
-                out.update(str(k) for k in sel)
-            for req in target.get("matchExpressions") or []:
-                if isinstance(req, Mapping) and req.get("key"):
-                    out.add(str(req["key"]))
-        orch = spec.get("orchestration") if isinstance(spec, Mapping) else None
-        topo = orch.get("topology") if isinstance(orch, Mapping) else None
-        if isinstance(topo, Mapping) and topo.get("topologyKey"):
+        spec = as_mapping(wr.get("spec"))
+        target = as_mapping(spec.get("target"))
+        out.update(str(k) for k in as_mapping(target.get("nodeSelector")))
+        for req in as_list(target.get("matchExpressions")):
+            if isinstance(req, Mapping) and req.get("key"):
+                out.add(str(req["key"]))
+        topo = as_mapping(as_mapping(spec.get("orchestration")).get("topology"))
+        if topo.get("topologyKey"):
             out.add(str(topo["topologyKey"]))
     return out
 
@@ -131,8 +128,7 @@ def compact_node(node: NodeInfo, policy: LabelPolicy) -> dict[str, Any]:
     if spec:
         out["spec"] = spec
     status: dict[str, Any] = {}
-    view = node.raw.get("status")
-    view = view if isinstance(view, Mapping) else {}
+    view = as_mapping(node.raw.get("status"))
     alloc = view.get("allocatable")
     if isinstance(alloc, Mapping):
         ext = {str(k): str(v) for k, v in alloc.items() if "/" in str(k)}

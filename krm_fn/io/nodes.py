@@ -35,19 +35,14 @@ Shape = Literal["scalar", "strings", "mapping", "entries"]
 class NodeField:
     """One field of a Node the render reads.
 
-    Attributes:
-        section: ``metadata``, ``spec`` or ``status``.
-        key: Its key in the section.
-        shape: ``scalar`` (one scalar of any type), ``strings`` (a mapping of strings),
-            ``mapping`` (a mapping of scalars) or ``entries`` (a list of mappings of scalars).
-        keep: For ``entries``, the keys of each entry the view keeps (``()``: every key).
-
+    ``shape``: ``scalar`` (one scalar of any type), ``strings`` (a mapping of strings),
+    ``mapping`` (a mapping of scalars) or ``entries`` (a list of mappings of scalars).
     """
 
-    section: str
-    key: str
+    section: str  # ``metadata``, ``spec`` or ``status``
+    key: str  # its key in the section
     shape: Shape
-    keep: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()  # for ``entries``, the keys of each entry kept (``()``: all)
 
 
 NODE_FIELDS: tuple[NodeField, ...] = (
@@ -65,10 +60,6 @@ SECTIONS = ("metadata", "spec", "status")
 FIELDS_BY_SECTION: Mapping[str, Mapping[str, NodeField]] = {
     s: {f.key: f for f in NODE_FIELDS if f.section == s} for s in SECTIONS
 }
-NODE_VIEW_FIELDS: Mapping[str, tuple[str, ...]] = {
-    s: tuple(fields) for s, fields in FIELDS_BY_SECTION.items()
-}
-CONDITION_VIEW_FIELDS = FIELDS_BY_SECTION["status"]["conditions"].keep
 
 
 def node_view(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -110,11 +101,13 @@ class NodeInfo:
     raw: Mapping[str, Any]  # node_view() of the Node
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
+def as_mapping(value: object) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else ``{}`` (a field of any shape, read safely)."""
     return value if isinstance(value, Mapping) else {}
 
 
-def _list(value: object) -> list[Any]:
+def as_list(value: object) -> list[Any]:
+    """``value`` when it is a list, else ``[]``."""
     return value if isinstance(value, list) else []
 
 
@@ -137,17 +130,17 @@ def node_problems(obj: Mapping[str, Any]) -> list[str]:
         if sec is not None and not isinstance(sec, dict):
             out.append(f"{section} must be a mapping, got {type(sec).__name__}")
         for key, f in fields.items():
-            value = _mapping(sec).get(key)
+            value = as_mapping(sec).get(key)
             kind, what = _SHAPE_TYPES.get(f.shape, (object, ""))
             if value is not None and not isinstance(value, kind):
                 out.append(f"{section}.{key} must be {what}, got {type(value).__name__}")
             elif f.shape == "entries":
                 out += [
                     f"{section}.{key}[{i}] must be a mapping, got {type(e).__name__}"
-                    for i, e in enumerate(_list(value))
+                    for i, e in enumerate(as_list(value))
                     if not isinstance(e, Mapping)
                 ]
-    name = _mapping(obj.get("metadata")).get("name")
+    name = as_mapping(obj.get("metadata")).get("name")
     if not isinstance(name, str) or not name:
         out.append("has no metadata.name" if name is None else "metadata.name must be a string")
     return out
@@ -158,15 +151,15 @@ def node_record(view: Mapping[str, Any], string_labels: bool = False) -> NodeInf
 
     ``string_labels``: the labels are known to be a mapping of strings (the fast reader's).
     """
-    meta, spec, status = (_mapping(view.get(s)) for s in SECTIONS)
+    meta, spec, status = (as_mapping(view.get(s)) for s in SECTIONS)
     labels = meta.get("labels") or {}
     if not string_labels:
         labels = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
     ready: bool | None = None
-    for cond in _list(status.get("conditions")):
+    for cond in as_list(status.get("conditions")):
         if isinstance(cond, Mapping) and cond.get("type") == "Ready":
             ready = str(cond.get("status")) == "True"
-    alloc = _mapping(status.get("allocatable")).get(GPU_RESOURCE)
+    alloc = as_mapping(status.get("allocatable")).get(GPU_RESOURCE)
     try:
         gpus = int(str(alloc)) if alloc is not None else None
     except ValueError:
@@ -177,7 +170,7 @@ def node_record(view: Mapping[str, Any], string_labels: bool = False) -> NodeInf
         provider_id=str(spec.get("providerID") or ""),
         unschedulable=bool(spec.get("unschedulable")),
         ready=ready,
-        taints=tuple(t for t in _list(spec.get("taints")) if isinstance(t, Mapping)),
+        taints=tuple(t for t in as_list(spec.get("taints")) if isinstance(t, Mapping)),
         allocatable_gpus=gpus,
         raw=view,
     )
@@ -196,7 +189,7 @@ def collect_nodes(items: Iterable[Mapping[str, Any]]) -> list[NodeInfo]:
         if kind == "Node" and it.get("apiVersion") == "v1":
             out.append(node_info(it))
         elif kind in ("List", "NodeList") and it.get("apiVersion") == "v1":
-            for sub in _list(it.get("items")):
+            for sub in as_list(it.get("items")):
                 if isinstance(sub, Mapping) and sub.get("kind", "Node") == "Node":
                     out.append(node_info(sub))
     return out

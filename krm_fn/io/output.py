@@ -15,7 +15,7 @@ Invariants:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from krm_fn.keys import LABEL_MANAGED_BY, MANAGER, is_workloadrun_kind
@@ -38,18 +38,14 @@ def is_input_kind(item: dict[str, Any]) -> bool:
     published by the cluster, and applying an exported copy would fight the driver.
     """
     kind, api = item.get("kind"), item.get("apiVersion")
-    if is_workloadrun_kind(api, kind):
+    if is_workloadrun_kind(api, kind) or is_resource_slice(item):
         return True
-    if is_resource_slice(item):
-        return True
-    return (
-        api == "v1"
-        and kind in ("Node", "List", "NodeList")
-        and (kind == "Node" or _is_node_list(item))
-    )
+    if api != "v1":
+        return False
+    return kind == "Node" or (kind in ("List", "NodeList") and _is_node_list(item))
 
 
-def is_resource_slice(item: dict[str, Any]) -> bool:
+def is_resource_slice(item: Mapping[str, Any]) -> bool:
     """A ``resource.k8s.io`` ResourceSlice (any version)."""
     api = item.get("apiVersion")
     return (
@@ -120,10 +116,6 @@ def place_generated(
             idx = counters.get(path, 0)
             counters[path] = idx + 1
             ann = obj["metadata"].setdefault("annotations", {})
-            for k in PATH_KEYS:
-                ann[k] = path
-            index = str(idx)
-            for k in INDEX_KEYS:
-                ann[k] = index
+            ann |= dict.fromkeys(PATH_KEYS, path) | dict.fromkeys(INDEX_KEYS, str(idx))
         out.append(obj)
     return out

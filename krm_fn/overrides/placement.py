@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from krm_fn.api.models import GangScheduler
+from krm_fn.api.models import DNS1123_SUBDOMAIN, GangScheduler
 from krm_fn.api.rules import plugin_env
 from krm_fn.fleet.inventory import HOSTNAME_LABEL
 from krm_fn.keys import ANN_GROUP_NODES as GROUP_NODES
@@ -36,9 +36,7 @@ from krm_fn.overrides.smp import SMPError, strategic_merge
 __all__ = ["Expect", "effective_pod_specs", "keep_placement", "placement_problems"]
 
 # JobSet's manager field rule (Trainer jobset.go:176): a domain-prefixed path.
-_MANAGER_RE: Final = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$"
-)
+_MANAGER_RE: Final = re.compile(rf"^{DNS1123_SUBDOMAIN}/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +79,12 @@ def _env_names(tj: Mapping[str, Any]) -> set[str]:
 
 
 def _patch_pods(tj: Mapping[str, Any]) -> dict[tuple[int, str], Mapping[str, Any]]:
-    out: dict[tuple[int, str], Mapping[str, Any]] = {}
-    for i, p in enumerate(_dig(tj, "spec", "runtimePatches") or []):
-        for rj in _jobs(_dig(p, "trainingRuntimeSpec")):
-            pod = _pod_of(rj)
-            if isinstance(pod, Mapping):
-                out[(i, str(rj.get("name")))] = pod
-    return out
+    return {
+        (i, str(rj.get("name"))): pod
+        for i, p in enumerate(_dig(tj, "spec", "runtimePatches") or [])
+        for rj in _jobs(_dig(p, "trainingRuntimeSpec"))
+        if isinstance(pod := _pod_of(rj), Mapping)
+    }
 
 
 def effective_pod_specs(
@@ -102,12 +99,8 @@ def effective_pod_specs(
                 merged = strategic_merge(merged, {"spec": tspec}, kind="TrainingRuntime")
             except SMPError:
                 continue
-    out: dict[str, dict[str, Any]] = {}
-    for rj in _jobs(merged["spec"]):
-        pod = _pod_of(rj)
-        if isinstance(pod, dict):
-            out[str(rj.get("name"))] = pod
-    return out
+    pods = ((str(rj.get("name")), _pod_of(rj)) for rj in _jobs(merged["spec"]))
+    return {name: pod for name, pod in pods if isinstance(pod, dict)}
 
 
 _REQUIRED: Final = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")

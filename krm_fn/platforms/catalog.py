@@ -39,7 +39,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
-from krm_fn.api.fields import fields_of, iter_models
+from krm_fn.api.fields import fields_of, model_at
 from krm_fn.api.models import DNS1123_LABEL_RE
 from krm_fn.api.validate import error_message, field_path
 from krm_fn.platforms.templates import is_int_template, template_problem
@@ -580,23 +580,11 @@ def _duplicates(data: Any) -> list[tuple[tuple[Any, ...], str]]:
     return out
 
 
-def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    """The model that holds the field at ``loc`` (list indexes and mapping keys skipped)."""
-    model: type[BaseModel] = Catalog
-    for part in loc:
-        field = next((f for f in fields_of(model) if f.key == part), None)
-        inner = next(iter_models(field.annotation), None) if field else model
-        if inner is None:
-            return None
-        model = inner
-    return model
-
-
 def _unknown_field(loc: tuple[int | str, ...]) -> str:
     import difflib  # only unknown-field errors need it
 
     leaf = str(loc[-1]) if loc else ""
-    model = _model_at(loc[:-1])
+    model = model_at(Catalog, loc)
     assert model is not None, loc  # only a model refuses unknown fields
     known = [f.key for f in fields_of(model)]
     close = difflib.get_close_matches(leaf, known, n=1, cutoff=0.6)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from krm_fn.fleet.inventory import HOSTNAME_LABEL
+from krm_fn.io.nodes import as_mapping
 from krm_fn.io.results import some
 from krm_fn.platforms.catalog import Catalog, Platform, bundled
 
@@ -36,13 +37,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def node_label(node: Mapping[str, Any], key: str) -> str:
     """One label of the node as a string (``""`` when absent or null), without copying all."""
-    value = _mapping(_mapping(node.get("metadata")).get("labels")).get(key)
+    value = as_mapping(as_mapping(node.get("metadata")).get("labels")).get(key)
     if value is None:
         return ""
     return value if isinstance(value, str) else str(value)
@@ -50,12 +47,12 @@ def node_label(node: Mapping[str, Any], key: str) -> str:
 
 def node_name(node: Mapping[str, Any]) -> str:
     """``metadata.name``, or ``"<unnamed>"`` when the node has none."""
-    name = _mapping(node.get("metadata")).get("name")
+    name = as_mapping(node.get("metadata")).get("name")
     return str(name) if name else "<unnamed>"
 
 
 def _provider_id(node: Mapping[str, Any]) -> str:
-    provider_id = _mapping(node.get("spec")).get("providerID")
+    provider_id = as_mapping(node.get("spec")).get("providerID")
     return provider_id.strip() if isinstance(provider_id, str) else ""
 
 
@@ -79,11 +76,11 @@ def _match(node: Mapping[str, Any], table: Sequence[Rule], default: str) -> str:
             continue
         if label is not None:
             if labels is None:
-                labels = _mapping(_mapping(node.get("metadata")).get("labels"))
+                labels = as_mapping(as_mapping(node.get("metadata")).get("labels"))
             if label not in labels:
                 continue
-        if allocatable is not None and allocatable not in _mapping(
-            _mapping(node.get("status")).get("allocatable")
+        if allocatable is not None and allocatable not in as_mapping(
+            as_mapping(node.get("status")).get("allocatable")
         ):
             continue
         return platform

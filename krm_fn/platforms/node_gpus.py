@@ -28,12 +28,14 @@ from krm_fn.fleet.inventory import (
     NodeInfo,
     is_default,
 )
+from krm_fn.io.nodes import GPU_RESOURCE as GPU_RESOURCE
+from krm_fn.io.nodes import as_list, as_mapping
+from krm_fn.io.output import is_resource_slice
 from krm_fn.io.results import some
 from krm_fn.platforms.catalog import ClaimTemplate
 from krm_fn.platforms.detect import GKE_ACCELERATOR_LABEL
 from krm_fn.platforms.overlay import ResolvedOverlay
 
-GPU_RESOURCE = "nvidia.com/gpu"
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
 DRA_GPU_DRIVER = "gpu.nvidia.com"
 """The NVIDIA DRA GPU driver's name (kubernetes-sigs/dra-driver-nvidia-gpu)."""
@@ -47,14 +49,6 @@ SOURCE_COUNT_LABEL = "label nvidia.com/gpu.count"
 SOURCE_SLICE = "ResourceSlice"
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 @dataclass(frozen=True, slots=True)
 class SliceGpus:
     """The GPUs one node's ``gpu.nvidia.com`` ResourceSlices advertise."""
@@ -66,7 +60,7 @@ class SliceGpus:
 
 def _attribute(attributes: Mapping[str, Any], names: Sequence[str]) -> str:
     for name in names:
-        value = _mapping(attributes.get(name)).get("string")
+        value = as_mapping(attributes.get(name)).get("string")
         if isinstance(value, str) and value.strip():
             return value
     return ""
@@ -74,17 +68,15 @@ def _attribute(attributes: Mapping[str, Any], names: Sequence[str]) -> str:
 
 def _slices(objects: Iterable[Mapping[str, Any]]) -> Iterable[Mapping[str, Any]]:
     for obj in objects:
-        api = obj.get("apiVersion")
-        if obj.get("kind") == "ResourceSlice" and isinstance(api, str):
-            if api.startswith("resource.k8s.io/"):
-                yield obj
-        elif obj.get("kind") == "List" and api == "v1":
-            yield from _slices(s for s in _list(obj.get("items")) if isinstance(s, Mapping))
+        if is_resource_slice(obj):
+            yield obj
+        elif obj.get("kind") == "List" and obj.get("apiVersion") == "v1":
+            yield from _slices(s for s in as_list(obj.get("items")) if isinstance(s, Mapping))
 
 
 def _device_attributes(device: object) -> Mapping[str, Any]:
-    dev = _mapping(device)  # v1: attributes; v1beta1: basic.attributes
-    return _mapping(dev.get("attributes") or _mapping(dev.get("basic")).get("attributes"))
+    dev = as_mapping(device)  # v1: attributes; v1beta1: basic.attributes
+    return as_mapping(dev.get("attributes") or as_mapping(dev.get("basic")).get("attributes"))
 
 
 def gpu_slices(objects: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -92,9 +84,9 @@ def gpu_slices(objects: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [
         s
         for s in _slices(objects)
-        if _mapping(s.get("spec")).get("driver") == DRA_GPU_DRIVER
-        and isinstance(_mapping(s.get("spec")).get("nodeName"), str)
-        and _mapping(s.get("spec")).get("nodeName")
+        if as_mapping(s.get("spec")).get("driver") == DRA_GPU_DRIVER
+        and isinstance(as_mapping(s.get("spec")).get("nodeName"), str)
+        and as_mapping(s.get("spec")).get("nodeName")
     ]
 
 
@@ -105,23 +97,23 @@ def slice_view(obj: Mapping[str, Any]) -> dict[str, Any]:
     ``spec.pool`` and each device's name with only its type and product attributes, in the
     slice's own version's layout; devices left with no attribute are dropped.
     """
-    spec = _mapping(obj.get("spec"))
+    spec = as_mapping(obj.get("spec"))
     devices = []
-    for device in _list(spec.get("devices")):
+    for device in as_list(spec.get("devices")):
         attributes = _device_attributes(device)
         kept = {
             k: attributes[k] for k in (*TYPE_ATTRIBUTES, *PRODUCT_ATTRIBUTES) if k in attributes
         }
         if kept:
-            basic = "basic" in _mapping(device) and "attributes" not in _mapping(device)
-            dev: dict[str, Any] = {"name": _mapping(device).get("name")}
+            basic = "basic" in as_mapping(device) and "attributes" not in as_mapping(device)
+            dev: dict[str, Any] = {"name": as_mapping(device).get("name")}
             dev.update({"basic": {"attributes": kept}} if basic else {"attributes": kept})
             devices.append(dev)
     out_spec = {k: spec[k] for k in ("driver", "nodeName", "pool") if k in spec}
     return {
         "apiVersion": obj.get("apiVersion"),
         "kind": "ResourceSlice",
-        "metadata": {"name": _mapping(obj.get("metadata")).get("name")},
+        "metadata": {"name": as_mapping(obj.get("metadata")).get("name")},
         "spec": {**out_spec, "devices": devices},
     }
 
@@ -137,17 +129,17 @@ def resource_slice_gpus(objects: Iterable[Mapping[str, Any]]) -> dict[str, Slice
     """
     found: dict[str, list[tuple[str, str, int]]] = {}
     for obj in gpu_slices(objects):
-        spec = _mapping(obj.get("spec"))
+        spec = as_mapping(obj.get("spec"))
         node = str(spec.get("nodeName"))
         product, count = "", 0
-        for device in _list(spec.get("devices")):
+        for device in as_list(spec.get("devices")):
             attributes = _device_attributes(device)
             name = _attribute(attributes, PRODUCT_ATTRIBUTES)
             kind = _attribute(attributes, TYPE_ATTRIBUTES)
             if kind == "gpu" or (not kind and name):
                 count += 1
                 product = product or name
-        slice_name = str(_mapping(obj.get("metadata")).get("name") or "")
+        slice_name = str(as_mapping(obj.get("metadata")).get("name") or "")
         found.setdefault(node, []).append((slice_name, product, count))
     from krm_fn.platforms.gpu import gpu_product_label_value
 
@@ -181,8 +173,8 @@ def with_slice_products(
         if gpus is None or not gpus.product or named:
             out.append(n)
             continue
-        meta = dict(_mapping(n.raw.get("metadata")))
-        meta["labels"] = {**_mapping(meta.get("labels")), GPU_PRODUCT_LABEL: gpus.product}
+        meta = dict(as_mapping(n.raw.get("metadata")))
+        meta["labels"] = {**as_mapping(meta.get("labels")), GPU_PRODUCT_LABEL: gpus.product}
         labels = {**n.labels, GPU_PRODUCT_LABEL: gpus.product}
         out.append(replace(n, labels=labels, raw={**n.raw, "metadata": meta}))
     return out

@@ -127,11 +127,7 @@ def worker_resources(
     if nic_name and nics > 0 and nic_name not in user_named:
         limits[nic_name] = str(nics)
         requests[nic_name] = str(nics)
-    out: dict[str, Any] = {}
-    if limits:
-        out["limits"] = limits
-    if requests:
-        out["requests"] = requests
+    out: dict[str, Any] = {k: v for k, v in (("limits", limits), ("requests", requests)) if v}
     if res and res.claims:
         out["claims"] = list(res.claims)
     return out

@@ -57,14 +57,7 @@ def build_objects(
     if spec.config is not None and spec.config.inline and worker.config_map:
         objs.append(configmap.build_config_map(plan, worker.config_map, spec.config.inline))
     if spec.checkpoint is not None and plan.checkpoint_pvc:
-        objs.append(
-            checkpoint.build_checkpoint_pvc(
-                plan,
-                plan.checkpoint_pvc,
-                spec.checkpoint.storage_size,
-                spec.checkpoint.storage_class_name,
-            )
-        )
+        objs.append(checkpoint.build_checkpoint_pvc(plan, plan.checkpoint_pvc, spec.checkpoint))
     if spec.framework.name == "mpi":
         runtime = mpi_runtime.build_mpi_runtime(plan)
     else:

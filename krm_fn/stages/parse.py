@@ -20,6 +20,7 @@ from krm_fn.api import models
 from krm_fn.api.config import FunctionOptions
 from krm_fn.api.validate import parse_workloadrun
 from krm_fn.fleet.inventory import NodeInfo
+from krm_fn.io.nodes import as_list, as_mapping
 from krm_fn.io.results import FileRef, ResourceRef, Results
 from krm_fn.keys import WORKLOADRUN_API_GROUP as API_GROUP
 from krm_fn.keys import WORKLOADRUN_KIND
@@ -104,10 +105,8 @@ def _check_objects(objects: Sequence[Mapping[str, Any]], results: Results) -> No
 
 def _check_node_names(nodes: Sequence[NodeInfo], results: Results) -> None:
     """Refuse a Node name that cannot be a kubernetes.io/hostname value."""
-    from krm_fn.api.models import DNS1123_SUBDOMAIN_RE
-
     for n in nodes:
-        if n.name and (len(n.name) > 253 or not DNS1123_SUBDOMAIN_RE.match(n.name)):
+        if n.name and (len(n.name) > 253 or not models.DNS1123_SUBDOMAIN_RE.match(n.name)):
             results.error(
                 f"Node name {n.name!r} is not a DNS-1123 subdomain (lower-case letters, digits, "
                 "'-' and '.'), so it cannot be a kubernetes.io/hostname value to pin pods to",
@@ -164,13 +163,9 @@ def _check_whens(raw: dict[str, Any], file: FileRef | None, results: Results) ->
 
 def _validated_whens(raw: dict[str, Any]) -> list[models.When | None]:
     """Each override's ``when`` validated alone, so a run whose model failed still has them."""
-    spec = raw.get("spec")
-    overrides = spec.get("overrides") if isinstance(spec, Mapping) else None
-    if not isinstance(overrides, list):
-        return []
     out: list[models.When | None] = []
-    for ov in overrides:
-        when = ov.get("when") if isinstance(ov, Mapping) else None
+    for ov in as_list(as_mapping(raw.get("spec")).get("overrides")):
+        when = as_mapping(ov).get("when")
         try:
             out.append(models.When.model_validate(when) if isinstance(when, Mapping) else None)
         except ValueError:  # the model's error for it is already reported

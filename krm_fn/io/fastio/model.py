@@ -24,36 +24,21 @@ _LOCAL_LINE = f"{LOCAL_CONFIG}: 'true'\n"
 
 @dataclass
 class Item:
-    """One item of the ResourceList as read from its text.
+    """One item of the ResourceList as read from its text."""
 
-    Attributes:
-        start: Offset of the item's ``- `` in the input text (-1: the full reader read it).
-        end: Offset just past the item (its last line's newline).
-        prefix: Comment and blank lines at column 0 just before the item, verbatim.
-        regular: Whether the fast reader understood the item (else PyYAML read it).
-        api_version: ``apiVersion`` (``None`` only before classification).
-        kind: ``kind``.
-        obj: The parsed item, when it was needed (WorkloadRuns, PyYAML-read items).
-        nodes: The Nodes the item contributes (a Node: one; a Node ``List``: all).
-        generated: Labelled ``app.kubernetes.io/managed-by: workloadrun-fn``.
-        input_kind: A WorkloadRun, a v1 Node or a v1 ``List``/``NodeList`` of Nodes.
-        workloadrun: A WorkloadRun.
-        edit: For consumed kinds: the local-config edit ``(a, b, new)`` from the line
-            structure (``None``: PyYAML's marks place it).
-
-    """
-
-    start: int
-    end: int
-    prefix: str = ""
-    regular: bool = True
-    api_version: Any = None
+    start: int  # offset of the item's ``- `` in the input text (-1: the full reader read it)
+    end: int  # offset just past the item (its last line's newline)
+    prefix: str = ""  # comment and blank lines at column 0 just before the item, verbatim
+    regular: bool = True  # whether the fast reader understood the item (else PyYAML read it)
+    api_version: Any = None  # ``None`` only before classification
     kind: Any = None
-    obj: dict[str, Any] | None = None
-    nodes: list[NodeInfo] = field(default_factory=list)
-    generated: bool = False
-    input_kind: bool = False
+    obj: dict[str, Any] | None = None  # the parsed item, when needed (WorkloadRuns, PyYAML's)
+    nodes: list[NodeInfo] = field(default_factory=list)  # a Node: one; a Node ``List``: all
+    generated: bool = False  # labelled ``app.kubernetes.io/managed-by: workloadrun-fn``
+    input_kind: bool = False  # a WorkloadRun, a v1 Node or a v1 ``List``/``NodeList`` of Nodes
     workloadrun: bool = False
+    # For consumed kinds: the local-config edit ``(a, b, new)`` from the line structure
+    # (``None``: PyYAML's marks place it).
     edit: tuple[int, int, str] | None = None
 
 

@@ -29,16 +29,12 @@ from dataclasses import dataclass
 class StreamItems:
     """A plain stream rewritten as ResourceList items.
 
-    Attributes:
-        text: ``items:`` then one item per non-empty document.
-        spans: Per item, ``(start, end, length)``: where its document lies in the input
-            text and how long the item is; ``None`` when the document has an empty line
-            (the rewrite keeps those empty, so the item is not the document two columns
-            deeper line for line).
-
+    ``spans``: per item, ``(start, end, length)``: where its document lies in the input text
+    and how long the item is; ``None`` when the document has an empty line (the rewrite keeps
+    those empty, so the item is not the document two columns deeper line for line).
     """
 
-    text: str
+    text: str  # ``items:`` then one item per non-empty document
     spans: list[tuple[int, int, int] | None]
 
 

@@ -65,23 +65,14 @@ def _list_parts(text: str, it: Item) -> tuple[int, list[tuple[int, int]], int] |
 
 
 class Units:
-    """The regular items of a fast read as units of work (see the module docstring).
-
-    Attributes:
-        kinds: Per unit, :data:`WHOLE`, :data:`LIST_HEAD`, :data:`LIST_ENTRY` or
-            :data:`LIST_TAIL`.
-        owners: Per unit, the index of its item in ``fast.items``.
-        spans: Per unit, its text span.
-        sizes: Per unit, its length (how the work is split between the processes).
-
-    """
+    """The regular items of a fast read as units of work (see the module docstring)."""
 
     def __init__(self, fast: FastList, regular: list[int]) -> None:
         """Cut the regular items of ``fast`` into units."""
         self.fast = fast
-        self.kinds: list[int] = []
-        self.owners: list[int] = []
-        self.spans: list[tuple[int, int]] = []
+        self.kinds: list[int] = []  # per unit, WHOLE, LIST_HEAD, LIST_ENTRY or LIST_TAIL
+        self.owners: list[int] = []  # per unit, the index of its item in ``fast.items``
+        self.spans: list[tuple[int, int]] = []  # per unit, its text span
         self.lists: dict[int, list[int]] = {}
         self.nodes: dict[int, NodeInfo | None] = {}
         text = fast.text
@@ -99,7 +90,7 @@ class Units:
             self.lists[i] = list(range(first, len(self.kinds)))
             if tail < it.end:
                 self._add(LIST_TAIL, i, tail, it.end)
-        self.sizes = [e - s for s, e in self.spans]
+        self.sizes = [e - s for s, e in self.spans]  # how the work is split between processes
 
     def _add(self, kind: int, owner: int, s: int, e: int) -> None:
         self.kinds.append(kind)
