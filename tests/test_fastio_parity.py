@@ -31,6 +31,7 @@ from krm_fn.io.output import LABEL_MANAGED_BY as OUTPUT_LABEL_MANAGED_BY
 from krm_fn.io.output import is_generated, is_input_kind, mark_local_config
 from krm_fn.keys import LABEL_MANAGED_BY
 from tests.builders import bench_inventory
+from tests.test_yaml_classes import SPEC_NON_STRINGS
 
 SETTINGS = settings(
     max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True
@@ -444,6 +445,7 @@ NODE = {
     },
 }
 PLAIN = go_item(NODE)
+SECOND = PLAIN.replace("gpu-1", "gpu-2").replace("i-1", "i-2")
 
 FALLBACKS: dict[str, str] = {
     "flow mapping labels": PLAIN.replace(
@@ -532,10 +534,12 @@ def test_a_plain_scalar_yaml_1_1_and_1_2_read_apart_is_not_echoed(value: str) ->
     # PyYAML (1.1) and ruamel.yaml / Go's yaml.v3 (1.2) read it as different values: the item
     # goes to PyYAML and is written from what it read (quoted), never echoed as it came
     body = PLAIN.replace("  metadata:\n", f"  metadata:\n    annotations:\n      a: {value}\n")
-    text = resource_list(WORKLOADRUN + body)
+    text = resource_list(WORKLOADRUN + body + SECOND)
     fast = check_parity(text)
     assert fast is not None and not fast.items[1].regular
-    out = run_krm(text.encode()).stdout
+    done = run_krm(text.encode())
+    assert done.exit_code == 0, done.stderr
+    out = done.stdout
     assert f"a: {value}\n" not in out
     node = next(i for i in yaml.safe_load(out)["items"] if i["kind"] == "Node")
     from ruamel.yaml import YAML
@@ -655,3 +659,34 @@ def test_a_simple_string_is_written_plain_or_single_quoted_as_pyyaml_writes_it(t
     obj = {"metadata": {"labels": {text: text}}, "args": ["-n", text, text, text]}
     assert fastdump.dump(obj) == yamlio.dump(obj)
     assert yaml.safe_load(fastdump.dump(obj)) == obj
+
+
+def _readers_agree(out: str) -> bool:
+    from ruamel.yaml import YAML
+
+    def value(doc: Any) -> Any:
+        node = next(i for i in doc["items"] if i["kind"] == "Node")
+        return node["metadata"]["annotations"]["a"]
+
+    first, second = value(yaml.safe_load(out)), value(YAML(typ="safe").load(out))
+    return bool(first == second) or repr(first) == repr(second)  # nan
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.sampled_from(sorted(SPEC_NON_STRINGS)).flatmap(
+        lambda t: st.from_regex(f"(?:{SPEC_NON_STRINGS[t]})", fullmatch=True)
+    )
+)
+def test_a_plain_scalar_either_spec_reads_as_another_type_comes_out_alike_to_both(
+    value: str,
+) -> None:
+    # whatever the fast path writes, PyYAML (1.1) and ruamel.yaml (1.2) read the same value
+    if not value.strip() or value[:1] in "=<" or "\t" in value or value.endswith(" "):
+        return  # not a plain value the grammar takes (or an empty one)
+    body = PLAIN.replace("  metadata:\n", f"  metadata:\n    annotations:\n      a: {value}\n")
+    text = resource_list(WORKLOADRUN + body + SECOND)
+    out, full = run_krm(text.encode()), run_krm(text.encode(), fast=False)
+    assert out.exit_code == full.exit_code, (value, out.stderr, full.stderr)  # same answer
+    assert out.exit_code == 1 or _readers_agree(out.stdout), value

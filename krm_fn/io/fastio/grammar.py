@@ -70,13 +70,15 @@ _SEQFLAT = _Patterns(_seqflat)
 
 
 _AMBIGUOUS = (
-    r"(?=[-+.0-9yYnNoO])(?:[-+]?(?:0[0-9_]+|0[oObB][0-9_]*|[0-9_.]*[eE][-+]?[0-9]+|"
-    r"[0-9.]*_[0-9_.]*|[1-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?)|[yY]es|YES|[nN]o|NO|"
-    r"[oO]n|ON|[oO]ff|OFF)"
+    r"(?=[-+.0-9yYnNoO])(?:[-+]?(?:0[0-9_]+|0[oObB][0-9_]*|0[xX][0-9a-fA-F]*_[0-9a-fA-F_]*|"
+    r"[0-9_.]*[eE][-+]?[0-9]+|[0-9.]*_[0-9_.]*|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?|"
+    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9:.,]*[ \t]*(?:[Zz]|[-+][0-9:]*)?)?)|"
+    r"[-+]\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)"
 )
 """Plain scalars YAML 1.1 (PyYAML) and 1.2 (ruamel.yaml, Go's yaml.v3) read as different
-values (``08``, ``0o17``, ``1e3``, ``1_000``, ``1:20``, ``yes``, ``on``): an item holding one
-is refused, so the full reader writes it quoted as PyYAML read it, instead of echoing it."""
+values (``08``, ``0o17``, ``1e3``, ``1_000``, ``0x_1``, ``1:20``, ``yes``, ``on``), and dates
+(PyYAML refuses ``0000-00-00``): an item holding one is handed to PyYAML, which writes it as
+it read it (quoted) or refuses it as the full reader does, instead of echoing it."""
 
 
 def _strict_pattern(lines_only: bool = False) -> re.Pattern[str]:
