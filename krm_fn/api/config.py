@@ -351,6 +351,13 @@ def _did_you_mean(name: str) -> str:
     return f"{hint}; allowed options: {', '.join(allowed)}"
 
 
+def error_text(err: Any) -> str:
+    """A pydantic error of one option, with the text a field was given (never an object)."""
+    msg, value = str(err["msg"]).removeprefix("Value error, "), err["input"]
+    shown = err["loc"] and isinstance(value, str) and repr(value) not in msg
+    return f"{msg} (got {value!r})" if shown else msg
+
+
 def _validate(raw: dict[str, Any], where: str) -> FunctionOptions:
     try:
         return FunctionOptions.model_validate(raw)
@@ -362,9 +369,5 @@ def _validate(raw: dict[str, Any], where: str) -> FunctionOptions:
             if err["type"] == "extra_forbidden":
                 msgs.append(f"{path}: unknown option{_did_you_mean(str(err['loc'][-1]))}")
             else:
-                msg = err["msg"].removeprefix("Value error, ")
-                value = err["input"]  # a field's own text only: never an object, a password
-                shown = loc and isinstance(value, str) and "assword" not in loc
-                given = f" (got {value!r})" if shown and repr(value) not in msg else ""
-                msgs.append(f"{path}: {msg}{given}")
+                msgs.append(f"{path}: {error_text(err)}")
         raise ValueError("\n".join(msgs)) from None  # one line per problem

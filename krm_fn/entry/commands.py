@@ -116,7 +116,7 @@ def _flag(alias: str) -> str:
 
 def _run_flag_options(command: Any) -> Any:
     """``render``'s options for NVCRE's run flags, derived from the function options' fields."""
-    from krm_fn.api.config import RUN_FLAGS, FunctionOptions
+    from krm_fn.api.config import RUN_FLAGS, FunctionOptions, error_text
 
     def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
         from pydantic import ValidationError
@@ -129,9 +129,7 @@ def _run_flag_options(command: Any) -> Any:
         except ValidationError as exc:
             for err in exc.errors():
                 if err["loc"] and err["loc"][0] == alias:
-                    msg = err["msg"].removeprefix("Value error, ")
-                    given = "" if repr(value) in msg else f" (got {value!r})"
-                    raise click.BadParameter(msg + given) from None
+                    raise click.BadParameter(error_text(err)) from None
         return value
 
     for name in reversed(RUN_FLAGS):
